@@ -1,0 +1,303 @@
+//! The side drawer: everything the registry says about one node or edge.
+//!
+//! Non-modal: the canvas stays usable while it is open; Escape or the close
+//! button closes it and gives focus back to what it describes.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::scene::SceneCtx;
+use super::state::{CanvasCtx, Health, Selection};
+use super::{kind_label, node_kind_label};
+use crate::dto::{CapabilityKind, CapabilityRef, EdgeView, NodeKind, NodeView};
+
+/// Moves keyboard focus to the element with `data-testid` = `testid`, so
+/// that closing a drawer returns the user where they were.
+pub(crate) fn focus_testid(testid: &str) {
+    let Some(doc) = window().document() else {
+        return;
+    };
+    let selector = format!("[data-testid=\"{}\"]", testid.replace('"', "\\\""));
+    if let Ok(Some(el)) = doc.query_selector(&selector) {
+        if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
+            let _ = el.focus();
+        }
+    }
+}
+
+/// The test id of what a selection describes.
+pub(crate) fn selection_testid(sel: &Selection) -> String {
+    match sel {
+        Selection::Node(id) => format!("node-{id}"),
+        Selection::Edge(id) => format!("edge-{id}"),
+    }
+}
+
+/// Closes the drawer and returns focus to its subject.
+pub(crate) fn close(ctx: CanvasCtx) {
+    if let Some(sel) = ctx.selection.get_untracked() {
+        ctx.selection.set(None);
+        focus_testid(&selection_testid(&sel));
+    }
+}
+
+/// The drawer of the current selection (nothing when none).
+#[component]
+pub(crate) fn Drawer() -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    move || {
+        let scene = scene.clone();
+        match ctx.selection.get() {
+            Some(Selection::Node(id)) => scene
+                .model
+                .nodes
+                .get(&id)
+                .cloned()
+                .map(|node| view! { <NodeDrawer node/> }.into_any()),
+            Some(Selection::Edge(id)) => scene
+                .model
+                .edges
+                .iter()
+                .find(|e| e.id == id)
+                .cloned()
+                .map(|edge| view! { <EdgeDrawer edge/> }.into_any()),
+            None => None,
+        }
+    }
+}
+
+/// The frame every drawer shares: heading, close button, body.
+#[component]
+fn DrawerFrame(eyebrow: String, title: String, children: Children) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    view! {
+        <aside
+            class="drawer"
+            data-testid="drawer"
+            role="dialog"
+            aria-modal="false"
+            aria-labelledby="drawer-title"
+        >
+            <header class="drawer-head">
+                <div>
+                    <p class="eyebrow">{eyebrow}</p>
+                    <h2 id="drawer-title">{title}</h2>
+                </div>
+                <button
+                    type="button"
+                    class="drawer-close"
+                    data-testid="drawer-close"
+                    aria-label="Close details"
+                    on:click=move |_| close(ctx)
+                >
+                    "×"
+                </button>
+            </header>
+            <div class="drawer-body">{children()}</div>
+        </aside>
+    }
+}
+
+/// Status, reason, detail and since of a node or edge.
+#[component]
+fn HealthSection(health: Memo<Health>) -> impl IntoView {
+    let row = move |label: &'static str, value: Option<String>| {
+        value.map(|v| view! { <dt>{label}</dt><dd>{v}</dd> })
+    };
+    view! {
+        <section class="drawer-section" aria-label="Health">
+            <h3>"Health"</h3>
+            {move || {
+                let h = health.get();
+                view! {
+                    <dl>
+                        <dt>"Status"</dt>
+                        <dd>
+                            <span class=format!("status-badge {}", h.word())>{h.word()}</span>
+                        </dd>
+                        {row("Reason", h.reason.map(|r| r.as_str().to_string()))}
+                        {row("Detail", h.detail.clone())}
+                        {row("Since", h.since.clone())}
+                    </dl>
+                }
+            }}
+        </section>
+    }
+}
+
+/// A list of capabilities with their kinds.
+fn capability_list(title: &'static str, caps: Vec<CapabilityRef>) -> impl IntoView {
+    view! {
+        <section class="drawer-section">
+            <h3>{title}</h3>
+            {if caps.is_empty() {
+                view! { <p class="muted">"None."</p> }.into_any()
+            } else {
+                view! {
+                    <ul class="cap-list">
+                        {caps
+                            .into_iter()
+                            .map(|c| {
+                                let kind = kind_label(c.kind);
+                                view! {
+                                    <li>
+                                        <code>{c.id}</code>
+                                        <span class=format!("kind-chip {kind}")>{kind}</span>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                    .into_any()
+            }}
+        </section>
+    }
+}
+
+/// The agents or datasources of a system.
+fn member_list(title: &'static str, members: Vec<NodeView>) -> impl IntoView {
+    view! {
+        <section class="drawer-section">
+            <h3>{title}</h3>
+            {if members.is_empty() {
+                view! { <p class="muted">"None."</p> }.into_any()
+            } else {
+                view! {
+                    <ul class="member-list">
+                        {members
+                            .into_iter()
+                            .map(|m| {
+                                view! {
+                                    <li>
+                                        <strong>{m.name}</strong>
+                                        {(!m.description.is_empty())
+                                            .then(|| view! { <span class="muted">{m.description}</span> })}
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                    .into_any()
+            }}
+        </section>
+    }
+}
+
+/// What a node is: system, agent, datasource or the hub.
+#[component]
+fn NodeDrawer(node: NodeView) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let root = scene.model.root_of(&node.id).to_string();
+    let health = {
+        let scene = scene.clone();
+        let root = root.clone();
+        Memo::new(move |_| scene.system_health(&ctx, &root).0)
+    };
+    let kind = node_kind_label(node.node_type);
+    let members = |kind: NodeKind| -> Vec<NodeView> {
+        scene
+            .model
+            .children
+            .get(&node.id)
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| scene.model.nodes.get(id))
+                    .filter(|n| n.node_type == kind)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let body = match node.node_type {
+        NodeKind::System => view! {
+            {capability_list("Provides", node.provides.clone())}
+            {capability_list("Consumes", node.consumes.clone())}
+            {member_list("Agents", members(NodeKind::Agent))}
+            {member_list("Datasources", members(NodeKind::Datasource))}
+        }
+        .into_any(),
+        NodeKind::Agent | NodeKind::Datasource => view! {
+            <section class="drawer-section">
+                <h3>"Part of"</h3>
+                <p>{scene.name(&root)}</p>
+            </section>
+        }
+        .into_any(),
+        NodeKind::Hub => view! {
+            <section class="drawer-section">
+                <p class="muted">
+                    "The exchange itself: it enforces the connection rules on every call and is never probed."
+                </p>
+            </section>
+        }
+        .into_any(),
+    };
+    let description = (!node.description.is_empty())
+        .then(|| view! { <p class="drawer-description">{node.description.clone()}</p> });
+    view! {
+        <DrawerFrame eyebrow=kind.to_string() title=node.name.clone()>
+            {description}
+            <HealthSection health/>
+            {body}
+        </DrawerFrame>
+    }
+}
+
+/// What a connection is, and (next issue) its query or consult.
+#[component]
+fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let health = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        Memo::new(move |_| scene.edge_health(&ctx, &edge))
+    };
+    let kind = kind_label(edge.kind);
+    let capability = scene
+        .view
+        .capabilities
+        .iter()
+        .find(|c| c.id == edge.capability)
+        .cloned();
+    let coming = match edge.kind {
+        CapabilityKind::DataShare => (
+            "Query through the hub — coming with the next issue",
+            "Opening this connection will run the provider's query through the hub and show the redacted, whitelisted result here.",
+        ),
+        CapabilityKind::Consult => (
+            "Ask through the hub — coming with the next issue",
+            "Asking will send a question through the hub; the answer will be shown read-only and marked as untrusted text from the peer.",
+        ),
+    };
+    view! {
+        <DrawerFrame eyebrow=format!("{kind} connection") title=edge.capability.clone()>
+            <section class="drawer-section">
+                <dl>
+                    <dt>"Consumer"</dt>
+                    <dd>{scene.name(&edge.consumer)}</dd>
+                    <dt>"Provider"</dt>
+                    <dd>{scene.name(&edge.provider)}</dd>
+                    <dt>"Kind"</dt>
+                    <dd>
+                        <span class=format!("kind-chip {kind}")>{kind}</span>
+                    </dd>
+                    {capability
+                        .as_ref()
+                        .map(|c| view! { <dt>"Deadline"</dt><dd>{format!("{} ms", c.deadline_ms)}</dd> })}
+                </dl>
+                {capability
+                    .filter(|c| !c.description.is_empty())
+                    .map(|c| view! { <p class="drawer-description">{c.description}</p> })}
+            </section>
+            <HealthSection health/>
+            <section class="drawer-section coming" data-testid="drawer-coming">
+                <h3>{coming.0}</h3>
+                <p class="muted">{coming.1}</p>
+            </section>
+        </DrawerFrame>
+    }
+}

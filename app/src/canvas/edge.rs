@@ -1,0 +1,164 @@
+//! Edges: a connection `consumer → provider` for one capability, drawn as
+//! an SVG path under the nodes and a labelled button above them.
+//!
+//! The label is the edge's focusable, clickable handle (a real `<button>`,
+//! so keyboard and screen readers get it for free); the path answers
+//! clicks too. Both light up together when either is focused or hovered.
+
+use leptos::ev::PointerEvent;
+use leptos::prelude::*;
+
+use super::kind_label;
+use super::scene::SceneCtx;
+use super::state::{CanvasCtx, Health, Selection};
+use crate::dto::EdgeView;
+
+/// Per-edge reactive facts both halves of an edge need.
+#[derive(Clone, Copy)]
+struct EdgeState {
+    health: Memo<Health>,
+    active: Memo<bool>,
+}
+
+fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
+    let health = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        Memo::new(move |_| scene.edge_health(&ctx, &edge))
+    };
+    let active = {
+        let id = edge.id.clone();
+        Memo::new(move |_| {
+            ctx.highlight.with(|h| h.as_deref() == Some(id.as_str()))
+                || ctx
+                    .selection
+                    .with(|s| matches!(s, Some(Selection::Edge(e)) if e == &id))
+        })
+    };
+    EdgeState { health, active }
+}
+
+fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
+    let h = st.health.get();
+    format!(
+        "{base} {} {}{}",
+        kind_label(edge.kind),
+        h.word(),
+        if st.active.get() { " active" } else { "" }
+    )
+}
+
+fn open(ctx: CanvasCtx, id: &str) {
+    ctx.selection.set(Some(Selection::Edge(id.to_string())));
+}
+
+/// The line of an edge.
+#[component]
+pub(crate) fn EdgePath(edge: EdgeView) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let st = edge_state(ctx, &scene, &edge);
+    let geom = {
+        let (id, geometry) = (edge.id.clone(), scene.geometry);
+        Memo::new(move |_| geometry.with(|g| g.get(&id).map(|g| g.path.clone())))
+    };
+    let d = move || geom.get().unwrap_or_default();
+    let marker = {
+        let kind = kind_label(edge.kind);
+        move || {
+            let id = if st.active.get() {
+                "arrow-active"
+            } else if st.health.get().is_degraded() {
+                "arrow-degraded"
+            } else if kind == "consult" {
+                "arrow-consult"
+            } else {
+                "arrow-data-share"
+            };
+            format!("url(#{id})")
+        }
+    };
+    let class = {
+        let edge = edge.clone();
+        move || edge_class("edge", &edge, st)
+    };
+    let id = edge.id.clone();
+    let (id_enter, id_click) = (id.clone(), id.clone());
+    view! {
+        <g
+            class=class
+            data-edge-id=id
+            on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
+            on:click=move |_| open(ctx, &id_click)
+            on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
+            on:pointerleave=move |_| ctx.highlight.set(None)
+        >
+            <path class="edge-hit" d=d></path>
+            <path class="edge-line" d=d marker-end=marker></path>
+        </g>
+    }
+}
+
+/// The label of an edge: its capability, as a button opening its drawer.
+#[component]
+pub(crate) fn EdgeLabel(edge: EdgeView) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let st = edge_state(ctx, &scene, &edge);
+    let pos = {
+        let (id, geometry) = (edge.id.clone(), scene.geometry);
+        Memo::new(move |_| geometry.with(|g| g.get(&id).map(|g| g.label)))
+    };
+    let transform = move || {
+        pos.get().map_or_else(
+            || "translate(-9999px, -9999px)".to_string(),
+            |p| format!("translate({:.1}px, {:.1}px) translate(-50%, -50%)", p.x, p.y),
+        )
+    };
+    let consumer = scene.name(&edge.consumer);
+    let provider = scene.name(&edge.provider);
+    let kind = kind_label(edge.kind);
+    let label = {
+        let capability = edge.capability.clone();
+        move || {
+            let h = st.health.get();
+            let mut s = format!("{consumer} consumes {capability} from {provider}, {kind}");
+            if h.is_degraded() {
+                s.push_str(", ");
+                s.push_str(&h.spoken());
+            }
+            s
+        }
+    };
+    let title = move || {
+        let h = st.health.get();
+        if h.is_degraded() {
+            format!("{kind} · {}", h.badge())
+        } else {
+            kind.to_string()
+        }
+    };
+    let class = {
+        let edge = edge.clone();
+        move || edge_class("edge-label", &edge, st)
+    };
+    let id = edge.id.clone();
+    let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());
+    view! {
+        <button
+            type="button"
+            class=class
+            data-testid=format!("edge-{id}")
+            aria-label=label
+            title=title
+            style:transform=transform
+            on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
+            on:click=move |_| open(ctx, &id_click)
+            on:focus=move |_| ctx.highlight.set(Some(id_focus.clone()))
+            on:blur=move |_| ctx.highlight.set(None)
+            on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
+            on:pointerleave=move |_| ctx.highlight.set(None)
+        >
+            {edge.capability.clone()}
+        </button>
+    }
+}

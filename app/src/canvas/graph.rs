@@ -1,0 +1,608 @@
+//! The canvas geometry: a deterministic layout and the edge routes.
+//!
+//! Pure functions of a [`TopologyView`] and node positions, with no reactive
+//! or browser code, so the server and the browser compute the same numbers
+//! (hydration never sees a different picture) and tests can pin them down.
+//!
+//! Only *root* nodes (systems and the hub) are positioned. Agents and
+//! datasources hang under their system at fixed offsets, so dragging a system
+//! moves its children with it and the layout never has to place them.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
+
+/// Width of a root node's card, in world pixels.
+pub const ROOT_W: f64 = 240.0;
+/// Height of a root node's card.
+pub const ROOT_H: f64 = 96.0;
+/// How far children are indented from their system's left edge.
+pub const CHILD_INDENT: f64 = 24.0;
+/// Height of one child node.
+pub const CHILD_H: f64 = 30.0;
+/// Vertical gap between children.
+pub const CHILD_GAP: f64 = 8.0;
+/// Gap between a system's card and its first child.
+pub const CHILD_TOP: f64 = 12.0;
+/// Horizontal gap between layout columns: edge labels sit in it.
+pub const COL_GAP: f64 = 300.0;
+/// Vertical gap between blocks of one column.
+pub const ROW_GAP: f64 = 48.0;
+/// A column taller than this wraps into a further column, so a large
+/// topology stays roughly as wide as it is tall.
+pub const MAX_COLUMN_H: f64 = 1400.0;
+/// Length of the straight last stretch of an edge, where its label sits.
+pub const LABEL_RUN: f64 = 150.0;
+/// Preferred vertical distance between edge ports on one side of a card.
+const PORT_SPACING: f64 = 24.0;
+
+/// A point in world coordinates (before pan and zoom).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Point {
+    /// Horizontal coordinate.
+    pub x: f64,
+    /// Vertical coordinate.
+    pub y: f64,
+}
+
+/// An axis-aligned rectangle in world coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rect {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+/// Which side of a card an edge leaves or enters by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    /// The card's left side.
+    Left,
+    /// The card's right side.
+    Right,
+}
+
+/// How one edge is drawn: its SVG path and where its label goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeGeom {
+    /// SVG path data, ending at the provider's card.
+    pub path: String,
+    /// Centre of the label (on the straight last stretch).
+    pub label: Point,
+}
+
+/// The canvas model of one topology: which nodes are roots, which hang
+/// under which, which edges can be drawn, and where everything starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphModel {
+    /// Root node ids (hub and systems, and any orphan), in layout order.
+    pub roots: Vec<String>,
+    /// Children of each root, agents first, then datasources, each by id.
+    pub children: HashMap<String, Vec<String>>,
+    /// The root each child hangs under.
+    pub parent: HashMap<String, String>,
+    /// Every node by id.
+    pub nodes: HashMap<String, NodeView>,
+    /// The edges whose two ends exist, in the order of the view.
+    pub edges: Vec<EdgeView>,
+    /// The initial (deterministic) top-left corner of every root.
+    pub layout: BTreeMap<String, Point>,
+}
+
+/// Where a root sits in the column layout: consumers on the left,
+/// providers on the right, so most edges run left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    Consumer,
+    Both,
+    Provider,
+    Unconnected,
+}
+
+impl GraphModel {
+    /// Builds the model and its initial layout. Same view, same positions.
+    pub fn build(view: &TopologyView) -> Self {
+        let nodes: HashMap<String, NodeView> =
+            view.nodes.iter().map(|n| (n.id.clone(), n.clone())).collect();
+
+        let mut children: HashMap<String, Vec<String>> = HashMap::new();
+        let mut parent = HashMap::new();
+        let mut roots = Vec::new();
+        for node in &view.nodes {
+            let owner = match node.node_type {
+                NodeKind::Agent | NodeKind::Datasource => node
+                    .system
+                    .as_ref()
+                    .filter(|s| nodes.get(*s).is_some_and(is_root_kind)),
+                NodeKind::System | NodeKind::Hub => None,
+            };
+            match owner {
+                Some(system) => {
+                    children
+                        .entry(system.clone())
+                        .or_default()
+                        .push(node.id.clone());
+                    parent.insert(node.id.clone(), system.clone());
+                }
+                // An agent whose system is missing is still drawn, as a root.
+                None => roots.push(node.id.clone()),
+            }
+        }
+        for list in children.values_mut() {
+            list.sort_by(|a, b| child_rank(&nodes, a).cmp(&child_rank(&nodes, b)));
+        }
+
+        let root_of = |id: &str| -> Option<String> {
+            if let Some(p) = parent.get(id) {
+                Some(p.clone())
+            } else {
+                nodes.contains_key(id).then(|| id.to_string())
+            }
+        };
+        let edges: Vec<EdgeView> = view
+            .edges
+            .iter()
+            .filter(|e| root_of(&e.consumer).is_some() && root_of(&e.provider).is_some())
+            .cloned()
+            .collect();
+
+        let mut model = GraphModel {
+            roots,
+            children,
+            parent,
+            nodes,
+            edges,
+            layout: BTreeMap::new(),
+        };
+        model.lay_out();
+        model
+    }
+
+    /// Is there anything to draw besides the hub? The empty state says so
+    /// when there is not.
+    pub fn has_systems(view: &TopologyView) -> bool {
+        view.nodes.iter().any(|n| n.node_type == NodeKind::System)
+    }
+
+    /// The root a node is drawn under (itself for a root).
+    pub fn root_of<'a>(&'a self, id: &'a str) -> &'a str {
+        self.parent.get(id).map(String::as_str).unwrap_or(id)
+    }
+
+    /// Height of a root's whole block: its card and its children.
+    pub fn block_height(&self, root: &str) -> f64 {
+        let n = self.children.get(root).map_or(0, Vec::len);
+        if n == 0 {
+            ROOT_H
+        } else {
+            ROOT_H + CHILD_TOP + n as f64 * CHILD_H + (n as f64 - 1.0) * CHILD_GAP
+        }
+    }
+
+    /// Top-left offset of a root's `index`-th child from the root's corner.
+    pub fn child_offset(index: usize) -> Point {
+        Point {
+            x: CHILD_INDENT,
+            y: ROOT_H + CHILD_TOP + index as f64 * (CHILD_H + CHILD_GAP),
+        }
+    }
+
+    /// Starting positions: the layout, overridden by positions the user
+    /// has dragged roots to (which survive a refetch of the topology).
+    pub fn initial_positions(&self, moved: &BTreeMap<String, Point>) -> BTreeMap<String, Point> {
+        self.layout
+            .iter()
+            .map(|(id, p)| (id.clone(), moved.get(id).copied().unwrap_or(*p)))
+            .collect()
+    }
+
+    /// The box around every node at the given positions.
+    pub fn bounds(&self, positions: &BTreeMap<String, Point>) -> Rect {
+        let mut min = Point {
+            x: f64::INFINITY,
+            y: f64::INFINITY,
+        };
+        let mut max = Point {
+            x: f64::NEG_INFINITY,
+            y: f64::NEG_INFINITY,
+        };
+        for root in &self.roots {
+            let Some(p) = positions.get(root) else {
+                continue;
+            };
+            min.x = min.x.min(p.x);
+            min.y = min.y.min(p.y);
+            max.x = max.x.max(p.x + ROOT_W);
+            max.y = max.y.max(p.y + self.block_height(root));
+        }
+        if !min.x.is_finite() {
+            return Rect::default();
+        }
+        Rect {
+            x: min.x,
+            y: min.y,
+            w: max.x - min.x,
+            h: max.y - min.y,
+        }
+    }
+
+    /// Column layout: consumers (and the hub) left, providers right, each
+    /// column sorted by id (hub first), wrapped when too tall, centred
+    /// vertically on the tallest.
+    fn lay_out(&mut self) {
+        let mut columns: BTreeMap<Role, Vec<String>> = BTreeMap::new();
+        for root in &self.roots {
+            columns.entry(self.role(root)).or_default().push(root.clone());
+        }
+        let mut stacks: Vec<Vec<String>> = Vec::new();
+        for (_, mut ids) in columns {
+            ids.sort_by(|a, b| {
+                let hub = |id: &String| {
+                    self.nodes
+                        .get(id)
+                        .is_none_or(|n| n.node_type != NodeKind::Hub)
+                };
+                hub(a).cmp(&hub(b)).then_with(|| a.cmp(b))
+            });
+            let mut stack: Vec<String> = Vec::new();
+            let mut height = 0.0;
+            for id in ids {
+                let h = self.block_height(&id);
+                if !stack.is_empty() && height + ROW_GAP + h > MAX_COLUMN_H {
+                    stacks.push(std::mem::take(&mut stack));
+                    height = 0.0;
+                }
+                height += if stack.is_empty() { h } else { ROW_GAP + h };
+                stack.push(id);
+            }
+            if !stack.is_empty() {
+                stacks.push(stack);
+            }
+        }
+        let heights: Vec<f64> = stacks
+            .iter()
+            .map(|s| {
+                s.iter().map(|id| self.block_height(id)).sum::<f64>()
+                    + ROW_GAP * (s.len() as f64 - 1.0)
+            })
+            .collect();
+        let tallest = heights.iter().copied().fold(0.0, f64::max);
+        for (col, (stack, height)) in stacks.iter().zip(heights).enumerate() {
+            let x = col as f64 * (ROOT_W + COL_GAP);
+            let mut y = ((tallest - height) / 2.0).floor();
+            for id in stack {
+                self.layout.insert(id.clone(), Point { x, y });
+                y += self.block_height(id) + ROW_GAP;
+            }
+        }
+    }
+
+    fn role(&self, id: &str) -> Role {
+        let Some(node) = self.nodes.get(id) else {
+            return Role::Unconnected;
+        };
+        if node.node_type == NodeKind::Hub {
+            return Role::Consumer;
+        }
+        let provides = !node.provides.is_empty()
+            || self.edges.iter().any(|e| self.root_of(&e.provider) == id);
+        let consumes = !node.consumes.is_empty()
+            || self.edges.iter().any(|e| self.root_of(&e.consumer) == id);
+        match (consumes, provides) {
+            (true, false) => Role::Consumer,
+            (true, true) => Role::Both,
+            (false, true) => Role::Provider,
+            (false, false) => Role::Unconnected,
+        }
+    }
+
+    /// Routes every edge at the given positions.
+    ///
+    /// An edge leaves its consumer's card by the side facing the provider
+    /// and enters the provider by a straight stretch of [`LABEL_RUN`], where
+    /// its label sits: labels land in the gaps between columns rather than
+    /// on top of cards. Edges sharing a side of a card get distinct ports,
+    /// ordered by where their other end is, so they do not cross needlessly.
+    pub fn edge_geometry(&self, positions: &BTreeMap<String, Point>) -> HashMap<String, EdgeGeom> {
+        struct Route<'a> {
+            edge: &'a EdgeView,
+            from: Point,
+            to: Point,
+            exit: Side,
+            entry: Side,
+        }
+        let mut routes = Vec::with_capacity(self.edges.len());
+        for edge in &self.edges {
+            let c = self.root_of(&edge.consumer);
+            let p = self.root_of(&edge.provider);
+            let (Some(from), Some(to)) = (positions.get(c), positions.get(p)) else {
+                continue;
+            };
+            let (exit, entry) = if to.x >= from.x + ROOT_W + LABEL_RUN + 20.0 {
+                (Side::Right, Side::Left)
+            } else if to.x + ROOT_W + LABEL_RUN + 20.0 <= from.x {
+                (Side::Left, Side::Right)
+            } else {
+                (Side::Right, Side::Right)
+            };
+            routes.push(Route {
+                edge,
+                from: *from,
+                to: *to,
+                exit,
+                entry,
+            });
+        }
+
+        // Ports: every (card, side) lists the edge ends on it.
+        let mut ports: HashMap<(&str, Side), Vec<(f64, &str, bool)>> = HashMap::new();
+        for r in &routes {
+            let (c, p) = (self.root_of(&r.edge.consumer), self.root_of(&r.edge.provider));
+            ports
+                .entry((c, r.exit))
+                .or_default()
+                .push((r.to.y, &r.edge.id, false));
+            ports
+                .entry((p, r.entry))
+                .or_default()
+                .push((r.from.y, &r.edge.id, true));
+        }
+        let mut offsets: HashMap<(&str, bool), f64> = HashMap::new();
+        for list in ports.values_mut() {
+            list.sort_by(|a, b| {
+                a.0.total_cmp(&b.0)
+                    .then_with(|| a.1.cmp(b.1))
+                    .then_with(|| a.2.cmp(&b.2))
+            });
+            let n = list.len() as f64;
+            let spacing = if n > 1.0 {
+                PORT_SPACING.min((ROOT_H - 24.0) / (n - 1.0))
+            } else {
+                0.0
+            };
+            for (i, (_, id, is_entry)) in list.iter().enumerate() {
+                offsets.insert((id, *is_entry), (i as f64 - (n - 1.0) / 2.0) * spacing);
+            }
+        }
+
+        let mut out = HashMap::with_capacity(routes.len());
+        for r in routes {
+            let id = r.edge.id.as_str();
+            let ys = r.from.y + ROOT_H / 2.0 + offsets.get(&(id, false)).copied().unwrap_or(0.0);
+            let ye = r.to.y + ROOT_H / 2.0 + offsets.get(&(id, true)).copied().unwrap_or(0.0);
+            let (sx, out_dir) = match r.exit {
+                Side::Right => (r.from.x + ROOT_W, 1.0),
+                Side::Left => (r.from.x, -1.0),
+            };
+            let (ex, run_dir) = match r.entry {
+                Side::Left => (r.to.x, -1.0),
+                Side::Right => (r.to.x + ROOT_W, 1.0),
+            };
+            let lx = ex + run_dir * LABEL_RUN;
+            let k = if r.exit == r.entry {
+                90.0 + (ye - ys).abs() * 0.2
+            } else {
+                ((lx - sx).abs() / 2.0).max(40.0)
+            };
+            let c1 = Point {
+                x: sx + out_dir * k,
+                y: ys,
+            };
+            let c2 = Point {
+                x: lx + run_dir * k,
+                y: ye,
+            };
+            let path = format!(
+                "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} L{:.1},{:.1}",
+                sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye
+            );
+            let label = Point {
+                x: (lx + ex) / 2.0,
+                y: ye,
+            };
+            out.insert(r.edge.id.clone(), EdgeGeom { path, label });
+        }
+        out
+    }
+}
+
+fn is_root_kind(n: &NodeView) -> bool {
+    matches!(n.node_type, NodeKind::System | NodeKind::Hub)
+}
+
+fn child_rank<'a>(nodes: &'a HashMap<String, NodeView>, id: &'a str) -> (u8, &'a str) {
+    let kind = match nodes.get(id).map(|n| n.node_type) {
+        Some(NodeKind::Agent) => 0,
+        _ => 1,
+    };
+    (kind, id)
+}
+
+/// Sorts floats for deterministic output (NaN last). Used by the minimap.
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.total_cmp(&b)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::dto::{CapabilityKind, CapabilityRef, NodeStatus, RuleView};
+
+    fn node(id: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
+        NodeView {
+            id: id.into(),
+            name: id.into(),
+            node_type: kind,
+            system: system.map(Into::into),
+            description: String::new(),
+            status: NodeStatus::Healthy,
+            reason: None,
+            detail: None,
+            since: None,
+            provides: vec![],
+            consumes: vec![],
+        }
+    }
+
+    fn cap(id: &str, kind: CapabilityKind) -> CapabilityRef {
+        CapabilityRef {
+            id: id.into(),
+            kind,
+        }
+    }
+
+    fn edge(consumer: &str, provider: &str, capability: &str, kind: CapabilityKind) -> EdgeView {
+        EdgeView {
+            id: format!("{consumer}->{provider}:{capability}"),
+            consumer: consumer.into(),
+            provider: provider.into(),
+            capability: capability.into(),
+            kind,
+            status: NodeStatus::Healthy,
+            reason: None,
+        }
+    }
+
+    /// The demo topology (config/topology.yaml) as the hub serves it.
+    pub(crate) fn demo() -> TopologyView {
+        use CapabilityKind::*;
+        let mut hub = node("hub", NodeKind::Hub, None);
+        hub.name = "Wall Street hub".into();
+        let mut vendor = node("vendorcorp", NodeKind::System, None);
+        vendor.name = "VendorCorp".into();
+        vendor.provides = vec![cap("orders.query", DataShare)];
+        let mut buyer = node("buyercorp", NodeKind::System, None);
+        buyer.name = "BuyerCorp".into();
+        buyer.provides = vec![cap("budget.consult", Consult)];
+        buyer.consumes = vec![cap("orders.query", DataShare), cap("ticket.classify", Consult)];
+        let mut help = node("helpdesk", NodeKind::System, None);
+        help.name = "Helpdesk".into();
+        help.provides = vec![cap("ticket.classify", Consult)];
+        help.consumes = vec![cap("budget.consult", Consult)];
+        TopologyView {
+            hub_id: "hub".into(),
+            nodes: vec![
+                hub,
+                vendor,
+                node("vendorcorp/agent/data-steward", NodeKind::Agent, Some("vendorcorp")),
+                node("vendorcorp/datasource/orders-db", NodeKind::Datasource, Some("vendorcorp")),
+                buyer,
+                node("buyercorp/datasource/budgets-db", NodeKind::Datasource, Some("buyercorp")),
+                node("buyercorp/agent/finance-analyst", NodeKind::Agent, Some("buyercorp")),
+                help,
+                node("helpdesk/agent/triage-agent", NodeKind::Agent, Some("helpdesk")),
+                node("helpdesk/datasource/tickets-db", NodeKind::Datasource, Some("helpdesk")),
+            ],
+            edges: vec![
+                edge("buyercorp", "vendorcorp", "orders.query", DataShare),
+                edge("hub", "vendorcorp", "orders.query", DataShare),
+                edge("hub", "buyercorp", "budget.consult", Consult),
+                edge("helpdesk", "buyercorp", "budget.consult", Consult),
+                edge("hub", "helpdesk", "ticket.classify", Consult),
+                edge("buyercorp", "helpdesk", "ticket.classify", Consult),
+            ],
+            rules: vec![RuleView {
+                capability: "orders.query".into(),
+                kind: DataShare,
+                provider: "vendorcorp".into(),
+                consumers: vec!["buyercorp".into(), "hub".into()],
+            }],
+            capabilities: vec![],
+            reload_error: None,
+        }
+    }
+
+    #[test]
+    fn same_view_same_layout() {
+        let a = GraphModel::build(&demo());
+        let b = GraphModel::build(&demo());
+        assert_eq!(a.layout, b.layout);
+        let mut shuffled = demo();
+        shuffled.nodes.reverse();
+        shuffled.edges.reverse();
+        assert_eq!(GraphModel::build(&shuffled).layout, a.layout);
+    }
+
+    #[test]
+    fn consumers_left_providers_right() {
+        let m = GraphModel::build(&demo());
+        let x = |id: &str| m.layout.get(id).map(|p| p.x).unwrap_or(f64::NAN);
+        assert!(x("hub") < x("buyercorp"));
+        assert_eq!(x("buyercorp"), x("helpdesk"));
+        assert!(x("buyercorp") < x("vendorcorp"));
+        let y = |id: &str| m.layout.get(id).map(|p| p.y).unwrap_or(f64::NAN);
+        assert!(y("buyercorp") < y("helpdesk"), "sorted by id within a column");
+    }
+
+    #[test]
+    fn children_hang_under_their_system_agents_first() {
+        let m = GraphModel::build(&demo());
+        assert_eq!(m.roots.len(), 4);
+        assert_eq!(
+            m.children.get("buyercorp").cloned().unwrap_or_default(),
+            vec![
+                "buyercorp/agent/finance-analyst".to_string(),
+                "buyercorp/datasource/budgets-db".to_string()
+            ]
+        );
+        assert_eq!(m.root_of("helpdesk/agent/triage-agent"), "helpdesk");
+    }
+
+    #[test]
+    fn blocks_in_a_column_do_not_overlap() {
+        let m = GraphModel::build(&demo());
+        let (Some(b), Some(h)) = (m.layout.get("buyercorp"), m.layout.get("helpdesk")) else {
+            panic!("both laid out");
+        };
+        assert!(b.y + m.block_height("buyercorp") + ROW_GAP <= h.y + 0.001);
+    }
+
+    #[test]
+    fn every_edge_is_routed_and_labels_do_not_collide() {
+        let m = GraphModel::build(&demo());
+        let g = m.edge_geometry(&m.layout);
+        assert_eq!(g.len(), 6);
+        let labels: Vec<Point> = g.values().map(|e| e.label).collect();
+        for (i, a) in labels.iter().enumerate() {
+            for b in &labels[i + 1..] {
+                let apart = (a.x - b.x).abs() >= 120.0 || (a.y - b.y).abs() >= 20.0;
+                assert!(apart, "labels {a:?} and {b:?} overlap");
+            }
+        }
+    }
+
+    #[test]
+    fn edges_with_a_missing_end_are_dropped() {
+        let mut v = demo();
+        v.edges.push(edge("ghost", "vendorcorp", "orders.query", CapabilityKind::DataShare));
+        assert_eq!(GraphModel::build(&v).edges.len(), 6);
+    }
+
+    #[test]
+    fn tall_columns_wrap() {
+        let mut v = demo();
+        for i in 0..40 {
+            let mut n = node(&format!("p{i:02}"), NodeKind::System, None);
+            n.provides = vec![cap("x", CapabilityKind::Consult)];
+            v.nodes.push(n);
+        }
+        let m = GraphModel::build(&v);
+        let b = m.bounds(&m.layout);
+        assert!(b.h <= MAX_COLUMN_H + 1.0, "height {}", b.h);
+        assert!(b.w > 3.0 * ROOT_W);
+    }
+
+    #[test]
+    fn hub_alone_is_not_a_system() {
+        let mut v = demo();
+        v.nodes.retain(|n| n.node_type == NodeKind::Hub);
+        assert!(!GraphModel::has_systems(&v));
+        assert!(GraphModel::has_systems(&demo()));
+    }
+}

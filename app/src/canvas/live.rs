@@ -1,0 +1,220 @@
+//! The live channel: the hub's Server-Sent Events, applied to the canvas
+//! without a reload.
+//!
+//! `status_changed` patches one system's health (its node, children and
+//! edges follow); `topology_changed` refetches the topology. The browser's
+//! `EventSource` retries by itself after a network error; when it gives up
+//! (an HTTP error answer) this module reopens it with a growing delay, and
+//! any reconnection refetches, since events may have been missed.
+
+use crate::dto::{HubEvent, NodeStatus};
+
+use super::state::{CanvasCtx, Health};
+
+/// Where the hub streams its events.
+pub const EVENTS_PATH: &str = "/api/events";
+
+/// Applies one event's JSON to the canvas. Unknown or malformed events are
+/// ignored: a newer hub may send kinds this bundle does not know.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub(crate) fn apply(ctx: &CanvasCtx, json: &str, now: impl FnOnce() -> String) -> bool {
+    match serde_json::from_str::<HubEvent>(json) {
+        Ok(HubEvent::StatusChanged {
+            system,
+            status,
+            reason,
+            detail,
+        }) => {
+            let degraded = status == NodeStatus::Degraded;
+            ctx.apply_status(
+                system,
+                Health {
+                    status,
+                    reason: if degraded { reason } else { None },
+                    detail: if degraded { detail } else { None },
+                    // The event carries no time: the browser stamps arrival.
+                    since: degraded.then(now),
+                },
+            );
+            true
+        }
+        Ok(HubEvent::TopologyChanged) => {
+            ctx.refetch();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(feature = "hydrate")]
+pub(crate) use browser::start;
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    use leptos::prelude::*;
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::{JsCast, JsValue};
+    use web_sys::{EventSource, MessageEvent};
+
+    use super::{apply, EVENTS_PATH};
+    use crate::canvas::state::{CanvasCtx, LinkState};
+
+    const FIRST_RETRY_MS: u64 = 1_000;
+    const MAX_RETRY_MS: u64 = 10_000;
+
+    #[derive(Default)]
+    struct Channel {
+        source: Option<EventSource>,
+        retry: Option<TimeoutHandle>,
+        retry_ms: u64,
+        /// An error happened since the last open: refetch on reopening.
+        missed: bool,
+        stopped: bool,
+    }
+
+    type Shared = Rc<RefCell<Channel>>;
+
+    /// Opens the channel; the returned function closes it for good.
+    pub(crate) fn start(ctx: CanvasCtx) -> impl FnOnce() {
+        let shared: Shared = Rc::new(RefCell::new(Channel {
+            retry_ms: FIRST_RETRY_MS,
+            ..Channel::default()
+        }));
+        open(ctx, shared.clone());
+        move || {
+            let mut ch = shared.borrow_mut();
+            ch.stopped = true;
+            if let Some(es) = ch.source.take() {
+                es.close();
+            }
+            if let Some(t) = ch.retry.take() {
+                t.clear();
+            }
+        }
+    }
+
+    fn now_iso() -> String {
+        String::from(js_sys::Date::new_0().to_iso_string())
+    }
+
+    fn open(ctx: CanvasCtx, shared: Shared) {
+        if shared.borrow().stopped {
+            return;
+        }
+        let es = match EventSource::new(EVENTS_PATH) {
+            Ok(es) => es,
+            Err(_) => {
+                schedule_reopen(ctx, shared);
+                return;
+            }
+        };
+
+        let on_open = {
+            let shared = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| {
+                let missed = {
+                    let mut ch = shared.borrow_mut();
+                    ch.retry_ms = FIRST_RETRY_MS;
+                    std::mem::take(&mut ch.missed)
+                };
+                ctx.link.try_set(LinkState::Live);
+                if missed {
+                    ctx.refetch();
+                }
+            })
+            .into_js_value()
+        };
+        es.set_onopen(Some(on_open.unchecked_ref()));
+
+        // The hub sends unnamed events (`message`); named ones are accepted
+        // too, so either framing of the same JSON works.
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            if let Some(text) = ev.data().as_string() {
+                apply(&ctx, &text, now_iso);
+            }
+        })
+        .into_js_value();
+        for name in ["message", "status_changed", "topology_changed"] {
+            let _ = es.add_event_listener_with_callback(name, on_message.unchecked_ref());
+        }
+
+        let on_error = {
+            let shared = shared.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| {
+                ctx.link.try_set(LinkState::Reconnecting);
+                let closed = {
+                    let mut ch = shared.borrow_mut();
+                    ch.missed = true;
+                    ch.source
+                        .as_ref()
+                        .is_some_and(|es| es.ready_state() == EventSource::CLOSED)
+                };
+                // CONNECTING: the browser retries by itself. CLOSED: it gave
+                // up (an HTTP error answer), so we retry.
+                if closed {
+                    if let Some(es) = shared.borrow_mut().source.take() {
+                        es.close();
+                    }
+                    schedule_reopen(ctx, shared.clone());
+                }
+            })
+            .into_js_value()
+        };
+        es.set_onerror(Some(on_error.unchecked_ref()));
+
+        shared.borrow_mut().source = Some(es);
+    }
+
+    fn schedule_reopen(ctx: CanvasCtx, shared: Shared) {
+        ctx.link.try_set(LinkState::Reconnecting);
+        let delay = {
+            let mut ch = shared.borrow_mut();
+            if ch.stopped {
+                return;
+            }
+            ch.missed = true;
+            let d = ch.retry_ms;
+            ch.retry_ms = (d * 2).min(MAX_RETRY_MS);
+            d
+        };
+        let again = shared.clone();
+        if let Ok(handle) =
+            set_timeout_with_handle(move || open(ctx, again), Duration::from_millis(delay))
+        {
+            shared.borrow_mut().retry = Some(handle);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dto::ReasonCode;
+    use leptos::prelude::*;
+
+    #[test]
+    fn status_events_patch_and_topology_events_refetch() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            let json = r#"{"type":"status_changed","system":"vendorcorp","status":"degraded","reason":"PEER_UNREACHABLE","detail":"connection refused"}"#;
+            assert!(apply(&ctx, json, || "2026-01-01T00:00:00Z".into()));
+            let patch = ctx.live.with_untracked(|m| m.get("vendorcorp").cloned());
+            let Some(patch) = patch else {
+                panic!("patched");
+            };
+            assert_eq!(patch.seq, 1);
+            assert_eq!(patch.health.reason, Some(ReasonCode::PeerUnreachable));
+            assert_eq!(patch.health.since.as_deref(), Some("2026-01-01T00:00:00Z"));
+
+            assert!(apply(&ctx, r#"{"type":"topology_changed"}"#, String::new));
+            assert_eq!(ctx.refresh.get_untracked(), 1);
+            assert!(!apply(&ctx, r#"{"type":"something_new"}"#, String::new));
+            assert!(!apply(&ctx, "not json", String::new));
+        });
+    }
+}

@@ -1,0 +1,131 @@
+//! The minimap: an overview of the whole graph and of the part on screen,
+//! shown only once the graph no longer fits the canvas. Pressing it pans
+//! the view there.
+
+use leptos::ev::PointerEvent;
+use leptos::prelude::*;
+
+use super::graph::{Point, Rect, ROOT_W};
+use super::scene::SceneCtx;
+use super::state::CanvasCtx;
+
+/// Width of the minimap on screen; its height follows the graph's shape.
+const MAP_W: f64 = 200.0;
+const MAP_MAX_H: f64 = 150.0;
+
+fn union(a: Rect, b: Rect) -> Rect {
+    let x = a.x.min(b.x);
+    let y = a.y.min(b.y);
+    Rect {
+        x,
+        y,
+        w: (a.x + a.w).max(b.x + b.w) - x,
+        h: (a.y + a.h).max(b.y + b.h) - y,
+    }
+}
+
+/// The minimap (browser only: it needs the canvas's size).
+#[component]
+pub(crate) fn Minimap() -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let area = Memo::new(move |_| {
+        let size = ctx.viewport.get()?;
+        let bounds = ctx.bounds.get()?;
+        let camera = ctx.camera.get();
+        if !camera.overflows(bounds, size) {
+            return None;
+        }
+        let visible = camera.visible(size);
+        let all = union(bounds, visible);
+        let pad = 40.0;
+        Some((
+            Rect {
+                x: all.x - pad,
+                y: all.y - pad,
+                w: all.w + 2.0 * pad,
+                h: all.h + 2.0 * pad,
+            },
+            visible,
+        ))
+    });
+    let blocks = {
+        let scene = scene.clone();
+        move || {
+            scene.positions.with(|p| {
+                scene
+                    .model
+                    .roots
+                    .iter()
+                    .filter_map(|id| p.get(id).map(|pos| (id.clone(), *pos)))
+                    .map(|(id, pos)| {
+                        let h = scene.model.block_height(&id);
+                        view! {
+                            <rect
+                                class="minimap-node"
+                                x=format!("{:.0}", pos.x)
+                                y=format!("{:.0}", pos.y)
+                                width=format!("{ROOT_W}")
+                                height=format!("{h:.0}")
+                                rx="8"
+                            ></rect>
+                        }
+                    })
+                    .collect_view()
+            })
+        }
+    };
+    let on_down = move |ev: PointerEvent| {
+        ev.stop_propagation();
+        let (Some((vb, _)), Some(size)) = (area.get_untracked(), ctx.viewport.get_untracked())
+        else {
+            return;
+        };
+        let Some(el) = ev
+            .current_target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
+        else {
+            return;
+        };
+        let r = el.get_bounding_client_rect();
+        if r.width() <= 0.0 || r.height() <= 0.0 {
+            return;
+        }
+        // preserveAspectRatio="xMidYMid meet": one scale, content centred.
+        let s = (r.width() / vb.w).min(r.height() / vb.h);
+        let (ox, oy) = ((r.width() - vb.w * s) / 2.0, (r.height() - vb.h * s) / 2.0);
+        let p = Point {
+            x: vb.x + (f64::from(ev.client_x()) - r.left() - ox) / s,
+            y: vb.y + (f64::from(ev.client_y()) - r.top() - oy) / s,
+        };
+        ctx.camera.update(|c| *c = c.centred_on(p, size));
+    };
+    move || {
+        area.get().map(|(vb, visible)| {
+            let h = (MAP_W * vb.h / vb.w).clamp(40.0, MAP_MAX_H);
+            let blocks = blocks.clone();
+            view! {
+                <svg
+                    class="minimap"
+                    data-testid="minimap"
+                    role="img"
+                    aria-label="Overview of the whole canvas"
+                    width=format!("{MAP_W}")
+                    height=format!("{h:.0}")
+                    viewBox=format!("{:.0} {:.0} {:.0} {:.0}", vb.x, vb.y, vb.w, vb.h)
+                    preserveAspectRatio="xMidYMid meet"
+                    on:pointerdown=on_down
+                >
+                    {blocks}
+                    <rect
+                        class="minimap-view"
+                        x=format!("{:.0}", visible.x)
+                        y=format!("{:.0}", visible.y)
+                        width=format!("{:.0}", visible.w)
+                        height=format!("{:.0}", visible.h)
+                    ></rect>
+                </svg>
+            }
+        })
+    }
+}

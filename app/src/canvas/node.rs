@@ -1,0 +1,249 @@
+//! Nodes: a root's card (a system or the hub) with its agents and
+//! datasources hanging under it as small child nodes.
+
+use leptos::ev::{KeyboardEvent, PointerEvent};
+use leptos::prelude::*;
+
+use super::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
+use super::scene::SceneCtx;
+use super::state::{CanvasCtx, Health, Selection};
+use super::{kind_label, node_kind_label};
+use crate::dto::{CapabilityRef, NodeKind, NodeView};
+
+/// How far one arrow-key press moves a focused node, in world pixels.
+const NUDGE: f64 = 20.0;
+
+fn translate(p: Point) -> String {
+    format!("translate({:.1}px, {:.1}px)", p.x, p.y)
+}
+
+/// Opens the drawer of `id`, unless the click ends a drag.
+fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
+    if scene.suppress_click.get_value() {
+        scene.suppress_click.set_value(false);
+        return;
+    }
+    ctx.selection.set(Some(Selection::Node(id.to_string())));
+}
+
+/// Keyboard on a focused node: Enter or Space opens its drawer, the arrow
+/// keys move its root (the keyboard's drag).
+fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &KeyboardEvent) {
+    let (dx, dy) = match ev.key().as_str() {
+        "Enter" | " " => {
+            ev.prevent_default();
+            ctx.selection.set(Some(Selection::Node(id.to_string())));
+            return;
+        }
+        "ArrowLeft" => (-NUDGE, 0.0),
+        "ArrowRight" => (NUDGE, 0.0),
+        "ArrowUp" => (0.0, -NUDGE),
+        "ArrowDown" => (0.0, NUDGE),
+        _ => return,
+    };
+    ev.prevent_default();
+    scene.nudge(ctx, root, dx, dy);
+}
+
+/// A root node and its children, positioned as one group.
+#[component]
+pub(crate) fn RootNode(
+    /// The root's node id.
+    id: String,
+) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let Some(node) = scene.model.nodes.get(&id).cloned() else {
+        return ().into_any();
+    };
+    let pos = {
+        let (id, positions) = (id.clone(), scene.positions);
+        Memo::new(move |_| positions.with(|p| p.get(&id).copied().unwrap_or_default()))
+    };
+    let health = {
+        let (id, scene) = (id.clone(), scene.clone());
+        Memo::new(move |_| scene.system_health(&ctx, &id).0)
+    };
+    let children = scene.model.children.get(&id).cloned().unwrap_or_default();
+    let tree_line = (!children.is_empty()).then(|| {
+        let n = children.len() as f64;
+        let h = CHILD_TOP + (n - 1.0) * (CHILD_H + CHILD_GAP) + CHILD_H / 2.0;
+        view! { <span class="tree-line" style:top=format!("{ROOT_H}px") style:height=format!("{h}px")></span> }
+    });
+    let child_views = children
+        .into_iter()
+        .enumerate()
+        .map(|(index, child)| {
+            view! { <ChildNode id=child index root=id.clone() system_name=node.name.clone() health/> }
+        })
+        .collect_view();
+
+    view! {
+        <div class="node-group" style:transform=move || translate(pos.get())>
+            <NodeCard node health/>
+            {tree_line}
+            {child_views}
+        </div>
+    }
+    .into_any()
+}
+
+/// The card of a system or the hub.
+#[component]
+fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let id = node.id.clone();
+    let kind = node_kind_label(node.node_type);
+    let name = node.name.clone();
+    let class = {
+        let id = id.clone();
+        move || {
+            let h = health.get();
+            let selected = ctx.selection.with(|s| s == &Some(Selection::Node(id.clone())));
+            format!(
+                "node-card {kind} {}{}",
+                h.word(),
+                if selected { " selected" } else { "" }
+            )
+        }
+    };
+    let label = {
+        let name = name.clone();
+        move || format!("{name}, {kind}, {}", health.get().spoken())
+    };
+    let on_down = {
+        let (scene, id) = (scene.clone(), id.clone());
+        move |ev: PointerEvent| scene.start_move(&id, &ev)
+    };
+    let on_click = {
+        let (scene, id) = (scene.clone(), id.clone());
+        move |_| select(&ctx, &scene, &id)
+    };
+    let on_keydown = {
+        let (scene, id) = (scene.clone(), id.clone());
+        move |ev: KeyboardEvent| on_key(&ctx, &scene, &id, &id, &ev)
+    };
+    let caps = (node.node_type != NodeKind::Hub).then(|| {
+        view! {
+            <ul class="node-caps" aria-hidden="true">
+                {caps_view(&node.provides, "provides")}
+                {caps_view(&node.consumes, "consumes")}
+            </ul>
+        }
+    });
+    let hub_note = (node.node_type == NodeKind::Hub)
+        .then(|| view! { <p class="node-note">"The exchange: every cross-system call passes here."</p> });
+
+    view! {
+        <div
+            class=class
+            data-testid=format!("node-{id}")
+            data-node-type=kind
+            role="button"
+            tabindex="0"
+            aria-label=label
+            style:width=format!("{ROOT_W}px")
+            style:height=format!("{ROOT_H}px")
+            on:pointerdown=on_down
+            on:click=on_click
+            on:keydown=on_keydown
+        >
+            <div class="node-head">
+                <span class="node-type">{kind}</span>
+                <span class="node-name">{name}</span>
+            </div>
+            {caps}
+            {hub_note}
+            <div class="node-foot">
+                <span
+                    class=move || format!("status-badge {}", health.get().word())
+                    data-testid=format!("status-{id}")
+                    title=move || health.get().detail.unwrap_or_default()
+                >
+                    {move || health.get().badge()}
+                </span>
+            </div>
+        </div>
+    }
+}
+
+/// Capability chips on a card: provided ones marked ▸, consumed ones ◂.
+fn caps_view(caps: &[CapabilityRef], direction: &'static str) -> impl IntoView {
+    caps.iter()
+        .map(|c| {
+            let kind = kind_label(c.kind);
+            view! {
+                <li class=format!("cap {direction} {kind}") title=format!("{direction} {}, {kind}", c.id)>
+                    {c.id.clone()}
+                </li>
+            }
+        })
+        .collect_view()
+}
+
+/// An agent or datasource under its system; it shares the system's health
+/// and dragging it moves the system.
+#[component]
+fn ChildNode(
+    id: String,
+    index: usize,
+    root: String,
+    system_name: String,
+    health: Memo<Health>,
+) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let node = scene.model.nodes.get(&id).cloned();
+    let (name, kind_enum) = node
+        .as_ref()
+        .map_or((id.clone(), NodeKind::Agent), |n| (n.name.clone(), n.node_type));
+    let kind = node_kind_label(kind_enum);
+    let offset = GraphModel::child_offset(index);
+    let class = {
+        let id = id.clone();
+        move || {
+            let selected = ctx.selection.with(|s| s == &Some(Selection::Node(id.clone())));
+            format!(
+                "node-child {kind} {}{}",
+                health.get().word(),
+                if selected { " selected" } else { "" }
+            )
+        }
+    };
+    let label = {
+        let name = name.clone();
+        move || format!("{name}, {kind} of {system_name}, {}", health.get().spoken())
+    };
+    let on_down = {
+        let (scene, root) = (scene.clone(), root.clone());
+        move |ev: PointerEvent| scene.start_move(&root, &ev)
+    };
+    let on_click = {
+        let (scene, id) = (scene.clone(), id.clone());
+        move |_| select(&ctx, &scene, &id)
+    };
+    let on_keydown = {
+        let (scene, id) = (scene.clone(), id.clone());
+        move |ev: KeyboardEvent| on_key(&ctx, &scene, &id, &root, &ev)
+    };
+    view! {
+        <div
+            class=class
+            data-testid=format!("node-{id}")
+            data-node-type=kind
+            role="button"
+            tabindex="0"
+            aria-label=label
+            style:transform=translate(offset)
+            style:width=format!("{}px", ROOT_W - offset.x)
+            style:height=format!("{CHILD_H}px")
+            on:pointerdown=on_down
+            on:click=on_click
+            on:keydown=on_keydown
+        >
+            <span class="child-kind" aria-hidden="true"></span>
+            <span class="child-name">{name}</span>
+        </div>
+    }
+}

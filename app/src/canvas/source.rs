@@ -1,0 +1,52 @@
+//! Where the canvas gets its topology: one server function, whose body
+//! reads a source the hub provides as Leptos context.
+//!
+//! The page is rendered on the server with the topology already in it (the
+//! function runs in-process during rendering) and the browser calls the
+//! same function over HTTP to refetch. The app crate never sees the hub's
+//! registry: the hub hands it a [`TopologySource`] and that is the whole
+//! coupling.
+
+use leptos::prelude::*;
+
+use crate::dto::TopologyView;
+
+/// What the hub provides so the canvas can be rendered: the current view
+/// of the registry, already reduced to what a browser may see.
+#[cfg(feature = "ssr")]
+pub trait TopologySource: Send + Sync + 'static {
+    /// The topology as `GET /api/topology` would answer it right now.
+    fn topology_view(&self) -> TopologyView;
+}
+
+/// The context value the hub provides (`provide_context`) both to page
+/// rendering and to the server-function handler.
+#[cfg(feature = "ssr")]
+pub type SharedTopologySource = std::sync::Arc<dyn TopologySource>;
+
+/// A fixed topology: lets tests (and a hub without a registry yet) render
+/// the canvas.
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone)]
+pub struct StaticTopology(pub TopologyView);
+
+#[cfg(feature = "ssr")]
+impl TopologySource for StaticTopology {
+    fn topology_view(&self) -> TopologyView {
+        self.0.clone()
+    }
+}
+
+/// The path the browser posts to. Under `/api/fn/` so it can never collide
+/// with the hub's own `/api/topology` and `/api/events` routes, while
+/// staying under `/api` where the session guard will sit.
+pub const TOPOLOGY_FN_PATH: &str = "/api/fn/topology";
+
+/// The topology the canvas draws.
+#[server(prefix = "/api/fn", endpoint = "topology")]
+pub async fn get_topology() -> Result<TopologyView, ServerFnError> {
+    let source = use_context::<SharedTopologySource>().ok_or_else(|| {
+        ServerFnError::new("the hub did not provide its topology source to the canvas")
+    })?;
+    Ok(source.topology_view())
+}

@@ -1,0 +1,190 @@
+//! Pan and zoom: the one transform applied to the whole world.
+//!
+//! The camera is plain data so that zoom steps, zooming around the cursor
+//! and fit-to-view can be tested without a browser.
+
+use super::graph::{Point, Rect};
+
+/// Zoom steps the toolbar buttons move through, in percent.
+pub const ZOOM_STEPS: [u32; 7] = [50, 67, 80, 100, 125, 150, 200];
+/// The smallest zoom the wheel or fit-to-view may reach (a large topology
+/// must fit on one screen).
+pub const MIN_ZOOM: f64 = 0.1;
+/// The largest zoom anything may reach.
+pub const MAX_ZOOM: f64 = 2.0;
+/// Free space kept around the graph by fit-to-view, in screen pixels.
+const FIT_PADDING: f64 = 48.0;
+
+/// Size of the visible canvas area, in screen pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Size {
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+/// Pan offset (screen pixels) and zoom factor of the world.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Camera {
+    /// Horizontal offset of the world's origin on screen.
+    pub x: f64,
+    /// Vertical offset of the world's origin on screen.
+    pub y: f64,
+    /// Scale factor (1.0 = 100%).
+    pub zoom: f64,
+}
+
+impl Camera {
+    /// Where every page starts, on the server and in the browser alike: the
+    /// server cannot know the window, so fitting happens only on request.
+    pub const INITIAL: Camera = Camera {
+        x: 48.0,
+        y: 64.0,
+        zoom: 1.0,
+    };
+
+    /// The CSS transform of the world element.
+    pub fn transform(self) -> String {
+        format!(
+            "translate({:.1}px, {:.1}px) scale({:.4})",
+            self.x, self.y, self.zoom
+        )
+    }
+
+    /// The zoom as the toolbar shows it.
+    pub fn percent(self) -> i64 {
+        (self.zoom * 100.0).round() as i64
+    }
+
+    /// Zooms to `zoom` keeping the world point under `anchor` (screen
+    /// coordinates) where it is: the cursor for the wheel, the centre of
+    /// the canvas for the buttons.
+    pub fn zoom_at(self, zoom: f64, anchor: Point) -> Camera {
+        let zoom = zoom.clamp(MIN_ZOOM, MAX_ZOOM);
+        let ratio = zoom / self.zoom;
+        Camera {
+            x: anchor.x - (anchor.x - self.x) * ratio,
+            y: anchor.y - (anchor.y - self.y) * ratio,
+            zoom,
+        }
+    }
+
+    /// The next toolbar step above the current zoom, if any.
+    pub fn step_in(self) -> Option<f64> {
+        let pct = self.zoom * 100.0;
+        ZOOM_STEPS
+            .iter()
+            .find(|s| f64::from(**s) > pct + 0.5)
+            .map(|s| f64::from(*s) / 100.0)
+    }
+
+    /// The next toolbar step below the current zoom, if any.
+    pub fn step_out(self) -> Option<f64> {
+        let pct = self.zoom * 100.0;
+        ZOOM_STEPS
+            .iter()
+            .rev()
+            .find(|s| f64::from(**s) < pct - 0.5)
+            .map(|s| f64::from(*s) / 100.0)
+    }
+
+    /// The camera showing all of `bounds` centred in `size`, never zoomed in
+    /// beyond 100% (a small graph stays readable rather than huge).
+    pub fn fit(bounds: Rect, size: Size) -> Camera {
+        if bounds.w <= 0.0 || bounds.h <= 0.0 || size.w <= 0.0 || size.h <= 0.0 {
+            return Camera::INITIAL;
+        }
+        let avail_w = (size.w - 2.0 * FIT_PADDING).max(1.0);
+        let avail_h = (size.h - 2.0 * FIT_PADDING).max(1.0);
+        let zoom = (avail_w / bounds.w)
+            .min(avail_h / bounds.h)
+            .clamp(MIN_ZOOM, 1.0);
+        Camera {
+            x: (size.w - bounds.w * zoom) / 2.0 - bounds.x * zoom,
+            y: (size.h - bounds.h * zoom) / 2.0 - bounds.y * zoom,
+            zoom,
+        }
+    }
+
+    /// Does the graph, as currently placed, spill out of the canvas? The
+    /// minimap appears only then.
+    pub fn overflows(self, bounds: Rect, size: Size) -> bool {
+        let left = self.x + bounds.x * self.zoom;
+        let top = self.y + bounds.y * self.zoom;
+        let right = left + bounds.w * self.zoom;
+        let bottom = top + bounds.h * self.zoom;
+        left < 0.0 || top < 0.0 || right > size.w || bottom > size.h
+    }
+
+    /// The world rectangle currently visible.
+    pub fn visible(self, size: Size) -> Rect {
+        Rect {
+            x: -self.x / self.zoom,
+            y: -self.y / self.zoom,
+            w: size.w / self.zoom,
+            h: size.h / self.zoom,
+        }
+    }
+
+    /// Pans so that the world point `p` is in the middle of the canvas.
+    pub fn centred_on(self, p: Point, size: Size) -> Camera {
+        Camera {
+            x: size.w / 2.0 - p.x * self.zoom,
+            y: size.h / 2.0 - p.y * self.zoom,
+            zoom: self.zoom,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buttons_walk_the_steps() {
+        let c = Camera::INITIAL;
+        assert_eq!(c.percent(), 100);
+        assert_eq!(c.step_in(), Some(1.25));
+        assert_eq!(c.step_out(), Some(0.8));
+        let top = Camera { zoom: 2.0, ..c };
+        assert_eq!(top.step_in(), None);
+        let between = Camera { zoom: 0.9, ..c };
+        assert_eq!(between.step_in(), Some(1.0));
+        assert_eq!(between.step_out(), Some(0.8));
+        let tiny = Camera { zoom: 0.2, ..c };
+        assert_eq!(tiny.step_out(), None);
+        assert_eq!(tiny.step_in(), Some(0.5));
+    }
+
+    #[test]
+    fn zoom_keeps_the_anchor_still() {
+        let c = Camera::INITIAL;
+        let anchor = Point { x: 300.0, y: 200.0 };
+        let world = |c: Camera| ((anchor.x - c.x) / c.zoom, (anchor.y - c.y) / c.zoom);
+        let z = c.zoom_at(1.5, anchor);
+        let (a, b) = (world(c), world(z));
+        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
+        assert_eq!(c.zoom_at(50.0, anchor).zoom, MAX_ZOOM);
+    }
+
+    #[test]
+    fn fit_shows_everything() {
+        let bounds = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 4000.0,
+            h: 1000.0,
+        };
+        let size = Size { w: 1000.0, h: 600.0 };
+        let c = Camera::fit(bounds, size);
+        assert!(!c.overflows(bounds, size));
+        assert!(c.zoom < 0.25);
+        let small = Rect {
+            w: 100.0,
+            h: 100.0,
+            ..bounds
+        };
+        assert_eq!(Camera::fit(small, size).zoom, 1.0);
+    }
+}

@@ -1,0 +1,276 @@
+//! Data transfer objects: the only shapes of data a browser ever receives.
+//!
+//! Every field here is whitelisted on purpose. Nothing secret (tokens, token
+//! env var names, internal base URLs, IP allowlists) has a field to live in.
+//!
+//! This module compiles for the browser (wasm) as well as for the hub, so it
+//! depends on serde only. The reason-code enum lives here because both sides
+//! need its wire spelling and there must be exactly one definition of it:
+//! `server::reason` re-exports it.
+
+use serde::{Deserialize, Serialize};
+
+/// The nine reasons a call can end `not_connected` (DESIGN.md §2).
+///
+/// Defined once, here, so the hub (which produces the codes) and the canvas
+/// (which draws them) can never disagree on a spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReasonCode {
+    /// The caller's bearer token is missing or wrong, or the caller is unknown.
+    AuthRejected,
+    /// The caller's source address is not in its IP allowlist.
+    IpNotAllowed,
+    /// No connection rule lets this consumer use this capability of this provider.
+    NotPermitted,
+    /// The provider is not in the registry (or a port answered as someone else).
+    UnknownPeer,
+    /// The provider could not be reached at all (refused, reset, DNS).
+    PeerUnreachable,
+    /// The provider did not answer before the deadline.
+    Timeout,
+    /// The caller spoke an A2A version the hub does not support.
+    VersionUnsupported,
+    /// The provider answered, but the answer broke the capability's contract.
+    SchemaInvalid,
+    /// The provider answered with an error.
+    PeerError,
+}
+
+impl ReasonCode {
+    /// Every code, in DESIGN.md order: handy for tests and documentation.
+    pub const ALL: [ReasonCode; 9] = [
+        ReasonCode::AuthRejected,
+        ReasonCode::IpNotAllowed,
+        ReasonCode::NotPermitted,
+        ReasonCode::UnknownPeer,
+        ReasonCode::PeerUnreachable,
+        ReasonCode::Timeout,
+        ReasonCode::VersionUnsupported,
+        ReasonCode::SchemaInvalid,
+        ReasonCode::PeerError,
+    ];
+
+    /// The wire spelling, e.g. `PEER_UNREACHABLE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::AuthRejected => "AUTH_REJECTED",
+            ReasonCode::IpNotAllowed => "IP_NOT_ALLOWED",
+            ReasonCode::NotPermitted => "NOT_PERMITTED",
+            ReasonCode::UnknownPeer => "UNKNOWN_PEER",
+            ReasonCode::PeerUnreachable => "PEER_UNREACHABLE",
+            ReasonCode::Timeout => "TIMEOUT",
+            ReasonCode::VersionUnsupported => "VERSION_UNSUPPORTED",
+            ReasonCode::SchemaInvalid => "SCHEMA_INVALID",
+            ReasonCode::PeerError => "PEER_ERROR",
+        }
+    }
+
+    /// The HTTP status the gateway answers with, so plain HTTP tooling sees
+    /// the class of failure too. The JSON body stays the contract.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ReasonCode::AuthRejected => 401,
+            ReasonCode::IpNotAllowed | ReasonCode::NotPermitted => 403,
+            ReasonCode::UnknownPeer => 404,
+            ReasonCode::VersionUnsupported => 400,
+            ReasonCode::PeerUnreachable | ReasonCode::SchemaInvalid | ReasonCode::PeerError => 502,
+            ReasonCode::Timeout => 504,
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the canvas draws a node as. `System` is the generic peer type that
+/// needs no frontend code; agents and datasources hang off their system;
+/// `Hub` is the exchange itself, drawn because rules name it as a consumer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// An independent peer system.
+    System,
+    /// An agent a system runs.
+    Agent,
+    /// A datasource a system owns.
+    Datasource,
+    /// The hub itself (a consumer in rules, never probed).
+    Hub,
+}
+
+/// Health of a node or edge as the canvas shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    /// Answers its health check, its card and its last call.
+    Healthy,
+    /// Failed its health check or its last call: drawn greyed with a reason.
+    Degraded,
+    /// Not probed yet (just started, or just added to the topology).
+    Unknown,
+}
+
+/// The two kinds of capability (DESIGN.md §2), as the canvas labels them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapabilityKind {
+    /// Pull the provider's data through a query call.
+    DataShare,
+    /// Ask; the answer is a read-only conclusion.
+    Consult,
+}
+
+/// A capability a node provides or consumes, with its kind, so the canvas
+/// can label and colour ports without a second lookup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilityRef {
+    /// Capability id, e.g. `orders.query`.
+    pub id: String,
+    /// Its kind.
+    pub kind: CapabilityKind,
+}
+
+/// One node of the canvas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeView {
+    /// Unique on the canvas: the system id for systems and the hub,
+    /// `<system>/agent/<id>` and `<system>/datasource/<id>` for the others.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// What to draw.
+    pub node_type: NodeKind,
+    /// For agents and datasources: the system node they hang off.
+    pub system: Option<String>,
+    /// Free text from the topology file (operator-written, not peer data).
+    pub description: String,
+    /// Health; agents and datasources share their system's.
+    pub status: NodeStatus,
+    /// Why the node is degraded (only when `status == degraded`).
+    pub reason: Option<ReasonCode>,
+    /// Operator-facing detail of the degradation.
+    pub detail: Option<String>,
+    /// Since when the node has been degraded (RFC 3339).
+    pub since: Option<String>,
+    /// Capabilities this node provides (systems only).
+    pub provides: Vec<CapabilityRef>,
+    /// Capabilities this node consumes (systems only).
+    pub consumes: Vec<CapabilityRef>,
+}
+
+/// One edge of the canvas: a legal (for now: rule-permitted) connection
+/// `consumer → provider` for one capability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeView {
+    /// `<consumer>-><provider>:<capability>`: stable across reloads.
+    pub id: String,
+    /// The consuming node id.
+    pub consumer: String,
+    /// The providing node id.
+    pub provider: String,
+    /// Capability id, the edge's label.
+    pub capability: String,
+    /// Capability kind.
+    pub kind: CapabilityKind,
+    /// Derived from the provider's health: a degraded provider greys its edges.
+    pub status: NodeStatus,
+    /// The provider's reason code when degraded.
+    pub reason: Option<ReasonCode>,
+}
+
+/// A connection rule as the canvas needs it to highlight legal targets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleView {
+    /// Capability id.
+    pub capability: String,
+    /// Capability kind.
+    pub kind: CapabilityKind,
+    /// The providing system id.
+    pub provider: String,
+    /// Every legal consumer id (systems and possibly the hub).
+    pub consumers: Vec<String>,
+}
+
+/// A capability and its public contract facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilityView {
+    /// Capability id.
+    pub id: String,
+    /// Its kind.
+    pub kind: CapabilityKind,
+    /// Operator-written description.
+    pub description: String,
+    /// Deadline of one call in milliseconds.
+    pub deadline_ms: u64,
+}
+
+/// Everything `GET /api/topology` answers: what the canvas draws.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologyView {
+    /// The hub's own id (the consumer id of the hub's calls).
+    pub hub_id: String,
+    /// Systems, their agents and datasources, and the hub.
+    pub nodes: Vec<NodeView>,
+    /// Legal connections.
+    pub edges: Vec<EdgeView>,
+    /// The connection rules.
+    pub rules: Vec<RuleView>,
+    /// The capabilities.
+    pub capabilities: Vec<CapabilityView>,
+    /// Why the last reload of the topology file failed (the hub keeps
+    /// running on the previous topology); `None` when it loaded cleanly.
+    pub reload_error: Option<String>,
+}
+
+/// One message of `GET /api/events` (Server-Sent Events, JSON data).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HubEvent {
+    /// A system's health changed.
+    StatusChanged {
+        /// The system id.
+        system: String,
+        /// Its new status.
+        status: NodeStatus,
+        /// Why, when degraded.
+        reason: Option<ReasonCode>,
+        /// Operator detail, when degraded.
+        detail: Option<String>,
+    },
+    /// The topology file was reloaded: refetch `/api/topology`. Also sent
+    /// when a slow listener missed events, as a signal to resynchronise.
+    TopologyChanged,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_codes_use_screaming_snake_case() {
+        for code in ReasonCode::ALL {
+            let json = serde_json::to_string(&code).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn events_are_tagged_by_type() {
+        let ev = HubEvent::StatusChanged {
+            system: "vendorcorp".into(),
+            status: NodeStatus::Degraded,
+            reason: Some(ReasonCode::Timeout),
+            detail: Some("deadline".into()),
+        };
+        let v = serde_json::to_value(&ev).unwrap_or_default();
+        assert_eq!(v["type"], "status_changed");
+        assert_eq!(v["status"], "degraded");
+        assert_eq!(v["reason"], "TIMEOUT");
+        let v = serde_json::to_value(HubEvent::TopologyChanged).unwrap_or_default();
+        assert_eq!(v["type"], "topology_changed");
+    }
+}

@@ -1,0 +1,55 @@
+import { test, expect, ConsoleMessage } from "@playwright/test";
+
+// Collects console errors and page errors so a broken hydration (a panic in
+// the wasm bundle, a failed fetch of /pkg/*.wasm) fails the test.
+function watchErrors(page: import("@playwright/test").Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (msg: ConsoleMessage) => {
+    if (msg.type() === "error") errors.push(msg.text());
+  });
+  page.on("pageerror", (err) => errors.push(String(err)));
+  page.on("requestfailed", (req) => errors.push(`request failed: ${req.url()}`));
+  return errors;
+}
+
+test("the canvas is rendered on the server before any script runs", async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto("/");
+  await expect(page.getByRole("heading", { name: "Wall Street" })).toBeVisible();
+  const canvas = page.getByRole("region", { name: "Ecosystem canvas" });
+  await expect(canvas).toHaveAttribute("data-hydrated", "false");
+  // Without wasm the controls stay inert: what the server sent is all there is.
+  await expect(page.getByTestId("zoom-in")).toBeDisabled();
+  await context.close();
+});
+
+test("the page hydrates without a console error and the zoom control reacts", async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.goto("/");
+  const canvas = page.getByRole("region", { name: "Ecosystem canvas" });
+  await expect(canvas).toHaveAttribute("data-hydrated", "true");
+  const level = page.getByTestId("zoom-level");
+  await expect(level).toHaveText("100%");
+  await page.getByTestId("zoom-in").click();
+  await expect(level).toHaveText("125%");
+  await page.getByTestId("zoom-out").click();
+  await page.getByTestId("zoom-out").click();
+  await expect(level).toHaveText("80%");
+  expect(errors, errors.join("\n")).toEqual([]);
+});
+
+test("the wasm bundle the page loads is served and is WebAssembly", async ({ page, request }) => {
+  const wasmUrls: string[] = [];
+  page.on("response", (res) => {
+    if (res.url().endsWith(".wasm")) wasmUrls.push(res.url());
+  });
+  await page.goto("/");
+  await expect(page.getByRole("region", { name: "Ecosystem canvas" })).toHaveAttribute("data-hydrated", "true");
+  expect(wasmUrls.length).toBe(1);
+  const res = await request.get(wasmUrls[0]);
+  expect(res.ok()).toBeTruthy();
+  const body = await res.body();
+  // "\0asm" magic number.
+  expect([...body.subarray(0, 4)]).toEqual([0x00, 0x61, 0x73, 0x6d]);
+});

@@ -1,0 +1,342 @@
+//! Append-only audit trails.
+//!
+//! The hub and every peer keep their own trail in their own SQLite file. A
+//! record names who called which capability of whom, with the request id,
+//! the trace id, the outcome and timings. It never holds a token or any of
+//! the payload: the trail must be safe to read by anyone who may read logs.
+//! The trace id joins the separate trails into one interaction
+//! ([`rebuild`]).
+
+use crate::reason::ReasonCode;
+use serde::{Deserialize, Serialize};
+use sqlx::{Row, SqlitePool};
+
+/// Which side of a call wrote a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The system that started the call.
+    Caller,
+    /// The hub, between caller and responder.
+    Hub,
+    /// The system that answered.
+    Responder,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::Caller => "caller",
+            Role::Hub => "hub",
+            Role::Responder => "responder",
+        }
+    }
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "caller" => Some(Role::Caller),
+            "hub" => Some(Role::Hub),
+            "responder" => Some(Role::Responder),
+            _ => None,
+        }
+    }
+}
+
+/// What became of the call, from the writer's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Answered within the contract.
+    Connected,
+    /// Answered from the idempotency store: the responder was not called.
+    Replayed,
+    /// Failed with a reason code.
+    NotConnected,
+    /// The responder ran the skill (responder side only).
+    Executed,
+    /// The responder refused the request (bad input, auth).
+    Refused,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Connected => "connected",
+            Outcome::Replayed => "replayed",
+            Outcome::NotConnected => "not_connected",
+            Outcome::Executed => "executed",
+            Outcome::Refused => "refused",
+        }
+    }
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "connected" => Some(Outcome::Connected),
+            "replayed" => Some(Outcome::Replayed),
+            "not_connected" => Some(Outcome::NotConnected),
+            "executed" => Some(Outcome::Executed),
+            "refused" => Some(Outcome::Refused),
+            _ => None,
+        }
+    }
+}
+
+/// One line of a trail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Whose trail this is (`hub`, `vendorcorp`, ...).
+    pub system: String,
+    pub role: Role,
+    /// RFC 3339 UTC with milliseconds.
+    pub at: String,
+    pub caller: String,
+    pub provider: String,
+    pub capability: String,
+    pub request_id: String,
+    pub trace_id: String,
+    pub outcome: Outcome,
+    pub reason: Option<ReasonCode>,
+    pub duration_ms: u64,
+    /// Operator detail: never a token, never payload data.
+    pub detail: String,
+}
+
+/// Errors reading or writing a trail.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("audit store: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("audit store holds an unreadable row: {0}")]
+    Corrupt(String),
+}
+
+/// A system's own trail.
+#[derive(Clone)]
+pub struct AuditTrail {
+    pool: SqlitePool,
+    system: String,
+}
+
+impl AuditTrail {
+    /// Opens the trail inside `pool`, creating its table. Triggers refuse
+    /// UPDATE and DELETE: append-only is enforced by the store, not by care.
+    pub async fn open(pool: SqlitePool, system: impl Into<String>) -> Result<Self, AuditError> {
+        for stmt in [
+            "CREATE TABLE IF NOT EXISTS audit_trail (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                system TEXT NOT NULL, role TEXT NOT NULL, at TEXT NOT NULL,
+                caller TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
+                request_id TEXT NOT NULL, trace_id TEXT NOT NULL,
+                outcome TEXT NOT NULL, reason TEXT, duration_ms INTEGER NOT NULL,
+                detail TEXT NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS audit_trail_trace ON audit_trail(trace_id)",
+            "CREATE TRIGGER IF NOT EXISTS audit_trail_no_update BEFORE UPDATE ON audit_trail
+                BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END",
+            "CREATE TRIGGER IF NOT EXISTS audit_trail_no_delete BEFORE DELETE ON audit_trail
+                BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END",
+        ] {
+            sqlx::query(stmt).execute(&pool).await?;
+        }
+        Ok(Self {
+            pool,
+            system: system.into(),
+        })
+    }
+
+    /// Reads an existing trail without touching its schema: what the
+    /// rebuild command and tests use on another process's file.
+    pub fn read_only(pool: SqlitePool, system: impl Into<String>) -> Self {
+        Self {
+            pool,
+            system: system.into(),
+        }
+    }
+
+    /// The system this trail belongs to.
+    pub fn system(&self) -> &str {
+        &self.system
+    }
+
+    /// Appends one record. `record.system` is overwritten with the trail's
+    /// owner: a trail only ever speaks for itself.
+    pub async fn append(&self, mut record: AuditRecord) -> Result<(), AuditError> {
+        record.system = self.system.clone();
+        sqlx::query(
+            "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
+                trace_id, outcome, reason, duration_ms, detail)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&record.system)
+        .bind(record.role.as_str())
+        .bind(&record.at)
+        .bind(&record.caller)
+        .bind(&record.provider)
+        .bind(&record.capability)
+        .bind(&record.request_id)
+        .bind(&record.trace_id)
+        .bind(record.outcome.as_str())
+        .bind(record.reason.map(|r| r.as_str()))
+        .bind(i64::try_from(record.duration_ms).unwrap_or(i64::MAX))
+        .bind(&record.detail)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Every record of one trace, oldest first.
+    pub async fn by_trace(&self, trace_id: &str) -> Result<Vec<AuditRecord>, AuditError> {
+        read_rows(&self.pool, "WHERE trace_id = ? ORDER BY seq", Some(trace_id), None).await
+    }
+
+    /// The latest `limit` records, newest first (drawers show these).
+    pub async fn recent(&self, limit: u32) -> Result<Vec<AuditRecord>, AuditError> {
+        read_rows(&self.pool, "ORDER BY seq DESC LIMIT ?", None, Some(limit)).await
+    }
+
+    /// How many records of `outcome` this trail holds for a request id: the
+    /// idempotency tests count executions with it.
+    pub async fn count(&self, request_id: &str, outcome: Outcome) -> Result<u64, AuditError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail WHERE request_id = ? AND outcome = ?")
+                .bind(request_id)
+                .bind(outcome.as_str())
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+async fn read_rows(
+    pool: &SqlitePool,
+    tail: &str,
+    trace_id: Option<&str>,
+    limit: Option<u32>,
+) -> Result<Vec<AuditRecord>, AuditError> {
+    let sql = format!(
+        "SELECT system, role, at, caller, provider, capability, request_id, trace_id, outcome,
+                reason, duration_ms, detail FROM audit_trail {tail}"
+    );
+    let mut query = sqlx::query(&sql);
+    if let Some(t) = trace_id {
+        query = query.bind(t);
+    }
+    if let Some(l) = limit {
+        query = query.bind(i64::from(l));
+    }
+    let rows = query.fetch_all(pool).await?;
+    rows.iter()
+        .map(|row| {
+            let role: String = row.try_get("role")?;
+            let outcome: String = row.try_get("outcome")?;
+            let reason: Option<String> = row.try_get("reason")?;
+            let reason = match reason {
+                Some(r) => Some(
+                    serde_json::from_value(serde_json::Value::String(r.clone()))
+                        .map_err(|_| AuditError::Corrupt(format!("reason {r:?}")))?,
+                ),
+                None => None,
+            };
+            Ok(AuditRecord {
+                system: row.try_get("system")?,
+                role: Role::parse(&role).ok_or_else(|| AuditError::Corrupt(format!("role {role:?}")))?,
+                at: row.try_get("at")?,
+                caller: row.try_get("caller")?,
+                provider: row.try_get("provider")?,
+                capability: row.try_get("capability")?,
+                request_id: row.try_get("request_id")?,
+                trace_id: row.try_get("trace_id")?,
+                outcome: Outcome::parse(&outcome)
+                    .ok_or_else(|| AuditError::Corrupt(format!("outcome {outcome:?}")))?,
+                reason,
+                duration_ms: u64::try_from(row.try_get::<i64, _>("duration_ms")?).unwrap_or(0),
+                detail: row.try_get("detail")?,
+            })
+        })
+        .collect()
+}
+
+/// The current time as the trails write it.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Rebuilds one interaction from several independent trails: every record
+/// of `trace_id` in each, merged in time order (ties keep trail order).
+pub async fn rebuild(trails: &[AuditTrail], trace_id: &str) -> Result<Vec<AuditRecord>, AuditError> {
+    let mut all = Vec::new();
+    for trail in trails {
+        all.extend(trail.by_trace(trace_id).await?);
+    }
+    all.sort_by(|a, b| a.at.cmp(&b.at));
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn trail(system: &str) -> AuditTrail {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        AuditTrail::open(pool, system).await.unwrap()
+    }
+
+    fn record(trace: &str, outcome: Outcome) -> AuditRecord {
+        AuditRecord {
+            system: "ignored".into(),
+            role: Role::Hub,
+            at: now(),
+            caller: "buyercorp".into(),
+            provider: "vendorcorp".into(),
+            capability: "orders.query".into(),
+            request_id: "r1".into(),
+            trace_id: trace.into(),
+            outcome,
+            reason: (outcome == Outcome::NotConnected).then_some(ReasonCode::Timeout),
+            duration_ms: 12,
+            detail: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn append_then_read_back_by_trace() {
+        let t = trail("hub").await;
+        t.append(record("aaa", Outcome::Connected)).await.unwrap();
+        t.append(record("bbb", Outcome::NotConnected)).await.unwrap();
+        let got = t.by_trace("bbb").await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].system, "hub", "the trail names its owner");
+        assert_eq!(got[0].reason, Some(ReasonCode::Timeout));
+        assert_eq!(t.count("r1", Outcome::Connected).await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_store_refuses_to_rewrite_history() {
+        let t = trail("hub").await;
+        t.append(record("aaa", Outcome::Connected)).await.unwrap();
+        let upd = sqlx::query("UPDATE audit_trail SET outcome = 'replayed'")
+            .execute(&t.pool)
+            .await;
+        assert!(upd.is_err());
+        let del = sqlx::query("DELETE FROM audit_trail").execute(&t.pool).await;
+        assert!(del.is_err());
+        assert_eq!(t.by_trace("aaa").await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn rebuild_merges_trails_in_time_order() {
+        let (a, b) = (trail("buyercorp").await, trail("vendorcorp").await);
+        let mut first = record("ttt", Outcome::Connected);
+        first.at = "2026-01-01T00:00:00.001Z".into();
+        let mut second = record("ttt", Outcome::Executed);
+        second.at = "2026-01-01T00:00:00.002Z".into();
+        b.append(second).await.unwrap();
+        a.append(first).await.unwrap();
+        let got = rebuild(&[b, a], "ttt").await.unwrap();
+        assert_eq!(
+            got.iter().map(|r| r.system.as_str()).collect::<Vec<_>>(),
+            ["buyercorp", "vendorcorp"]
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! The auth chain in front of the gateway (DESIGN.md §2, "auth chain").
+//!
+//! Pluggable layers, checked in order, each a small type implementing
+//! [`AuthLayer`]: the IP allowlist of the claimed caller, then the caller's
+//! bearer token (from the env var the topology names, compared in constant
+//! time), then an mTLS slot that exists but refuses everything when enabled,
+//! rather than pretending to check certificates. The first layer to refuse
+//! decides the reason code.
+//!
+//! Tokens are read from the environment at check time, never cached, never
+//! logged, and never part of an error.
+
+use std::net::SocketAddr;
+
+use axum::http::{header::AUTHORIZATION, HeaderMap};
+use subtle::{Choice, ConstantTimeEq};
+
+use crate::reason::{NotConnected, ReasonCode};
+use crate::registry::model::{System, Topology};
+
+/// What a layer sees of one incoming call.
+#[derive(Debug, Clone, Copy)]
+pub struct AuthContext<'a> {
+    /// The claimed caller (`X-Caller-System`); empty if absent.
+    pub caller: &'a str,
+    /// The TCP peer address, when the server knows it.
+    pub peer_addr: Option<SocketAddr>,
+    /// The request headers.
+    pub headers: &'a HeaderMap,
+    /// The topology in force for this call.
+    pub topology: &'a Topology,
+}
+
+impl<'a> AuthContext<'a> {
+    /// The claimed caller's topology entry. An unknown (or missing, or the
+    /// hub's own) id is refused the same way by every layer.
+    fn caller_system(&self) -> Result<&'a System, NotConnected> {
+        if self.caller.is_empty() {
+            return Err(NotConnected::new(
+                ReasonCode::AuthRejected,
+                "no X-Caller-System header",
+            ));
+        }
+        self.topology
+            .system(self.caller)
+            .ok_or_else(|| NotConnected::new(ReasonCode::AuthRejected, "unknown caller system"))
+    }
+}
+
+/// One layer of the chain. Layers are synchronous and cheap: they run on
+/// every call before anything is forwarded.
+pub trait AuthLayer: Send + Sync {
+    /// A stable name for logs and tests.
+    fn name(&self) -> &'static str;
+    /// Lets the call through, or says why not.
+    fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected>;
+}
+
+/// Layer 1: the caller's source address must be in its `ip_allowlist`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IpAllowlist;
+
+impl AuthLayer for IpAllowlist {
+    fn name(&self) -> &'static str {
+        "ip_allowlist"
+    }
+
+    fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
+        let system = cx.caller_system()?;
+        let Some(addr) = cx.peer_addr else {
+            return Err(NotConnected::new(
+                ReasonCode::IpNotAllowed,
+                "source address unknown",
+            ));
+        };
+        // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
+        let ip = addr.ip().to_canonical();
+        if system.ip_allowlist.iter().any(|net| net.contains(&ip)) {
+            Ok(())
+        } else {
+            Err(NotConnected::new(
+                ReasonCode::IpNotAllowed,
+                format!("{ip} is not in the allowlist of {}", system.id),
+            ))
+        }
+    }
+}
+
+/// Layer 2: `Authorization: Bearer <token>` must equal the value of the
+/// caller's `token_env` environment variable.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BearerToken;
+
+impl AuthLayer for BearerToken {
+    fn name(&self) -> &'static str {
+        "bearer_token"
+    }
+
+    fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
+        let system = cx.caller_system()?;
+        let reject = |why: &str| Err(NotConnected::new(ReasonCode::AuthRejected, why));
+        let Some(expected) = token_for(system) else {
+            // The hub cannot verify a caller it holds no token for.
+            return reject("the hub holds no token for this caller");
+        };
+        let Some(value) = cx.headers.get(AUTHORIZATION) else {
+            return reject("missing bearer token");
+        };
+        let Some(given) = value.to_str().ok().and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        }) else {
+            return reject("malformed Authorization header");
+        };
+        if constant_time_eq(given.trim().as_bytes(), expected.as_bytes()) {
+            Ok(())
+        } else {
+            reject("bearer token does not match")
+        }
+    }
+}
+
+/// Layer 3: the mTLS slot. Present so the chain and the config have its
+/// place; enabling it refuses every call until it is implemented.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MutualTls;
+
+impl AuthLayer for MutualTls {
+    fn name(&self) -> &'static str {
+        "mtls"
+    }
+
+    fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
+        if cx.topology.hub.auth.mtls {
+            Err(NotConnected::new(
+                ReasonCode::AuthRejected,
+                "mTLS layer is not implemented",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The ordered chain.
+pub struct AuthChain {
+    layers: Vec<Box<dyn AuthLayer>>,
+}
+
+impl std::fmt::Debug for AuthChain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.layer_names()).finish()
+    }
+}
+
+impl Default for AuthChain {
+    fn default() -> Self {
+        Self::standard()
+    }
+}
+
+impl AuthChain {
+    /// DESIGN.md order: IP allowlist → bearer token → mTLS.
+    pub fn standard() -> Self {
+        Self::new(vec![
+            Box::new(IpAllowlist),
+            Box::new(BearerToken),
+            Box::new(MutualTls),
+        ])
+    }
+
+    /// A chain of the given layers, checked in the given order.
+    pub fn new(layers: Vec<Box<dyn AuthLayer>>) -> Self {
+        Self { layers }
+    }
+
+    /// The layers' names in order.
+    pub fn layer_names(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|l| l.name()).collect()
+    }
+
+    /// Runs every layer in order; the first refusal wins.
+    pub fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
+        self.layers.iter().try_for_each(|layer| layer.check(cx))
+    }
+}
+
+/// The bearer token of `system` as the environment holds it right now; an
+/// unset or empty variable means "no token" (an empty token would let an
+/// empty header through).
+pub fn token_for(system: &System) -> Option<String> {
+    std::env::var(&system.token_env)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+}
+
+/// Compares a presented token with the expected one in time that depends
+/// only on the presented token's length, never on where they differ or on
+/// the expected token's length.
+pub fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    let mut same = Choice::from(1u8);
+    for (i, g) in given.iter().enumerate() {
+        let e = expected.get(i).copied().unwrap_or(0);
+        same &= g.ct_eq(&e);
+    }
+    let len_same = (given.len() as u64).ct_eq(&(expected.len() as u64));
+    bool::from(same & len_same)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn topology(token_env: &str, mtls: bool) -> Topology {
+        let text = include_str!("../../config/topology.yaml")
+            .replace("WS_TOKEN_BUYERCORP", token_env)
+            .replace(
+                "mtls: false",
+                if mtls { "mtls: true" } else { "mtls: false" },
+            );
+        match crate::registry::load::load_str("t.yaml", &text) {
+            Ok(l) => l.topology,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn headers(token: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(t) = token {
+            if let Ok(v) = HeaderValue::from_str(&format!("Bearer {t}")) {
+                h.insert(AUTHORIZATION, v);
+            }
+        }
+        h
+    }
+
+    fn check(
+        t: &Topology,
+        caller: &str,
+        ip: &str,
+        token: Option<&str>,
+    ) -> Result<(), NotConnected> {
+        let h = headers(token);
+        let addr: SocketAddr = format!("{ip}:40000").parse().expect("addr");
+        AuthChain::standard().check(&AuthContext {
+            caller,
+            peer_addr: Some(addr),
+            headers: &h,
+            topology: t,
+        })
+    }
+
+    fn reason(r: Result<(), NotConnected>) -> Option<ReasonCode> {
+        r.err().map(|e| e.reason)
+    }
+
+    #[test]
+    fn chain_order_is_ip_then_token_then_mtls() {
+        assert_eq!(
+            AuthChain::standard().layer_names(),
+            ["ip_allowlist", "bearer_token", "mtls"]
+        );
+        let env = "WS_TEST_TOKEN_ORDER";
+        std::env::set_var(env, "s3cret-order");
+        let t = topology(env, false);
+        // Wrong IP *and* wrong token: the IP layer speaks first.
+        assert_eq!(
+            reason(check(&t, "buyercorp", "10.1.2.3", Some("wrong"))),
+            Some(ReasonCode::IpNotAllowed)
+        );
+        assert_eq!(
+            reason(check(&t, "buyercorp", "127.0.0.1", Some("wrong"))),
+            Some(ReasonCode::AuthRejected)
+        );
+        assert_eq!(
+            reason(check(&t, "buyercorp", "127.0.0.1", Some("s3cret-order"))),
+            None
+        );
+        // mTLS on: an otherwise perfect call is refused, with its own detail.
+        let t = topology(env, true);
+        let err = check(&t, "buyercorp", "127.0.0.1", Some("s3cret-order")).expect_err("refused");
+        assert_eq!(err.reason, ReasonCode::AuthRejected);
+        assert_eq!(err.detail, "mTLS layer is not implemented");
+        // ... but the earlier layers still run before it.
+        assert_eq!(
+            reason(check(&t, "buyercorp", "10.1.2.3", Some("s3cret-order"))),
+            Some(ReasonCode::IpNotAllowed)
+        );
+    }
+
+    #[test]
+    fn unknown_caller_missing_header_and_unset_env_are_rejected() {
+        let env = "WS_TEST_TOKEN_MISSING";
+        std::env::set_var(env, "tok-missing");
+        let t = topology(env, false);
+        for caller in ["", "nobody", "hub"] {
+            assert_eq!(
+                reason(check(&t, caller, "127.0.0.1", Some("tok-missing"))),
+                Some(ReasonCode::AuthRejected),
+                "caller {caller:?}"
+            );
+        }
+        assert_eq!(
+            reason(check(&t, "buyercorp", "127.0.0.1", None)),
+            Some(ReasonCode::AuthRejected)
+        );
+        let unset = topology("WS_TEST_TOKEN_NEVER_SET", false);
+        // Even an empty presented token must not match an unset variable.
+        assert_eq!(
+            reason(check(&unset, "buyercorp", "127.0.0.1", Some(""))),
+            Some(ReasonCode::AuthRejected)
+        );
+    }
+
+    #[test]
+    fn tokens_never_appear_in_errors() {
+        let env = "WS_TEST_TOKEN_LEAK";
+        std::env::set_var(env, "very-secret-token");
+        let t = topology(env, false);
+        let err =
+            check(&t, "buyercorp", "127.0.0.1", Some("very-secret-tokeX")).expect_err("refused");
+        assert!(!err.detail.contains("very-secret"), "{}", err.detail);
+        assert!(!err.detail.contains(env), "{}", err.detail);
+    }
+
+    #[test]
+    fn constant_time_eq_compares_exactly() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"ab", b"abc"));
+        assert!(!constant_time_eq(b"abcd", b"abc"));
+        assert!(!constant_time_eq(b"", b"abc"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn the_token_layer_uses_the_constant_time_compare() {
+        // Guards against a refactor back to `==` on secrets: the only
+        // comparison of a presented token goes through subtle's `ct_eq`.
+        let src = include_str!("auth.rs");
+        let layer = src
+            .split("impl AuthLayer for BearerToken")
+            .nth(1)
+            .and_then(|s| s.split("impl AuthLayer for MutualTls").next())
+            .unwrap_or_default();
+        assert!(
+            layer.contains("constant_time_eq(given"),
+            "BearerToken must call constant_time_eq"
+        );
+        assert!(!layer.contains("== expected") && !layer.contains("expected =="));
+        let f = src
+            .split("pub fn constant_time_eq")
+            .nth(1)
+            .unwrap_or_default();
+        assert!(f.contains(".ct_eq("), "constant_time_eq must use subtle");
+    }
+}

@@ -1,0 +1,340 @@
+//! The browser-facing API (DESIGN.md §3, "BFF").
+//!
+//! `GET /api/topology` answers what the canvas draws, built field by field
+//! into `app::dto` types: nothing from the registry reaches a browser unless
+//! a DTO field was written for it, so tokens, token env var names, base URLs
+//! and IP allowlists have nowhere to go. `GET /api/events` pushes status
+//! and topology changes as Server-Sent Events.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::dto::{
+    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, HubEvent, NodeKind,
+    NodeView, RuleView, TopologyView,
+};
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures::stream::{self, Stream, StreamExt};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::events::{EventBus, Shutdown};
+use crate::prober::{PeerStatus, StatusBoard};
+use crate::registry::model::{CapabilityKind, Topology};
+use crate::registry::{Loaded, Registry};
+
+/// What the BFF handlers read.
+#[derive(Debug, Clone)]
+pub struct BffState {
+    /// The current topology.
+    pub registry: Arc<Registry>,
+    /// Current health.
+    pub board: Arc<StatusBoard>,
+    /// Live changes.
+    pub events: EventBus,
+    /// Ends open event streams when the hub stops.
+    pub shutdown: Shutdown,
+}
+
+/// The `/api` routes.
+pub fn router(state: BffState) -> Router {
+    Router::new()
+        .route("/api/topology", get(topology))
+        .route("/api/events", get(events))
+        .with_state(state)
+}
+
+async fn topology(State(state): State<BffState>) -> Json<TopologyView> {
+    let loaded = state.registry.snapshot();
+    Json(topology_view(
+        &loaded,
+        &state.board,
+        state.registry.reload_error(),
+    ))
+}
+
+/// Builds the canvas view of `loaded`, with each system's health from
+/// `board`. Only whitelisted facts are copied.
+pub fn topology_view(
+    loaded: &Loaded,
+    board: &StatusBoard,
+    reload_error: Option<String>,
+) -> TopologyView {
+    let t: &Topology = &loaded.topology;
+    let kind_of = |cap: &str| t.capability(cap).map(|c| dto_kind(c.kind));
+    let refs = |caps: &[String]| -> Vec<CapabilityRef> {
+        caps.iter()
+            .filter_map(|c| {
+                kind_of(c).map(|kind| CapabilityRef {
+                    id: c.clone(),
+                    kind,
+                })
+            })
+            .collect()
+    };
+
+    let mut nodes = Vec::new();
+    let hub_consumes: Vec<String> = t
+        .rules
+        .iter()
+        .filter(|r| r.consumers.iter().any(|c| c == &t.hub.id))
+        .map(|r| r.capability.clone())
+        .fold(Vec::new(), |mut acc, c| {
+            if !acc.contains(&c) {
+                acc.push(c);
+            }
+            acc
+        });
+    nodes.push(NodeView {
+        id: t.hub.id.clone(),
+        name: "Wall Street hub".into(),
+        node_type: NodeKind::Hub,
+        system: None,
+        description: "The exchange hub.".into(),
+        status: app::dto::NodeStatus::Healthy,
+        reason: None,
+        detail: None,
+        since: None,
+        provides: Vec::new(),
+        consumes: refs(&hub_consumes),
+    });
+    for s in &t.systems {
+        let status = board.status(&s.id);
+        let (node_status, reason, detail, since) = status_fields(&status);
+        nodes.push(NodeView {
+            id: s.id.clone(),
+            name: s.name.clone(),
+            node_type: NodeKind::System,
+            system: None,
+            description: String::new(),
+            status: node_status,
+            reason,
+            detail: detail.clone(),
+            since: since.clone(),
+            provides: refs(&s.provides),
+            consumes: refs(&s.consumes),
+        });
+        let children = s
+            .agents
+            .iter()
+            .map(|a| (NodeKind::Agent, "agent", &a.id, &a.name, &a.description))
+            .chain(s.datasources.iter().map(|d| {
+                (
+                    NodeKind::Datasource,
+                    "datasource",
+                    &d.id,
+                    &d.name,
+                    &d.description,
+                )
+            }));
+        for (node_type, segment, id, name, description) in children {
+            nodes.push(NodeView {
+                id: format!("{}/{segment}/{id}", s.id),
+                name: name.clone(),
+                node_type,
+                system: Some(s.id.clone()),
+                description: description.clone(),
+                status: node_status,
+                reason,
+                detail: detail.clone(),
+                since: since.clone(),
+                provides: Vec::new(),
+                consumes: Vec::new(),
+            });
+        }
+    }
+
+    let mut edges = Vec::new();
+    let mut rules = Vec::new();
+    for r in &t.rules {
+        let Some(kind) = kind_of(&r.capability) else {
+            continue;
+        };
+        let provider_status = board.status(&r.provider);
+        for consumer in &r.consumers {
+            edges.push(EdgeView {
+                id: format!("{consumer}->{}:{}", r.provider, r.capability),
+                consumer: consumer.clone(),
+                provider: r.provider.clone(),
+                capability: r.capability.clone(),
+                kind,
+                status: provider_status.node_status(),
+                reason: provider_status.reason(),
+            });
+        }
+        rules.push(RuleView {
+            capability: r.capability.clone(),
+            kind,
+            provider: r.provider.clone(),
+            consumers: r.consumers.clone(),
+        });
+    }
+
+    let capabilities = t
+        .capabilities
+        .iter()
+        .map(|c| CapabilityView {
+            id: c.id.clone(),
+            kind: dto_kind(c.kind),
+            description: c.description.clone(),
+            deadline_ms: t.deadline_ms(&c.id),
+        })
+        .collect();
+
+    TopologyView {
+        hub_id: t.hub.id.clone(),
+        nodes,
+        edges,
+        rules,
+        capabilities,
+        reload_error,
+    }
+}
+
+type StatusFields = (
+    app::dto::NodeStatus,
+    Option<app::dto::ReasonCode>,
+    Option<String>,
+    Option<String>,
+);
+
+fn status_fields(status: &PeerStatus) -> StatusFields {
+    let since = match status {
+        PeerStatus::Degraded { since, .. } => {
+            Some(since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        }
+        _ => None,
+    };
+    (
+        status.node_status(),
+        status.reason(),
+        status.detail().map(str::to_string),
+        since,
+    )
+}
+
+fn dto_kind(kind: CapabilityKind) -> DtoKind {
+    match kind {
+        CapabilityKind::DataShare => DtoKind::DataShare,
+        CapabilityKind::Consult => DtoKind::Consult,
+    }
+}
+
+/// `GET /api/events`: one SSE `message` per hub event, its data the JSON
+/// of an `app::dto::HubEvent`. A listener that falls behind gets a
+/// `topology_changed` (refetch everything) instead of the events it missed.
+async fn events(
+    State(state): State<BffState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let rx = state.events.subscribe();
+    let live = stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => return Some((ev, rx)),
+                Err(RecvError::Lagged(_)) => return Some((HubEvent::TopologyChanged, rx)),
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    })
+    .map(|ev| {
+        Ok(Event::default()
+            .json_data(&ev)
+            .unwrap_or_else(|_| Event::default().data("{\"type\":\"topology_changed\"}")))
+    })
+    .take_until(state.shutdown.wait());
+    Sse::new(live).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reason::{NotConnected, ReasonCode};
+
+    fn loaded() -> Loaded {
+        crate::registry::load::load_str(
+            "config/topology.yaml",
+            include_str!("../../config/topology.yaml"),
+        )
+        .expect("shipped topology is valid")
+    }
+
+    #[test]
+    fn the_view_leaks_no_secret_or_internal_address() {
+        let loaded = loaded();
+        let board = StatusBoard::new(EventBus::new());
+        board.record_probe(
+            "vendorcorp",
+            Err(NotConnected::new(
+                ReasonCode::PeerUnreachable,
+                "connection refused by vendorcorp",
+            )),
+        );
+        let view = topology_view(&loaded, &board, None);
+        let json = serde_json::to_string(&view).expect("serialises");
+        let mut forbidden: Vec<String> = Vec::new();
+        for s in &loaded.topology.systems {
+            forbidden.push(s.token_env.clone());
+            forbidden.push(s.base_url.clone());
+            forbidden.push(s.base_url.trim_start_matches("http://").to_string());
+            for net in &s.ip_allowlist {
+                forbidden.push(net.to_string());
+                forbidden.push(net.addr().to_string());
+            }
+        }
+        forbidden.extend([
+            "WS_TOKEN".into(),
+            "token".into(),
+            "base_url".into(),
+            "allowlist".into(),
+        ]);
+        for needle in &forbidden {
+            assert!(
+                !json.contains(needle.as_str()),
+                "view leaks {needle:?}: {json}"
+            );
+        }
+        // ... while it does carry what the canvas needs.
+        assert!(json.contains("\"PEER_UNREACHABLE\""));
+        assert!(json.contains("orders.query"));
+    }
+
+    #[test]
+    fn nodes_edges_and_status_follow_the_registry_and_board() {
+        let loaded = loaded();
+        let board = StatusBoard::new(EventBus::new());
+        board.record_probe("buyercorp", Ok(()));
+        board.record_probe(
+            "helpdesk",
+            Err(NotConnected::new(ReasonCode::Timeout, "slow")),
+        );
+        let view = topology_view(&loaded, &board, Some("bad reload".into()));
+        let node = |id: &str| view.nodes.iter().find(|n| n.id == id).cloned().expect(id);
+        assert_eq!(node("buyercorp").status, app::dto::NodeStatus::Healthy);
+        assert_eq!(node("vendorcorp").status, app::dto::NodeStatus::Unknown);
+        assert_eq!(node("helpdesk").reason, Some(ReasonCode::Timeout));
+        let triage = node("helpdesk/agent/triage-agent");
+        assert_eq!(triage.system.as_deref(), Some("helpdesk"));
+        assert_eq!(triage.status, app::dto::NodeStatus::Degraded);
+        assert_eq!(
+            node("vendorcorp/datasource/orders-db").node_type,
+            NodeKind::Datasource
+        );
+        assert_eq!(node("hub").node_type, NodeKind::Hub);
+        // One edge per rule x consumer: 2 + 2 + 2.
+        assert_eq!(view.edges.len(), 6);
+        let e = view
+            .edges
+            .iter()
+            .find(|e| e.id == "buyercorp->helpdesk:ticket.classify")
+            .expect("edge");
+        assert_eq!(
+            (e.status, e.reason),
+            (app::dto::NodeStatus::Degraded, Some(ReasonCode::Timeout))
+        );
+        assert_eq!(view.reload_error.as_deref(), Some("bad reload"));
+        assert_eq!(view.rules.len(), 3);
+    }
+}

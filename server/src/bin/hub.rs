@@ -1,0 +1,220 @@
+//! The hub binary.
+//!
+//! `hub` / `hub serve`: serves the canvas, the `/api` BFF and the A2A
+//! gateway, and runs the prober and the topology watcher. The listen
+//! address is Leptos' `site_addr` (`LEPTOS_SITE_ADDR`), as `cargo leptos`
+//! and `scripts/demo` set it.
+//!
+//! `hub trail --trace-id X --db a.db --db b.db ...`: rebuilds one
+//! interaction from several independent audit trails, read-only.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use leptos::prelude::get_configuration;
+use server::audit::{self, AuditRecord, AuditTrail};
+use server::hub::{Hub, HubConfig};
+
+/// Wall Street: the A2A exchange hub.
+#[derive(Debug, Parser)]
+#[command(name = "hub", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// `serve` flags, when no subcommand is given.
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the hub (the default).
+    Serve(ServeArgs),
+    /// Rebuild one interaction from several audit trails.
+    Trail(TrailArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+struct ServeArgs {
+    /// The topology file.
+    #[arg(long, env = "WS_TOPOLOGY", default_value = "config/topology.yaml")]
+    topology: PathBuf,
+    /// The hub's SQLite database.
+    #[arg(long, env = "WS_HUB_DB", default_value = "var/hub.db")]
+    database: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+struct TrailArgs {
+    /// The trace id (32 hex digits) of the interaction.
+    #[arg(long)]
+    trace_id: String,
+    /// A trail database to read (repeat for each system's file).
+    #[arg(long = "db", required = true)]
+    dbs: Vec<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,server=info,tower_http=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    match cli.command {
+        None => runtime.block_on(serve(cli.serve)),
+        Some(Command::Serve(args)) => runtime.block_on(serve(args)),
+        Some(Command::Trail(args)) => runtime.block_on(trail(args)),
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // The topology first: an operator's typo should be the only message.
+    let hub = Hub::build(&HubConfig {
+        topology: args.topology.clone(),
+        database: args.database.clone(),
+    })
+    .await
+    .context("starting the hub")?;
+    let conf = get_configuration(None).context("reading the LEPTOS_* configuration")?;
+    let addr = conf.leptos_options.site_addr;
+    let _background = hub
+        .start_background()
+        .context("starting background tasks")?;
+    let app = hub.router(conf.leptos_options);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the hub to {addr}"))?;
+    tracing::info!(%addr, topology = %args.topology.display(), database = %args.database.display(), "hub listening");
+
+    let shutdown = hub.shutdown.clone();
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        stop_signal().await;
+        tracing::info!("shutting down");
+        // Ends the event streams so open canvases do not hold the exit.
+        shutdown.trigger();
+    });
+    let stopping = hub.shutdown.wait();
+    tokio::select! {
+        result = server => result.context("serving the hub")?,
+        // In-flight calls are bounded by their deadlines; give them time,
+        // then leave even if a client keeps a connection open.
+        _ = async {
+            stopping.await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        } => tracing::warn!("graceful shutdown timed out"),
+    }
+    Ok(())
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn stop_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+async fn trail(args: TrailArgs) -> anyhow::Result<()> {
+    let mut trails = Vec::new();
+    for path in &args.dbs {
+        let pool = server::db::open_read_only(path).await?;
+        // The owner name is only used when appending, which this never does:
+        // each record names its own system.
+        let owner = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        trails.push(AuditTrail::read_only(pool, owner));
+    }
+    let records = audit::rebuild(&trails, &args.trace_id)
+        .await
+        .context("reading the trails")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&records)?);
+    } else {
+        print_table(&records);
+    }
+    if records.is_empty() {
+        anyhow::bail!("no record of trace {} in the given trails", args.trace_id);
+    }
+    Ok(())
+}
+
+fn print_table(records: &[AuditRecord]) {
+    let rows: Vec<[String; 9]> = records
+        .iter()
+        .map(|r| {
+            [
+                r.at.clone(),
+                r.system.clone(),
+                format!("{:?}", r.role).to_lowercase(),
+                r.caller.clone(),
+                format!("{} / {}", r.provider, r.capability),
+                format!("{:?}", r.outcome).to_lowercase(),
+                r.reason.map(|c| c.to_string()).unwrap_or_default(),
+                format!("{} ms", r.duration_ms),
+                r.request_id.clone(),
+            ]
+        })
+        .collect();
+    let header = [
+        "at",
+        "trail",
+        "role",
+        "caller",
+        "provider / capability",
+        "outcome",
+        "reason",
+        "took",
+        "request id",
+    ];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    println!("{}", line(header.to_vec()));
+    for row in &rows {
+        println!("{}", line(row.iter().map(String::as_str).collect()));
+    }
+}

@@ -1,0 +1,176 @@
+//! Response contracts: the JSON Schema every answer of a capability must
+//! satisfy (DESIGN.md §2, "data contract").
+//!
+//! Schemas come from the topology file and are compiled once per load, so a
+//! call pays only for validation. A violation is reported as the JSON
+//! pointer of the failing value and the schema keyword it broke, never the
+//! value itself: the detail ends up in audit trails, which hold no payload.
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{JsonType, Validator};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::registry::model::Topology;
+
+/// A schema that does not compile (reported by the topology loader).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid JSON Schema at {schema_pointer}: {message}")]
+pub struct SchemaError {
+    /// Where in the schema the problem is (JSON pointer, `/` for the root).
+    pub schema_pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// How an answer broke its contract: enough for an operator to find the
+/// field, nothing of the answer's data.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("answer breaks the contract at {pointer}: {problem}")]
+pub struct SchemaViolation {
+    /// JSON pointer of the failing value in the answer (`/` for the root).
+    pub pointer: String,
+    /// The schema keyword that failed (`type`, `required`, `enum`, ...).
+    pub keyword: String,
+    /// A payload-free description of the failure.
+    pub problem: String,
+}
+
+/// One capability's compiled response schema.
+#[derive(Debug)]
+pub struct Contract {
+    validator: Validator,
+}
+
+impl Contract {
+    /// Compiles `schema` (draft auto-detected, meta-schema checked), so an
+    /// invalid schema is caught when the topology loads, not at call time.
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        jsonschema::validator_for(schema)
+            .map(|validator| Self { validator })
+            .map_err(|e| SchemaError {
+                schema_pointer: pointer_or_root(e.instance_path.as_str()),
+                message: e.to_string(),
+            })
+    }
+
+    /// Checks one answer; the first violation found is reported.
+    pub fn check(&self, answer: &Value) -> Result<(), SchemaViolation> {
+        match self.validator.iter_errors(answer).next() {
+            None => Ok(()),
+            Some(err) => {
+                let keyword = err
+                    .schema_path
+                    .as_str()
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                let problem = match &err.kind {
+                    ValidationErrorKind::Required { property } => {
+                        format!("missing required property {property}")
+                    }
+                    ValidationErrorKind::Type { kind } => {
+                        let expected = match kind {
+                            TypeKind::Single(t) => t.to_string(),
+                            TypeKind::Multiple(set) => format!("{set:?}"),
+                        };
+                        format!(
+                            "expected {expected}, got {}",
+                            JsonType::from(err.instance.as_ref())
+                        )
+                    }
+                    _ => format!("fails `{keyword}`"),
+                };
+                Err(SchemaViolation {
+                    pointer: pointer_or_root(err.instance_path.as_str()),
+                    keyword,
+                    problem,
+                })
+            }
+        }
+    }
+}
+
+fn pointer_or_root(p: &str) -> String {
+    if p.is_empty() {
+        "/".to_string()
+    } else {
+        p.to_string()
+    }
+}
+
+/// Every capability's contract, compiled, keyed by capability id. Built
+/// together with a topology and swapped together with it.
+#[derive(Debug, Default, Clone)]
+pub struct Contracts {
+    by_capability: HashMap<String, Arc<Contract>>,
+}
+
+impl Contracts {
+    /// Compiles every capability's schema; the error lists each capability
+    /// index whose schema failed, so the loader can point at its line.
+    pub fn compile(topology: &Topology) -> Result<Self, Vec<(usize, SchemaError)>> {
+        let mut by_capability = HashMap::new();
+        let mut errors = Vec::new();
+        for (i, cap) in topology.capabilities.iter().enumerate() {
+            match Contract::compile(&cap.response_schema) {
+                Ok(c) => {
+                    by_capability.insert(cap.id.clone(), Arc::new(c));
+                }
+                Err(e) => errors.push((i, e)),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Self { by_capability })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The contract of `capability`, if it exists.
+    pub fn get(&self, capability: &str) -> Option<Arc<Contract>> {
+        self.by_capability.get(capability).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn contract() -> Contract {
+        Contract::compile(&json!({
+            "type": "object",
+            "required": ["groups"],
+            "properties": {"groups": {"type": "array", "items": {
+                "type": "object", "properties": {"count": {"type": "integer"}}}}}
+        }))
+        .expect("schema compiles")
+    }
+
+    #[test]
+    fn violation_names_the_pointer_and_not_the_value() {
+        let err = contract()
+            .check(&json!({"groups": [{"count": 1}, {"count": "secret-ish"}]}))
+            .expect_err("must fail");
+        assert_eq!(err.pointer, "/groups/1/count");
+        assert_eq!(err.keyword, "type");
+        assert!(!err.to_string().contains("secret-ish"), "{err}");
+    }
+
+    #[test]
+    fn missing_field_is_reported_at_the_root() {
+        let err = contract().check(&json!({})).expect_err("must fail");
+        assert_eq!(err.pointer, "/");
+        assert_eq!(err.keyword, "required");
+        assert!(err.problem.contains("groups"));
+    }
+
+    #[test]
+    fn valid_answer_passes_and_bad_schema_is_refused() {
+        assert!(contract().check(&json!({"groups": []})).is_ok());
+        assert!(Contract::compile(&json!({"type": "no-such-type"})).is_err());
+    }
+}

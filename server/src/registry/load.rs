@@ -1,0 +1,800 @@
+//! Loading and validating the topology file.
+//!
+//! An operator edits this file by hand, so every complaint names the file,
+//! the line and the field (`config/topology.yaml:14:5: systems[1].base_url:
+//! ...`), and validation reports every problem it finds, not just the first.
+//! Parsing (types, unknown fields) is serde's job; the semantic checks
+//! (duplicates, dangling references, URLs, schemas) are done here and point
+//! back into the text with a small indentation-based locator.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::model::Topology;
+use crate::contract::Contracts;
+
+/// One problem in a topology file, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The field path, e.g. `systems[1].base_url` (`.` for the whole file).
+    pub field: String,
+    /// What is wrong. Never echoes a base URL or token env var name.
+    pub message: String,
+}
+
+/// Why a topology file was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read at all.
+    #[error("{file}: cannot read the topology file: {source}")]
+    Read {
+        /// The path as given.
+        file: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not a valid topology.
+    #[error("{}", render_issues(file, issues))]
+    Invalid {
+        /// The path as given.
+        file: String,
+        /// Every problem found, in file order.
+        issues: Vec<Issue>,
+    },
+}
+
+impl LoadError {
+    /// The located problems (empty for a read error).
+    pub fn issues(&self) -> &[Issue] {
+        match self {
+            LoadError::Read { .. } => &[],
+            LoadError::Invalid { issues, .. } => issues,
+        }
+    }
+}
+
+fn render_issues(file: &str, issues: &[Issue]) -> String {
+    let lines: Vec<String> = issues
+        .iter()
+        .map(|i| format!("{file}:{}:{}: {}: {}", i.line, i.column, i.field, i.message))
+        .collect();
+    lines.join("\n")
+}
+
+/// A validated topology together with its compiled response contracts:
+/// the two are built and swapped as one, so a call never sees a schema of
+/// another generation.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The parsed file.
+    pub topology: Topology,
+    /// Compiled response schemas by capability id.
+    pub contracts: Contracts,
+}
+
+/// Reads and validates the topology file at `path`.
+pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    load_str(&file, &text)
+}
+
+/// Parses and validates topology `text`; `file` is only used in messages.
+pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
+    let invalid = |issues| LoadError::Invalid {
+        file: file.to_string(),
+        issues,
+    };
+    let topology = parse(text).map_err(|issue| invalid(vec![issue]))?;
+    let locator = Locator::new(text);
+    let mut issues = validate(&topology, &locator);
+    let contracts = match Contracts::compile(&topology) {
+        Ok(c) => Some(c),
+        Err(errors) => {
+            for (i, e) in errors {
+                let path = [
+                    Seg::Key("capabilities"),
+                    Seg::Index(i),
+                    Seg::Key("response_schema"),
+                ];
+                issues.push(locator.issue(&path, e.to_string()));
+            }
+            None
+        }
+    };
+    issues.sort_by_key(|i| (i.line, i.column));
+    match contracts {
+        Some(contracts) if issues.is_empty() => Ok(Loaded {
+            topology,
+            contracts,
+        }),
+        _ => Err(invalid(issues)),
+    }
+}
+
+/// Deserializes with the field path tracked, turning the first serde error
+/// into a located issue.
+fn parse(text: &str) -> Result<Topology, Issue> {
+    let de = serde_yaml_ng::Deserializer::from_str(text);
+    serde_path_to_error::deserialize::<_, Topology>(de).map_err(|err| {
+        let field = err.path().to_string();
+        let inner = err.inner();
+        let (line, column) = inner
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((1, 1));
+        Issue {
+            line,
+            column,
+            message: clean_yaml_message(&inner.to_string(), &field),
+            field,
+        }
+    })
+}
+
+/// serde_yaml_ng already prefixes its own path and appends "at line L
+/// column C"; both are said once by our own format, so they are cut here.
+fn clean_yaml_message(message: &str, field: &str) -> String {
+    let mut msg = message;
+    // serde_yaml_ng's path stops at the mapping for an unknown field
+    // (`systems[1]` where ours says `systems[1].nmae`): cut any prefix of ours.
+    if let Some((head, rest)) = msg.split_once(": ") {
+        if !head.is_empty()
+            && (field == head
+                || field.starts_with(&format!("{head}."))
+                || field.starts_with(&format!("{head}[")))
+        {
+            msg = rest;
+        }
+    }
+    match msg.rfind(" at line ") {
+        Some(pos) if msg[pos + 9..].contains(" column ") => msg[..pos].to_string(),
+        _ => msg.to_string(),
+    }
+}
+
+/// Every semantic check, every problem collected.
+fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
+    use Seg::{Index as I, Key as K};
+    let mut issues = Vec::new();
+    let mut push = |path: &[Seg], msg: String| issues.push(loc.issue(path, msg));
+
+    if t.version != 1 {
+        push(
+            &[K("version")],
+            format!("unsupported version {}; only version 1 exists", t.version),
+        );
+    }
+    if !valid_id(&t.hub.id) {
+        push(&[K("hub"), K("id")], id_rule("hub id"));
+    }
+    for (field, value) in [
+        ("default_deadline_ms", t.hub.default_deadline_ms),
+        ("probe_interval_ms", t.hub.probe_interval_ms),
+        ("probe_timeout_ms", t.hub.probe_timeout_ms),
+    ] {
+        if value == 0 {
+            push(&[K("hub"), K(field)], "must be greater than 0".into());
+        }
+    }
+
+    let capability_ids: HashSet<&str> = t.capabilities.iter().map(|c| c.id.as_str()).collect();
+    let system_ids: HashSet<&str> = t.systems.iter().map(|s| s.id.as_str()).collect();
+
+    let mut seen = HashSet::new();
+    for (i, s) in t.systems.iter().enumerate() {
+        let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
+            let mut p = vec![K("systems"), I(i)];
+            p.extend_from_slice(rest);
+            p
+        };
+        if !valid_id(&s.id) {
+            push(&at(&[K("id")]), id_rule("system id"));
+        } else if !seen.insert(s.id.as_str()) {
+            push(&at(&[K("id")]), format!("duplicate system id `{}`", s.id));
+        } else if s.id == t.hub.id {
+            push(
+                &at(&[K("id")]),
+                format!("`{}` is the hub's own id and cannot name a system", s.id),
+            );
+        }
+        if s.name.trim().is_empty() {
+            push(&at(&[K("name")]), "must not be empty".into());
+        }
+        if let Err(why) = check_base_url(&s.base_url) {
+            push(&at(&[K("base_url")]), why);
+        }
+        if s.token_env.trim().is_empty() {
+            push(
+                &at(&[K("token_env")]),
+                "must name the environment variable holding this system's token".into(),
+            );
+        } else if !s
+            .token_env
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            push(
+                &at(&[K("token_env")]),
+                "must be an environment variable name (letters, digits, _)".into(),
+            );
+        }
+        for (list, entries) in [("provides", &s.provides), ("consumes", &s.consumes)] {
+            for (k, cap) in entries.iter().enumerate() {
+                if !capability_ids.contains(cap.as_str()) {
+                    push(&at(&[K(list), I(k)]), format!("unknown capability `{cap}`"));
+                }
+            }
+        }
+        for (list, ids) in [
+            (
+                "agents",
+                s.agents.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+            ),
+            (
+                "datasources",
+                s.datasources
+                    .iter()
+                    .map(|d| d.id.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+        ] {
+            let mut seen_child = HashSet::new();
+            for (k, id) in ids.into_iter().enumerate() {
+                if !valid_id(id) {
+                    push(&at(&[K(list), I(k), K("id")]), id_rule("id"));
+                } else if !seen_child.insert(id) {
+                    push(
+                        &at(&[K(list), I(k), K("id")]),
+                        format!("duplicate id `{id}` in {list} of `{}`", s.id),
+                    );
+                }
+            }
+        }
+    }
+
+    let mut seen = HashSet::new();
+    for (i, c) in t.capabilities.iter().enumerate() {
+        if !valid_id(&c.id) {
+            push(
+                &[K("capabilities"), I(i), K("id")],
+                id_rule("capability id"),
+            );
+        } else if !seen.insert(c.id.as_str()) {
+            push(
+                &[K("capabilities"), I(i), K("id")],
+                format!("duplicate capability id `{}`", c.id),
+            );
+        }
+        if c.deadline_ms == Some(0) {
+            push(
+                &[K("capabilities"), I(i), K("deadline_ms")],
+                "must be greater than 0".into(),
+            );
+        }
+    }
+
+    for (i, r) in t.rules.iter().enumerate() {
+        let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
+            let mut p = vec![K("rules"), I(i)];
+            p.extend_from_slice(rest);
+            p
+        };
+        if !capability_ids.contains(r.capability.as_str()) {
+            push(
+                &at(&[K("capability")]),
+                format!("unknown capability `{}`", r.capability),
+            );
+        }
+        match t.system(&r.provider) {
+            None => push(
+                &at(&[K("provider")]),
+                format!("unknown provider `{}`", r.provider),
+            ),
+            Some(p) => {
+                if capability_ids.contains(r.capability.as_str())
+                    && !p.provides.iter().any(|c| c == &r.capability)
+                {
+                    push(
+                        &at(&[K("provider")]),
+                        format!(
+                            "`{}` does not list `{}` under provides",
+                            r.provider, r.capability
+                        ),
+                    );
+                }
+            }
+        }
+        if r.consumers.is_empty() {
+            push(
+                &at(&[K("consumers")]),
+                "must name at least one consumer".into(),
+            );
+        }
+        for (k, consumer) in r.consumers.iter().enumerate() {
+            if consumer != &t.hub.id && !system_ids.contains(consumer.as_str()) {
+                push(
+                    &at(&[K("consumers"), I(k)]),
+                    format!("unknown consumer `{consumer}`"),
+                );
+            } else if consumer == &r.provider {
+                push(
+                    &at(&[K("consumers"), I(k)]),
+                    format!("`{consumer}` cannot consume its own capability"),
+                );
+            }
+        }
+    }
+    issues
+}
+
+/// Ids travel in headers, node ids and trails: keep them to a safe alphabet.
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
+        })
+}
+
+fn id_rule(what: &str) -> String {
+    format!("{what} must be 1-64 characters of a-z, 0-9, `-`, `_`, `.`")
+}
+
+/// `http://host:port`, optionally with a trailing `/`, nothing more. The
+/// message never repeats the URL: base URLs are internal.
+fn check_base_url(raw: &str) -> Result<(), String> {
+    let rule = "must be http://host:port (no path, query, credentials or TLS)";
+    let url = reqwest::Url::parse(raw).map_err(|e| format!("{rule}: {e}"))?;
+    let ok = url.scheme() == "http"
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.port().is_some_and(|p| p != 0)
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        // `Url` normalises away a `/` the operator did not write; reject
+        // any other path the operator did write.
+        && {
+            let after_scheme = raw.trim_start_matches("http://");
+            let path_start = after_scheme.find('/').unwrap_or(after_scheme.len());
+            matches!(&after_scheme[path_start..], "" | "/")
+        };
+    if ok {
+        Ok(())
+    } else {
+        Err(rule.to_string())
+    }
+}
+
+/// One step of a field path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn render_path(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+/// A key or a sequence dash found in the text, with its position.
+#[derive(Debug)]
+struct Entry {
+    line: usize,
+    col: usize,
+    /// `Some(key)` for `key:`, `None` for a `- ` sequence item.
+    key: Option<String>,
+}
+
+/// Finds the line of a field path in block-style YAML by indentation.
+///
+/// Not a YAML parser: it only needs to point an operator at the right line
+/// of a file serde has already accepted. Where it cannot descend (a flow
+/// list like `[a, b]`), it answers the deepest entry it found.
+struct Locator {
+    entries: Vec<Entry>,
+}
+
+impl Locator {
+    fn new(text: &str) -> Self {
+        let mut entries = Vec::new();
+        let mut block_scalar_indent: Option<usize> = None;
+        for (n, raw) in text.lines().enumerate() {
+            let indent = raw.len() - raw.trim_start_matches(' ').len();
+            let rest = raw.trim();
+            if rest.is_empty() || rest.starts_with('#') {
+                continue;
+            }
+            if let Some(bi) = block_scalar_indent {
+                if indent > bi {
+                    continue;
+                }
+                block_scalar_indent = None;
+            }
+            if rest == "---" || rest == "..." {
+                continue;
+            }
+            let mut col = indent;
+            let mut s = &raw[indent..];
+            // Any number of `- ` dashes, each an item at its own column.
+            while s == "-" || s.starts_with("- ") {
+                entries.push(Entry {
+                    line: n + 1,
+                    col,
+                    key: None,
+                });
+                let after = s[1..].len() - s[1..].trim_start_matches(' ').len();
+                col += 1 + after;
+                s = s[1..].trim_start_matches(' ');
+            }
+            if let Some((key, value)) = split_key(s) {
+                entries.push(Entry {
+                    line: n + 1,
+                    col,
+                    key: Some(key),
+                });
+                let v = value.trim();
+                if v.starts_with('|') || v.starts_with('>') {
+                    block_scalar_indent = Some(col);
+                }
+            }
+        }
+        Self { entries }
+    }
+
+    /// The 1-based (line, column) of the deepest entry of `path` found.
+    fn position(&self, path: &[Seg]) -> (usize, usize) {
+        // The current node: entries in [start, end) are its descendants.
+        let (mut start, mut end) = (0usize, self.entries.len());
+        let mut best = (1usize, 1usize);
+        for seg in path {
+            let Some(min_col) = self.entries[start..end].iter().map(|e| e.col).min() else {
+                break;
+            };
+            let found = match seg {
+                Seg::Key(k) => (start..end).find(|&j| {
+                    let e = &self.entries[j];
+                    e.col == min_col && e.key.as_deref() == Some(*k)
+                }),
+                Seg::Index(i) => (start..end)
+                    .filter(|&j| self.entries[j].col == min_col && self.entries[j].key.is_none())
+                    .nth(*i),
+            };
+            let Some(j) = found else { break };
+            let e = &self.entries[j];
+            best = (e.line, e.col + 1);
+            // Descendants: following entries deeper than this one. A key's
+            // compact sequence (`key:` then `- item` at the same column)
+            // belongs to it too.
+            let is_key = e.key.is_some();
+            let mut k = j + 1;
+            while k < end {
+                let next = &self.entries[k];
+                let inside =
+                    next.col > e.col || (is_key && next.col == e.col && next.key.is_none());
+                if !inside {
+                    break;
+                }
+                k += 1;
+            }
+            start = j + 1;
+            end = k;
+        }
+        best
+    }
+
+    fn issue(&self, path: &[Seg], message: String) -> Issue {
+        let (line, column) = self.position(path);
+        Issue {
+            line,
+            column,
+            field: render_path(path),
+            message,
+        }
+    }
+}
+
+/// Splits `key: value` / `key:` (plain or quoted key) off a line.
+fn split_key(s: &str) -> Option<(String, &str)> {
+    if s.starts_with('{') || s.starts_with('[') {
+        return None;
+    }
+    let (key, rest) = if let Some(q) = s.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let close = s[1..].find(q)? + 1;
+        (s[1..close].to_string(), &s[close + 1..])
+    } else {
+        let mut pos = None;
+        for (i, _) in s.match_indices(':') {
+            let after = &s[i + 1..];
+            if after.is_empty() || after.starts_with(' ') {
+                pos = Some(i);
+                break;
+            }
+        }
+        let i = pos?;
+        (s[..i].trim_end().to_string(), &s[i..])
+    };
+    let rest = rest.strip_prefix(':')?;
+    if !(rest.is_empty() || rest.starts_with(' ')) {
+        return None;
+    }
+    Some((key, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "config/topology.yaml";
+
+    /// A small valid file; tests break one line of it at a time. Line
+    /// numbers in assertions refer to this text.
+    const BASE: &str = "\
+version: 1
+systems:
+  - id: alpha
+    name: Alpha
+    base_url: http://127.0.0.1:3101
+    token_env: WS_TOKEN_ALPHA
+    ip_allowlist: [127.0.0.1/32]
+    provides: [cap.one]
+  - id: beta
+    name: Beta
+    base_url: http://127.0.0.1:3102
+    token_env: WS_TOKEN_BETA
+    ip_allowlist: [127.0.0.1/32]
+    consumes:
+      - cap.one
+capabilities:
+  - id: cap.one
+    kind: consult
+    response_schema:
+      type: object
+rules:
+  - capability: cap.one
+    provider: alpha
+    consumers: [beta, hub]
+";
+
+    fn issues_of(text: &str) -> Vec<Issue> {
+        match load_str(FILE, text) {
+            Ok(_) => panic!("expected the file to be rejected"),
+            Err(e) => e.issues().to_vec(),
+        }
+    }
+
+    fn one(text: &str) -> Issue {
+        let issues = issues_of(text);
+        assert_eq!(issues.len(), 1, "{issues:#?}");
+        issues.into_iter().next().unwrap_or_else(|| unreachable!())
+    }
+
+    #[test]
+    fn the_base_file_and_the_shipped_topology_load() {
+        assert!(load_str(FILE, BASE).is_ok());
+        let shipped = include_str!("../../../config/topology.yaml");
+        match load_str(FILE, shipped) {
+            Ok(l) => {
+                assert_eq!(l.topology.systems.len(), 3);
+                assert!(l
+                    .topology
+                    .permits("buyercorp", "orders.query", "vendorcorp"));
+                assert!(l.topology.permits("hub", "ticket.classify", "helpdesk"));
+                assert!(!l.topology.permits("helpdesk", "orders.query", "vendorcorp"));
+            }
+            Err(e) => panic!("shipped topology is invalid:\n{e}"),
+        }
+    }
+
+    #[test]
+    fn type_error_names_file_line_column_and_field() {
+        let text = BASE.replace("base_url: http://127.0.0.1:3102", "base_url: [1, 2]");
+        let err = load_str(FILE, &text).err().expect("rejected");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("config/topology.yaml:11:15: systems[1].base_url: invalid type"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unknown_field_and_missing_field_are_located() {
+        let text = BASE.replace("    name: Beta\n", "    nmae: Beta\n");
+        let issue = one(&text);
+        assert_eq!(issue.line, 10, "{issue:?}");
+        assert!(
+            issue.message.starts_with("unknown field `nmae`"),
+            "{issue:?}"
+        );
+        assert_eq!(issue.field, "systems[1].nmae");
+    }
+
+    #[test]
+    fn syntax_error_is_located() {
+        let text = BASE.replace("    provides: [cap.one]", "    provides: [cap.one");
+        let issue = one(&text);
+        assert!(issue.line >= 8, "{issue:?}");
+    }
+
+    #[test]
+    fn duplicate_system_and_capability_ids() {
+        let text = BASE.replace("  - id: beta", "  - id: alpha").replace(
+            "rules:",
+            "  - id: cap.one\n    kind: consult\n    response_schema: {}\nrules:",
+        );
+        let issues = issues_of(&text);
+        let dup_sys = issues
+            .iter()
+            .find(|i| i.message.contains("duplicate system id"))
+            .expect("duplicate system reported");
+        assert_eq!((dup_sys.line, dup_sys.field.as_str()), (9, "systems[1].id"));
+        let dup_cap = issues
+            .iter()
+            .find(|i| i.message.contains("duplicate capability id"))
+            .expect("duplicate capability reported");
+        assert_eq!(
+            (dup_cap.line, dup_cap.field.as_str()),
+            (21, "capabilities[1].id")
+        );
+    }
+
+    #[test]
+    fn rule_with_unknown_capability_provider_and_consumer() {
+        let text = BASE
+            .replace("  - capability: cap.one", "  - capability: cap.nope")
+            .replace("    provider: alpha", "    provider: gamma")
+            .replace("consumers: [beta, hub]", "consumers: [beta, zeta]");
+        let issues = issues_of(&text);
+        let lines: Vec<(usize, &str)> = issues.iter().map(|i| (i.line, i.field.as_str())).collect();
+        assert_eq!(
+            lines,
+            vec![
+                (22, "rules[0].capability"),
+                (23, "rules[0].provider"),
+                (24, "rules[0].consumers[1]"),
+            ],
+            "{issues:#?}"
+        );
+        assert!(issues[2].message.contains("zeta"));
+    }
+
+    #[test]
+    fn provider_must_list_the_capability() {
+        let text = BASE.replace("    provides: [cap.one]\n", "");
+        let issue = one(&text);
+        assert_eq!(
+            (issue.line, issue.field.as_str()),
+            (22, "rules[0].provider")
+        );
+        assert!(issue
+            .message
+            .contains("does not list `cap.one` under provides"));
+    }
+
+    #[test]
+    fn provides_and_consumes_must_name_known_capabilities() {
+        let text = BASE
+            .replace(
+                "    provides: [cap.one]",
+                "    provides: [cap.one, cap.two]",
+            )
+            .replace("      - cap.one\n", "      - cap.one\n      - cap.three\n");
+        let issues = issues_of(&text);
+        let got: Vec<(usize, &str)> = issues.iter().map(|i| (i.line, i.field.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (8, "systems[0].provides[1]"),
+                (16, "systems[1].consumes[1]")
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_base_urls_are_rejected_without_echoing_them() {
+        for bad in [
+            "https://127.0.0.1:3102",
+            "http://127.0.0.1",
+            "http://127.0.0.1:3102/a2a",
+            "http://user:pw@127.0.0.1:3102",
+            "127.0.0.1:3102",
+        ] {
+            let text = BASE.replace("http://127.0.0.1:3102", bad);
+            let issue = one(&text);
+            assert_eq!(
+                (issue.line, issue.field.as_str()),
+                (11, "systems[1].base_url"),
+                "{bad}"
+            );
+            assert!(!issue.message.contains(bad), "{bad}: {}", issue.message);
+        }
+        let ok = BASE.replace("http://127.0.0.1:3102", "http://localhost:3102/");
+        assert!(load_str(FILE, &ok).is_ok());
+    }
+
+    #[test]
+    fn empty_token_env_is_rejected() {
+        let text = BASE.replace("token_env: WS_TOKEN_BETA", "token_env: \"\"");
+        let issue = one(&text);
+        assert_eq!(
+            (issue.line, issue.field.as_str()),
+            (12, "systems[1].token_env")
+        );
+    }
+
+    #[test]
+    fn invalid_response_schema_is_rejected() {
+        let text = BASE.replace("      type: object", "      type: 12");
+        let issue = one(&text);
+        assert_eq!(
+            (issue.line, issue.field.as_str()),
+            (19, "capabilities[0].response_schema")
+        );
+    }
+
+    #[test]
+    fn wrong_version_is_rejected() {
+        let issue = one(&BASE.replace("version: 1", "version: 2"));
+        assert_eq!((issue.line, issue.field.as_str()), (1, "version"));
+    }
+
+    #[test]
+    fn all_errors_are_collected_in_line_order() {
+        let text = BASE
+            .replace("version: 1", "version: 3")
+            .replace("token_env: WS_TOKEN_ALPHA", "token_env: \" \"")
+            .replace("http://127.0.0.1:3102", "ftp://x:1")
+            .replace("consumers: [beta, hub]", "consumers: [nobody]");
+        let lines: Vec<usize> = issues_of(&text).iter().map(|i| i.line).collect();
+        assert_eq!(lines, vec![1, 6, 11, 24]);
+        let msg = load_str(FILE, &text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(msg.lines().count(), 4, "{msg}");
+        assert!(
+            msg.lines().all(|l| l.starts_with("config/topology.yaml:")),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn locator_handles_compact_sequences_and_flow_lists() {
+        let text = "a:\n- x: 1\n- x: 2\n  y:\n    - 7\nb: [1, 2]\n";
+        let loc = Locator::new(text);
+        assert_eq!(
+            loc.position(&[Seg::Key("a"), Seg::Index(1), Seg::Key("y")]),
+            (4, 3)
+        );
+        assert_eq!(
+            loc.position(&[Seg::Key("a"), Seg::Index(1), Seg::Key("y"), Seg::Index(0)]),
+            (5, 5)
+        );
+        assert_eq!(loc.position(&[Seg::Key("b"), Seg::Index(1)]), (6, 1));
+    }
+}

@@ -1,0 +1,189 @@
+//! The shape of the topology file: every system, capability, connection
+//! rule and response contract (DESIGN.md §2, "topology file").
+//!
+//! These types are the parsed file, secrets included by *name* only (the
+//! env var that holds a token, never the token). They never leave the
+//! server: the browser sees `app::dto` types built from them.
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+/// The whole topology file.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// File format version; only `1` exists.
+    pub version: u32,
+    /// Settings of the hub itself.
+    #[serde(default)]
+    pub hub: HubSettings,
+    /// Every system that exists. Order is kept for a deterministic layout.
+    pub systems: Vec<System>,
+    /// Every capability, with its kind and response contract.
+    pub capabilities: Vec<Capability>,
+    /// Who may consume which capability of which provider.
+    #[serde(default)]
+    pub rules: Vec<ConnectionRule>,
+}
+
+/// Hub-wide settings.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HubSettings {
+    /// The id under which the hub itself appears as a consumer in rules.
+    pub id: String,
+    /// Deadline of a forwarded call when its capability names none.
+    pub default_deadline_ms: u64,
+    /// How often the prober checks each peer.
+    pub probe_interval_ms: u64,
+    /// How long one health probe may take before it counts as a timeout.
+    pub probe_timeout_ms: u64,
+    /// The auth chain's layers and their switches.
+    pub auth: AuthSettings,
+}
+
+impl Default for HubSettings {
+    fn default() -> Self {
+        Self {
+            id: "hub".into(),
+            default_deadline_ms: 2_000,
+            probe_interval_ms: 1_000,
+            probe_timeout_ms: 800,
+            auth: AuthSettings::default(),
+        }
+    }
+}
+
+/// Switches of the auth chain (IP allowlist → bearer token → mTLS).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSettings {
+    /// The mTLS slot: present in the chain; enabling it makes every call
+    /// fail with "not implemented" rather than pretend to check certificates.
+    pub mtls: bool,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self { mtls: false }
+    }
+}
+
+/// What the canvas draws a system as. `System` is the generic type that
+/// needs no frontend code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeType {
+    #[default]
+    System,
+}
+
+/// One independent system with its own A2A server.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    /// Stable id used in rules, headers and trails (`vendorcorp`).
+    pub id: String,
+    /// Display name (`VendorCorp`).
+    pub name: String,
+    #[serde(default)]
+    pub node_type: NodeType,
+    /// Where its A2A server listens. Internal: never sent to a browser.
+    pub base_url: String,
+    /// Name of the env var holding this system's bearer token. The token
+    /// authenticates the system to the hub and the hub to the system.
+    pub token_env: String,
+    /// Source networks this system may call the hub from.
+    pub ip_allowlist: Vec<IpNet>,
+    #[serde(default)]
+    pub provides: Vec<String>,
+    #[serde(default)]
+    pub consumes: Vec<String>,
+    #[serde(default)]
+    pub agents: Vec<Agent>,
+    #[serde(default)]
+    pub datasources: Vec<Datasource>,
+}
+
+/// An agent a system runs (drawn hanging off its system node).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// A datasource a system owns (drawn hanging off its system node).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Datasource {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// The two kinds of capability (DESIGN.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapabilityKind {
+    /// Pull the provider's data through a query call.
+    DataShare,
+    /// Ask; the answer is a read-only conclusion. Idempotent by request id.
+    Consult,
+}
+
+/// A named capability and its contract.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capability {
+    /// `orders.query`.
+    pub id: String,
+    pub kind: CapabilityKind,
+    #[serde(default)]
+    pub description: String,
+    /// Deadline of one call; the hub default applies when absent.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+    /// JSON Schema every response must satisfy (else `SCHEMA_INVALID`).
+    pub response_schema: serde_json::Value,
+}
+
+/// `capability + provider + legal consumers`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionRule {
+    pub capability: String,
+    pub provider: String,
+    pub consumers: Vec<String>,
+}
+
+impl Topology {
+    /// The system with this id.
+    pub fn system(&self, id: &str) -> Option<&System> {
+        self.systems.iter().find(|s| s.id == id)
+    }
+
+    /// The capability with this id.
+    pub fn capability(&self, id: &str) -> Option<&Capability> {
+        self.capabilities.iter().find(|c| c.id == id)
+    }
+
+    /// Whether a rule lets `consumer` use `capability` of `provider`.
+    pub fn permits(&self, consumer: &str, capability: &str, provider: &str) -> bool {
+        self.rules.iter().any(|r| {
+            r.capability == capability
+                && r.provider == provider
+                && r.consumers.iter().any(|c| c == consumer)
+        })
+    }
+
+    /// The deadline of a call to `capability`, in milliseconds.
+    pub fn deadline_ms(&self, capability: &str) -> u64 {
+        self.capability(capability)
+            .and_then(|c| c.deadline_ms)
+            .unwrap_or(self.hub.default_deadline_ms)
+    }
+}

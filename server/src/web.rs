@@ -1,0 +1,189 @@
+//! The hub's HTTP face: the server-rendered canvas, its server functions
+//! and its static assets.
+//!
+//! The canvas (in `app`) reads the topology through one server function,
+//! `app::canvas::get_topology`, whose body asks a
+//! [`SharedTopologySource`] found in Leptos context. This module provides
+//! that context to page rendering and to the server-function handler alike
+//! (`leptos_routes_with_context` registers the server-function routes too,
+//! at `/api/fn/...`, with the same context), so the first HTML carries the
+//! graph and the browser's refetches see the same view.
+
+use std::sync::Arc;
+
+use app::canvas::{SharedTopologySource, TopologySource};
+use app::dto::TopologyView;
+use app::{shell, App};
+use axum::Router;
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+
+use crate::prober::StatusBoard;
+use crate::registry::Registry;
+
+/// Builds the router that serves the Leptos canvas (SSR + hydration
+/// assets) and its server functions, reading the topology from `source`.
+pub fn ui_router(leptos_options: LeptosOptions, source: SharedTopologySource) -> Router {
+    let routes = generate_route_list(App);
+    let context = move || provide_context(source.clone());
+    Router::new()
+        .leptos_routes_with_context(&leptos_options, routes, context, {
+            let leptos_options = leptos_options.clone();
+            move || shell(leptos_options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler(shell))
+        .with_state(leptos_options)
+}
+
+/// The live registry and health board as the canvas's topology source:
+/// exactly what `GET /api/topology` answers (`bff::topology_view`).
+#[derive(Debug, Clone)]
+pub struct HubTopology {
+    /// Who exists and who may talk to whom.
+    pub registry: Arc<Registry>,
+    /// Who is alive.
+    pub board: Arc<StatusBoard>,
+}
+
+impl HubTopology {
+    /// The source to pass to [`ui_router`].
+    pub fn shared(registry: Arc<Registry>, board: Arc<StatusBoard>) -> SharedTopologySource {
+        Arc::new(HubTopology { registry, board })
+    }
+}
+
+impl TopologySource for HubTopology {
+    fn topology_view(&self) -> TopologyView {
+        let loaded = self.registry.snapshot();
+        crate::bff::topology_view(&loaded, &self.board, self.registry.reload_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::canvas::{StaticTopology, TOPOLOGY_FN_PATH};
+    use app::dto::{CapabilityKind, EdgeView, NodeKind, NodeStatus, NodeView, ReasonCode};
+    use axum::body::Body;
+    use axum::http::{header, Request, StatusCode};
+    use tower::ServiceExt;
+
+    fn node(id: &str, name: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
+        NodeView {
+            id: id.into(),
+            name: name.into(),
+            node_type: kind,
+            system: system.map(Into::into),
+            description: String::new(),
+            status: NodeStatus::Healthy,
+            reason: None,
+            detail: None,
+            since: None,
+            provides: vec![],
+            consumes: vec![],
+        }
+    }
+
+    fn view() -> TopologyView {
+        let mut vendor = node("vendorcorp", "VendorCorp", NodeKind::System, None);
+        vendor.status = NodeStatus::Degraded;
+        vendor.reason = Some(ReasonCode::PeerUnreachable);
+        TopologyView {
+            hub_id: "hub".into(),
+            nodes: vec![
+                node("hub", "Wall Street hub", NodeKind::Hub, None),
+                vendor,
+                node(
+                    "vendorcorp/agent/data-steward",
+                    "Data steward",
+                    NodeKind::Agent,
+                    Some("vendorcorp"),
+                ),
+                node("buyercorp", "BuyerCorp", NodeKind::System, None),
+            ],
+            edges: vec![EdgeView {
+                id: "buyercorp->vendorcorp:orders.query".into(),
+                consumer: "buyercorp".into(),
+                provider: "vendorcorp".into(),
+                capability: "orders.query".into(),
+                kind: CapabilityKind::DataShare,
+                status: NodeStatus::Degraded,
+                reason: Some(ReasonCode::PeerUnreachable),
+            }],
+            rules: vec![],
+            capabilities: vec![],
+            reload_error: None,
+        }
+    }
+
+    fn router(view: TopologyView) -> Router {
+        let options = LeptosOptions::builder().output_name("wall-street").build();
+        ui_router(options, Arc::new(StaticTopology(view)))
+    }
+
+    async fn body(res: axum::response::Response) -> String {
+        let bytes = axum::body::to_bytes(res.into_body(), 4 << 20)
+            .await
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test]
+    async fn the_first_html_already_contains_the_graph() {
+        let res = router(view())
+            .oneshot(Request::get("/").body(Body::empty()).unwrap_or_default())
+            .await;
+        let Ok(res) = res else {
+            panic!("router answered");
+        };
+        assert_eq!(res.status(), StatusCode::OK);
+        let html = body(res).await;
+        for needle in [
+            r#"data-hydrated="false""#,
+            r#"data-testid="node-vendorcorp""#,
+            r#"data-testid="node-vendorcorp/agent/data-steward""#,
+            r#"data-testid="node-buyercorp""#,
+            r#"data-testid="edge-buyercorp-&gt;vendorcorp:orders.query""#,
+            r#"aria-label="VendorCorp, system, degraded, PEER_UNREACHABLE""#,
+            "orders.query",
+            ">100%<",
+        ] {
+            assert!(html.contains(needle), "missing {needle} in {html}");
+        }
+        assert!(!html.contains("Loading topology"), "{html}");
+        assert!(!html.contains(r#"data-testid="empty-state""#));
+    }
+
+    #[tokio::test]
+    async fn no_systems_shows_the_empty_state() {
+        let mut v = view();
+        v.nodes.retain(|n| n.node_type == NodeKind::Hub);
+        v.edges.clear();
+        let res = router(v)
+            .oneshot(Request::get("/").body(Body::empty()).unwrap_or_default())
+            .await;
+        let Ok(res) = res else {
+            panic!("router answered");
+        };
+        let html = body(res).await;
+        assert!(html.contains(r#"data-testid="empty-state""#), "{html}");
+        assert!(html.contains("No peers registered — add one to the topology file."));
+    }
+
+    #[tokio::test]
+    async fn the_server_function_answers_the_topology() {
+        let req = Request::post(TOPOLOGY_FN_PATH)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json")
+            .body(Body::empty())
+            .unwrap_or_default();
+        let res = router(view()).oneshot(req).await;
+        let Ok(res) = res else {
+            panic!("router answered");
+        };
+        assert_eq!(res.status(), StatusCode::OK);
+        let json = body(res).await;
+        let got: TopologyView = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        assert_eq!(got, view());
+    }
+}

@@ -1,0 +1,116 @@
+//! How a capability call rides on A2A v1 (the `SendMessage` method).
+//!
+//! A call is one user message with one data part
+//! `{"capability": "<id>", "input": {...}}`; the answer is one agent message
+//! with one data part holding the capability's result. Peers and hub share
+//! these helpers so both sides of the wire agree by construction.
+
+use a2a::{Message, Part, PartContent, Role, SendMessageResponse};
+use serde_json::{json, Value};
+
+/// Path of a peer's JSON-RPC A2A endpoint, relative to its base URL.
+pub const A2A_JSONRPC_PATH: &str = "/a2a";
+/// The JSON-RPC method of a v1 message exchange.
+pub const SEND_MESSAGE_METHOD: &str = "SendMessage";
+
+/// Why an A2A message is not a well-formed capability call or answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("the message has no data part")]
+    NoDataPart,
+    #[error("the data part has no string field `capability`")]
+    NoCapability,
+    #[error("the answer is a task in state {0}, not a completed result")]
+    TaskNotCompleted(String),
+    #[error("the answer carries no data part with a result")]
+    NoResult,
+}
+
+/// Builds the message that asks for `capability` with `input`.
+pub fn call_message(capability: &str, input: Value) -> Message {
+    Message::new(
+        Role::User,
+        vec![Part::data(json!({ "capability": capability, "input": input }))],
+    )
+}
+
+/// Reads `(capability, input)` out of a received call message. A text-only
+/// message (what a generic A2A client sends) is not a call: the peer decides
+/// how to treat it.
+pub fn parse_call(message: &Message) -> Result<(String, Value), WireError> {
+    for part in &message.parts {
+        if let PartContent::Data(data) = &part.content {
+            let capability = data
+                .get("capability")
+                .and_then(Value::as_str)
+                .ok_or(WireError::NoCapability)?;
+            let input = data.get("input").cloned().unwrap_or_else(|| json!({}));
+            return Ok((capability.to_string(), input));
+        }
+    }
+    Err(WireError::NoDataPart)
+}
+
+/// Builds the agent's answer carrying `result`, with an optional one-line
+/// text rendering for generic A2A clients.
+pub fn answer_message(result: Value, text: Option<String>) -> Message {
+    let mut parts = vec![Part::data(result)];
+    if let Some(t) = text {
+        parts.push(Part::text(t));
+    }
+    Message::new(Role::Agent, parts)
+}
+
+/// Extracts the capability result from a `SendMessage` answer: the first
+/// data part of the message, or of a completed task's artifacts/status.
+pub fn parse_answer(response: &SendMessageResponse) -> Result<Value, WireError> {
+    let first_data = |parts: &[Part]| {
+        parts.iter().find_map(|p| match &p.content {
+            PartContent::Data(d) => Some(d.clone()),
+            _ => None,
+        })
+    };
+    match response {
+        SendMessageResponse::Message(m) => first_data(&m.parts).ok_or(WireError::NoResult),
+        SendMessageResponse::Task(task) => {
+            let state = format!("{:?}", task.status.state);
+            if !state.to_ascii_lowercase().contains("completed") {
+                return Err(WireError::TaskNotCompleted(state));
+            }
+            task.artifacts
+                .iter()
+                .flatten()
+                .find_map(|a| first_data(&a.parts))
+                .or_else(|| task.status.message.as_ref().and_then(|m| first_data(&m.parts)))
+                .ok_or(WireError::NoResult)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_round_trips_through_json() {
+        let msg = call_message("orders.query", json!({"aggregate": "count"}));
+        let back: Message = serde_json::from_value(serde_json::to_value(&msg).unwrap()).unwrap();
+        let (cap, input) = parse_call(&back).unwrap();
+        assert_eq!(cap, "orders.query");
+        assert_eq!(input["aggregate"], "count");
+    }
+
+    #[test]
+    fn text_only_message_is_not_a_call() {
+        let msg = Message::new(Role::User, vec![Part::text("hello")]);
+        assert_eq!(parse_call(&msg), Err(WireError::NoDataPart));
+    }
+
+    #[test]
+    fn answer_round_trips() {
+        let resp = SendMessageResponse::Message(answer_message(json!({"rows": []}), Some("0 rows".into())));
+        let json = serde_json::to_value(&resp).unwrap();
+        let back: SendMessageResponse = serde_json::from_value(json).unwrap();
+        assert_eq!(parse_answer(&back).unwrap(), json!({"rows": []}));
+    }
+}

@@ -1,0 +1,459 @@
+//! A real stack on loopback for integration tests: the `hub` and `peer`
+//! binaries of this build, each a separate process with its own SQLite file
+//! in a temporary directory, configured from the repository's own topology
+//! and peer files (rewritten only for ports and test-only peers).
+//!
+//! Nothing here is a mock: a "stalling" or "lying" peer is the same peer
+//! binary started with its fault switches on.
+
+#![allow(dead_code)]
+
+use serde_json::Value as Json;
+use serde_yaml_ng::{Mapping, Value};
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The repository root (tests run with the package dir as cwd).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free loopback port")
+}
+
+fn yaml(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn key(k: &str) -> Value {
+    Value::String(k.to_string())
+}
+
+/// Faults a test peer is started with (the peer config's `faults`).
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    pub stall_ms: u64,
+    pub break_schema: bool,
+    pub fail: bool,
+}
+
+/// One peer of a test stack.
+#[derive(Clone, Debug)]
+pub struct PeerSpec {
+    /// Id in the topology and headers.
+    pub id: String,
+    /// Which repository peer config and topology section it is cloned from.
+    pub template: String,
+    pub faults: Faults,
+    /// Whether to start its process (a registered-but-dead peer is not).
+    pub start: bool,
+}
+
+impl PeerSpec {
+    /// A repository peer as configured (`vendorcorp`, `buyercorp`, `helpdesk`, `logistics`).
+    pub fn stock(id: &str) -> Self {
+        Self { id: id.into(), template: id.into(), faults: Faults::default(), start: true }
+    }
+    /// A clone of `template` under a new id, with faults.
+    pub fn clone_of(id: &str, template: &str, faults: Faults) -> Self {
+        Self { id: id.into(), template: template.into(), faults, start: true }
+    }
+    /// Registered in the topology but never started.
+    pub fn not_started(mut self) -> Self {
+        self.start = false;
+        self
+    }
+}
+
+/// A running stack; dropping it kills every process it started.
+pub struct Stack {
+    pub dir: tempfile::TempDir,
+    pub hub_port: u16,
+    pub topology_path: PathBuf,
+    pub tokens: BTreeMap<String, String>,
+    pub peer_ports: BTreeMap<String, u16>,
+    pub specs: Vec<PeerSpec>,
+    hub: Option<Child>,
+    peers: BTreeMap<String, Child>,
+    topology: Value,
+}
+
+/// The env var holding a system's token, as the repository's files name it.
+pub fn token_env(id: &str) -> String {
+    format!("WS_TOKEN_{}", id.to_ascii_uppercase())
+}
+
+impl Stack {
+    /// Writes configs for `specs` (plus rules letting `buyercorp` and the hub
+    /// consume every cloned provider's capabilities) and starts everything.
+    pub async fn start(specs: Vec<PeerSpec>) -> Stack {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hub_port = free_port();
+        let mut topology = yaml(&repo().join("config/topology.yaml"));
+        let base_systems: Vec<Value> = topology["systems"]
+            .as_sequence()
+            .cloned()
+            .unwrap_or_default();
+        let mut systems = Vec::new();
+        let mut extra_rules = Vec::new();
+        let mut tokens = BTreeMap::new();
+        let mut peer_ports = BTreeMap::new();
+        for spec in &specs {
+            let port = free_port();
+            peer_ports.insert(spec.id.clone(), port);
+            tokens.insert(token_env(&spec.id), format!("tok-{}-{}", spec.id, uuid_like()));
+            let mut system = base_systems
+                .iter()
+                .find(|s| s["id"].as_str() == Some(&spec.template))
+                .cloned()
+                .unwrap_or_else(|| panic!("{} is not in config/topology.yaml", spec.template));
+            let m = system.as_mapping_mut().expect("system is a mapping");
+            m.insert(key("id"), key(&spec.id));
+            if spec.id != spec.template {
+                m.insert(key("name"), key(&format!("{} ({})", spec.id, spec.template)));
+                for cap in m.get(&key("provides")).and_then(Value::as_sequence).cloned().unwrap_or_default() {
+                    let mut rule = Mapping::new();
+                    rule.insert(key("capability"), cap.clone());
+                    rule.insert(key("provider"), key(&spec.id));
+                    rule.insert(key("consumers"), Value::Sequence(vec![key("buyercorp"), key("hub")]));
+                    extra_rules.push(Value::Mapping(rule));
+                }
+            }
+            m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+            m.insert(key("token_env"), key(&token_env(&spec.id)));
+            systems.push(system);
+        }
+        // Callers that are not started still exist as systems (buyercorp's token is used by tests).
+        for base in &base_systems {
+            let id = base["id"].as_str().unwrap_or_default().to_string();
+            if !specs.iter().any(|s| s.id == id) {
+                let mut system = base.clone();
+                let port = free_port();
+                peer_ports.insert(id.clone(), port);
+                tokens.insert(token_env(&id), format!("tok-{id}-{}", uuid_like()));
+                let m = system.as_mapping_mut().expect("mapping");
+                m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+                m.insert(key("token_env"), key(&token_env(&id)));
+                systems.push(system);
+            }
+        }
+        // Tokens of peers that join later by config are exported up front,
+        // as an operator would before adding the topology section.
+        tokens.entry(token_env("logistics")).or_insert_with(|| format!("tok-logistics-{}", uuid_like()));
+        let top = topology.as_mapping_mut().expect("topology is a mapping");
+        top.insert(key("systems"), Value::Sequence(systems));
+        let mut rules = top.get(&key("rules")).and_then(Value::as_sequence).cloned().unwrap_or_default();
+        rules.extend(extra_rules);
+        top.insert(key("rules"), Value::Sequence(rules));
+        let topology_path = dir.path().join("topology.yaml");
+
+        let mut stack = Stack {
+            dir,
+            hub_port,
+            topology_path,
+            tokens,
+            peer_ports,
+            specs: specs.clone(),
+            hub: None,
+            peers: BTreeMap::new(),
+            topology,
+        };
+        stack.write_topology();
+        for spec in &specs {
+            if spec.start {
+                stack.start_peer(&spec.id).await;
+            }
+        }
+        stack.start_hub().await;
+        stack
+    }
+
+    /// Rewrites the topology file from the in-memory copy (the hub reloads it).
+    pub fn write_topology(&self) {
+        let text = serde_yaml_ng::to_string(&self.topology).expect("topology serialises");
+        std::fs::write(&self.topology_path, text).expect("write topology");
+    }
+
+    /// Adds a peer the way an operator would: pastes its topology section
+    /// (`config/peers/<id>.topology.yaml`: system, capabilities, rules) into
+    /// the topology file, which the running hub reloads; then starts the
+    /// same peer binary with its own config. No code changes.
+    pub async fn add_peer_by_config(&mut self, id: &str) {
+        let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
+        let port = free_port();
+        self.peer_ports.insert(id.to_string(), port);
+        self.specs.push(PeerSpec::stock(id));
+        let mut system = section["system"].clone();
+        let m = system.as_mapping_mut().expect("system section is a mapping");
+        m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+        m.insert(key("token_env"), key(&token_env(id)));
+        let top = self.topology.as_mapping_mut().expect("mapping");
+        for (field, extra) in [
+            ("systems", vec![system]),
+            ("capabilities", section["capabilities"].as_sequence().cloned().unwrap_or_default()),
+            ("rules", section["rules"].as_sequence().cloned().unwrap_or_default()),
+        ] {
+            let mut list = top.get(&key(field)).and_then(Value::as_sequence).cloned().unwrap_or_default();
+            list.extend(extra);
+            top.insert(key(field), Value::Sequence(list));
+        }
+        self.write_topology();
+        self.start_peer(id).await;
+    }
+
+    /// The topology the hub was given, for tests that edit it.
+    pub fn topology_mut(&mut self) -> &mut Value {
+        &mut self.topology
+    }
+
+    fn peer_config_path(&self, id: &str) -> PathBuf {
+        self.dir.path().join(format!("{id}.peer.yaml"))
+    }
+
+    /// Database file of a peer (its audit trail and data live there).
+    pub fn peer_db(&self, id: &str) -> PathBuf {
+        self.dir.path().join(format!("{id}.db"))
+    }
+
+    /// Database file of the hub.
+    pub fn hub_db(&self) -> PathBuf {
+        self.dir.path().join("hub.db")
+    }
+
+    /// The config file a peer runs with (written on first start).
+    pub fn peer_config(&self, id: &str) -> PathBuf {
+        self.peer_config_path(id)
+    }
+
+    fn envs(&self) -> Vec<(String, String)> {
+        self.tokens.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
+    /// Starts (or restarts) a peer process and waits for its /health.
+    pub async fn start_peer(&mut self, id: &str) {
+        let spec = self.specs.iter().find(|s| s.id == id).cloned().expect("known peer");
+        let port = self.peer_ports[id];
+        let mut cfg = yaml(&repo().join(format!("config/peers/{}.yaml", spec.template)));
+        let m = cfg.as_mapping_mut().expect("peer config is a mapping");
+        m.insert(key("system"), key(id));
+        m.insert(key("listen"), key(&format!("127.0.0.1:{port}")));
+        m.insert(key("token_env"), key(&token_env(id)));
+        m.insert(key("hub_url"), key(&format!("http://127.0.0.1:{}", self.hub_port)));
+        m.insert(key("database"), key(&self.peer_db(id).display().to_string()));
+        // Relative dataset paths (csv) stay relative to the repository.
+        if let Some(ds) = m.get_mut(&key("dataset")).and_then(Value::as_mapping_mut) {
+            if let Some(p) = ds.get(&key("path")).and_then(Value::as_str).map(str::to_string) {
+                let abs = repo().join(p);
+                ds.insert(key("path"), key(&abs.display().to_string()));
+            }
+        }
+        let mut faults = Mapping::new();
+        faults.insert(key("stall_ms"), Value::Number(spec.faults.stall_ms.into()));
+        faults.insert(key("break_schema"), Value::Bool(spec.faults.break_schema));
+        faults.insert(key("fail"), Value::Bool(spec.faults.fail));
+        m.insert(key("faults"), Value::Mapping(faults));
+        let path = self.peer_config_path(id);
+        std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml")).expect("write peer config");
+        let log = std::fs::File::create(self.dir.path().join(format!("{id}.log"))).expect("log");
+        let child = Command::new(env!("CARGO_BIN_EXE_peer"))
+            .args(["serve", "--config"])
+            .arg(&path)
+            .current_dir(repo())
+            .envs(self.envs())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn peer");
+        self.peers.insert(id.to_string(), child);
+        wait_ready(&format!("http://127.0.0.1:{port}/health"), &self.dir.path().join(format!("{id}.log"))).await;
+    }
+
+    /// Kills a peer process (SIGKILL: as dead as it gets).
+    pub fn kill_peer(&mut self, id: &str) {
+        if let Some(mut child) = self.peers.remove(id) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts (or restarts) the hub on the same database and waits for it.
+    pub async fn start_hub(&mut self) {
+        let log = std::fs::File::create(self.dir.path().join("hub.log")).expect("log");
+        let child = Command::new(env!("CARGO_BIN_EXE_hub"))
+            .arg("serve")
+            .arg("--topology")
+            .arg(&self.topology_path)
+            .arg("--database")
+            .arg(self.hub_db())
+            .current_dir(repo())
+            .envs(self.envs())
+            .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{}", self.hub_port))
+            .env("LEPTOS_OUTPUT_NAME", "wall-street")
+            .env("LEPTOS_SITE_ROOT", repo().join("target/site"))
+            .env("LEPTOS_SITE_PKG_DIR", "pkg")
+            .env("LEPTOS_ENV", "PROD")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn hub");
+        self.hub = Some(child);
+        wait_ready(&format!("{}/api/topology", self.hub_url()), &self.dir.path().join("hub.log")).await;
+    }
+
+    /// Stops the hub process.
+    pub fn kill_hub(&mut self) {
+        if let Some(mut child) = self.hub.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn hub_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.hub_port)
+    }
+
+    pub fn peer_url(&self, id: &str) -> String {
+        format!("http://127.0.0.1:{}", self.peer_ports[id])
+    }
+
+    pub fn token(&self, id: &str) -> String {
+        self.tokens[&token_env(id)].clone()
+    }
+
+    /// A gateway call as `caller`, with its real token, from 127.0.0.1.
+    pub fn call(&self, caller: &str, provider: &str, capability: &str) -> GatewayCall {
+        GatewayCall {
+            url: format!("{}/gateway/v1/{provider}/{capability}", self.hub_url()),
+            headers: vec![
+                ("authorization".into(), format!("Bearer {}", self.token(caller))),
+                ("x-caller-system".into(), caller.into()),
+                ("a2a-version".into(), "1.0".into()),
+            ],
+            body: serde_json::json!({}),
+            local_address: None,
+        }
+    }
+
+    /// Reads the hub log (for assertion messages).
+    pub fn hub_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("hub.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.kill_hub();
+        let ids: Vec<String> = self.peers.keys().cloned().collect();
+        for id in ids {
+            self.kill_peer(&id);
+        }
+    }
+}
+
+/// One gateway request under construction.
+pub struct GatewayCall {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Json,
+    pub local_address: Option<std::net::IpAddr>,
+}
+
+/// What the hub answered, and how long it took.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub json: Json,
+    pub elapsed: Duration,
+    pub traceparent: Option<String>,
+}
+
+impl Answer {
+    /// The reason code of a `not_connected` answer (panics with the body otherwise).
+    pub fn reason(&self) -> &str {
+        assert_eq!(self.json["status"], "not_connected", "expected not_connected, got {}", self.json);
+        self.json["reason"].as_str().unwrap_or("<none>")
+    }
+    pub fn result(&self) -> &Json {
+        assert_eq!(self.json["status"], "connected", "expected connected, got {}", self.json);
+        &self.json["result"]
+    }
+}
+
+impl GatewayCall {
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.retain(|(n, _)| n != name);
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+    pub fn without_header(mut self, name: &str) -> Self {
+        self.headers.retain(|(n, _)| n != name);
+        self
+    }
+    pub fn body(mut self, body: Json) -> Self {
+        self.body = body;
+        self
+    }
+    pub fn from_ip(mut self, ip: &str) -> Self {
+        self.local_address = Some(ip.parse().expect("ip"));
+        self
+    }
+    pub async fn send(self) -> Answer {
+        let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(30));
+        if let Some(ip) = self.local_address {
+            builder = builder.local_address(ip);
+        }
+        let client = builder.build().expect("client");
+        let mut req = client.post(&self.url).json(&self.body);
+        for (n, v) in &self.headers {
+            req = req.header(n.as_str(), v.as_str());
+        }
+        let started = Instant::now();
+        let resp = req.send().await.expect("the hub answers every call");
+        let status = resp.status().as_u16();
+        let traceparent = resp
+            .headers()
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let json: Json = resp.json().await.expect("the hub answers JSON");
+        Answer { status, json, elapsed: started.elapsed(), traceparent }
+    }
+}
+
+async fn wait_ready(url: &str, log: &Path) {
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(r) = client.get(url).timeout(Duration::from_millis(500)).send().await {
+            if r.status().is_success() {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{url} not ready after 30 s; log:\n{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+fn uuid_like() -> String {
+    use std::time::SystemTime;
+    let n = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{n:x}")
+}
+
+/// Opens a trail file of another process read-only.
+pub async fn trail(db: &Path, system: &str) -> server::audit::AuditTrail {
+    let pool = server::db::open_read_only(db).await.expect("open trail");
+    server::audit::AuditTrail::read_only(pool, system)
+}
