@@ -209,13 +209,14 @@ pub struct CapabilityView {
 }
 
 /// Everything `GET /api/topology` answers: what the canvas draws.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TopologyView {
     /// The hub's own id (the consumer id of the hub's calls).
     pub hub_id: String,
     /// Systems, their agents and datasources, and the hub.
     pub nodes: Vec<NodeView>,
-    /// Legal connections.
+    /// Established connections (persisted by the hub; created and removed
+    /// from the canvas). The legal ones are in `rules`.
     pub edges: Vec<EdgeView>,
     /// The connection rules.
     pub rules: Vec<RuleView>,
@@ -224,6 +225,170 @@ pub struct TopologyView {
     /// Why the last reload of the topology file failed (the hub keeps
     /// running on the previous topology); `None` when it loaded cleanly.
     pub reload_error: Option<String>,
+    /// Where the operator left nodes (persisted); nodes not listed use the
+    /// deterministic layout.
+    #[serde(default)]
+    pub positions: Vec<NodePosition>,
+}
+
+/// A node's position on the canvas, in canvas coordinates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePosition {
+    /// Node id.
+    pub node: String,
+    pub x: f64,
+    pub y: f64,
+}
+
+/// `PUT /api/positions`: positions to persist (merged with stored ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavePositionsRequest {
+    pub positions: Vec<NodePosition>,
+}
+
+/// `POST /api/edges`: establish `consumer → provider` for `capability`.
+/// The server re-checks the connection rule; the browser is never trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateEdgeRequest {
+    pub consumer: String,
+    pub provider: String,
+    pub capability: String,
+}
+
+/// The body of every refused `/api` request: what was wrong, and the
+/// reason code when one of the nine applies (e.g. `NOT_PERMITTED`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    pub error: String,
+    pub reason: Option<ReasonCode>,
+}
+
+/// `POST /api/login`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginRequest {
+    pub username: String,
+    pub password: String,
+}
+
+/// `GET /api/session`: who is logged in, and the CSRF token every
+/// state-changing request must carry in `X-CSRF-Token`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    pub username: String,
+    pub csrf_token: String,
+}
+
+/// How a call through the hub ended, as the browser may see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CallOutcomeView {
+    Connected,
+    NotConnected { reason: ReasonCode, detail: String },
+}
+
+/// `POST /api/edges/{id}/query`: an aggregate over the provider's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryRequest {
+    /// `count`, `sum`, `avg`, `min` or `max`.
+    pub op: String,
+    /// The aggregated column (not needed for `count`).
+    pub column: Option<String>,
+    /// Group rows by this column.
+    pub group_by: Option<String>,
+}
+
+/// One group of a data-share answer: aggregates only, never raw rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryRow {
+    pub key: Option<String>,
+    pub value: Option<f64>,
+    pub count: u64,
+}
+
+/// What a data-share drawer shows: whitelisted fields of the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryResultView {
+    pub edge: String,
+    pub capability: String,
+    pub provider: String,
+    pub trace_id: String,
+    pub outcome: CallOutcomeView,
+    pub rows: Vec<QueryRow>,
+    pub row_count: Option<u64>,
+}
+
+/// `POST /api/edges/{id}/ask`: a question for a consult capability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskRequest {
+    pub question: String,
+}
+
+/// Free text from a peer: data, never instructions. The canvas shows it
+/// inert, marked "from <peer>, unverified".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntrustedText {
+    pub text: String,
+    /// The system id it came from.
+    pub from: String,
+}
+
+/// A labelled scalar of a consult answer (e.g. `priority: high`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fact {
+    pub label: String,
+    pub value: String,
+}
+
+/// Where a proposed action stands in its receiver's approval inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    Pending,
+    Approved,
+    Rejected,
+}
+
+/// A proposed action from a consult answer, as stored in an inbox. It runs
+/// nowhere until a logged-in human of the receiver approves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposedActionView {
+    pub id: String,
+    pub action_type: String,
+    pub target: String,
+    /// The parameters as compact JSON text.
+    pub parameters: String,
+    pub rationale: UntrustedText,
+    pub status: ApprovalStatus,
+    /// The system whose inbox holds it (the hub's id when the hub asked).
+    pub inbox: String,
+    pub trace_id: String,
+}
+
+/// What a consult drawer shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsultView {
+    pub edge: String,
+    pub capability: String,
+    pub provider: String,
+    pub trace_id: String,
+    pub outcome: CallOutcomeView,
+    pub answer: Option<UntrustedText>,
+    pub facts: Vec<Fact>,
+    pub proposed_actions: Vec<ProposedActionView>,
+}
+
+/// One line of the hub's audit trail as a drawer shows it (no detail text,
+/// no payload, no token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntryView {
+    pub at: String,
+    pub caller: String,
+    pub provider: String,
+    pub capability: String,
+    pub outcome: String,
+    pub reason: Option<ReasonCode>,
+    pub duration_ms: u64,
+    pub trace_id: String,
 }
 
 /// One message of `GET /api/events` (Server-Sent Events, JSON data).

@@ -25,6 +25,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
+                // No favicon request: a 404 would be a console error in every page load.
+                <link rel="icon" href="data:,"/>
                 <MetaTags/>
             </head>
             <body>

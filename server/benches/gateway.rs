@@ -52,16 +52,27 @@ where
     let wall = started.elapsed();
     all.sort();
     let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
-    Figures { p50: pct(0.50), p99: pct(0.99), rps: all.len() as f64 / wall.as_secs_f64() }
+    Figures {
+        p50: pct(0.50),
+        p99: pct(0.99),
+        rps: all.len() as f64 / wall.as_secs_f64(),
+    }
 }
 
 #[tokio::main]
 async fn main() {
-    let requests: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let concurrency: usize = std::env::var("BENCH_CONCURRENCY").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    let requests: usize = std::env::var("BENCH_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let concurrency: usize = std::env::var("BENCH_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
     let client = reqwest::Client::new();
-    let input = json!({ "aggregate": { "op": "avg", "column": "order_value" }, "group_by": "region" });
+    let input =
+        json!({ "aggregate": { "op": "avg", "column": "order_value" }, "group_by": "region" });
 
     let direct = {
         let client = client.clone();
@@ -73,10 +84,18 @@ async fn main() {
                 "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
                 "params": { "message": server::wire::call_message("orders.query", input.clone()) }
             });
-            let req = client.post(&url).bearer_auth(&token).header("a2a-version", "1.0").json(&body);
+            let req = client
+                .post(&url)
+                .bearer_auth(&token)
+                .header("a2a-version", "1.0")
+                .json(&body);
             async move {
                 match req.send().await {
-                    Ok(r) => r.json::<serde_json::Value>().await.map(|v| v.get("result").is_some()).unwrap_or(false),
+                    Ok(r) => r
+                        .json::<serde_json::Value>()
+                        .await
+                        .map(|v| v.get("result").is_some())
+                        .unwrap_or(false),
                     Err(_) => false,
                 }
             }
@@ -96,7 +115,11 @@ async fn main() {
                 .json(&input);
             async move {
                 match req.send().await {
-                    Ok(r) => r.json::<serde_json::Value>().await.map(|v| v["status"] == "connected").unwrap_or(false),
+                    Ok(r) => r
+                        .json::<serde_json::Value>()
+                        .await
+                        .map(|v| v["status"] == "connected")
+                        .unwrap_or(false),
                     Err(_) => false,
                 }
             }
@@ -106,13 +129,30 @@ async fn main() {
     run(100, 4, direct.clone()).await;
     run(100, 4, via_hub.clone()).await;
 
-    println!("gateway benchmark: {requests} x orders.query (avg by region), concurrency {concurrency}");
+    println!(
+        "gateway benchmark: {requests} x orders.query (avg by region), concurrency {concurrency}"
+    );
     let d = run(requests, concurrency, direct).await;
     let h = run(requests, concurrency, via_hub).await;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!("{:<12} {:>10} {:>10} {:>10}", "path", "p50 ms", "p99 ms", "req/s");
-    println!("{:<12} {:>10.2} {:>10.2} {:>10.0}", "direct", ms(d.p50), ms(d.p99), d.rps);
-    println!("{:<12} {:>10.2} {:>10.2} {:>10.0}", "via hub", ms(h.p50), ms(h.p99), h.rps);
+    println!(
+        "{:<12} {:>10} {:>10} {:>10}",
+        "path", "p50 ms", "p99 ms", "req/s"
+    );
+    println!(
+        "{:<12} {:>10.2} {:>10.2} {:>10.0}",
+        "direct",
+        ms(d.p50),
+        ms(d.p99),
+        d.rps
+    );
+    println!(
+        "{:<12} {:>10.2} {:>10.2} {:>10.0}",
+        "via hub",
+        ms(h.p50),
+        ms(h.p99),
+        h.rps
+    );
     println!(
         "{:<12} {:>9.2}x {:>9.2}x {:>9.2}x",
         "hub/direct",

@@ -183,7 +183,13 @@ impl AuditTrail {
 
     /// Every record of one trace, oldest first.
     pub async fn by_trace(&self, trace_id: &str) -> Result<Vec<AuditRecord>, AuditError> {
-        read_rows(&self.pool, "WHERE trace_id = ? ORDER BY seq", Some(trace_id), None).await
+        read_rows(
+            &self.pool,
+            "WHERE trace_id = ? ORDER BY seq",
+            Some(trace_id),
+            None,
+        )
+        .await
     }
 
     /// The latest `limit` records, newest first (drawers show these).
@@ -194,12 +200,13 @@ impl AuditTrail {
     /// How many records of `outcome` this trail holds for a request id: the
     /// idempotency tests count executions with it.
     pub async fn count(&self, request_id: &str, outcome: Outcome) -> Result<u64, AuditError> {
-        let n: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail WHERE request_id = ? AND outcome = ?")
-                .bind(request_id)
-                .bind(outcome.as_str())
-                .fetch_one(&self.pool)
-                .await?;
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM audit_trail WHERE request_id = ? AND outcome = ?",
+        )
+        .bind(request_id)
+        .bind(outcome.as_str())
+        .fetch_one(&self.pool)
+        .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 }
@@ -236,7 +243,8 @@ async fn read_rows(
             };
             Ok(AuditRecord {
                 system: row.try_get("system")?,
-                role: Role::parse(&role).ok_or_else(|| AuditError::Corrupt(format!("role {role:?}")))?,
+                role: Role::parse(&role)
+                    .ok_or_else(|| AuditError::Corrupt(format!("role {role:?}")))?,
                 at: row.try_get("at")?,
                 caller: row.try_get("caller")?,
                 provider: row.try_get("provider")?,
@@ -260,7 +268,10 @@ pub fn now() -> String {
 
 /// Rebuilds one interaction from several independent trails: every record
 /// of `trace_id` in each, merged in time order (ties keep trail order).
-pub async fn rebuild(trails: &[AuditTrail], trace_id: &str) -> Result<Vec<AuditRecord>, AuditError> {
+pub async fn rebuild(
+    trails: &[AuditTrail],
+    trace_id: &str,
+) -> Result<Vec<AuditRecord>, AuditError> {
     let mut all = Vec::new();
     for trail in trails {
         all.extend(trail.by_trace(trace_id).await?);
@@ -303,7 +314,9 @@ mod tests {
     async fn append_then_read_back_by_trace() {
         let t = trail("hub").await;
         t.append(record("aaa", Outcome::Connected)).await.unwrap();
-        t.append(record("bbb", Outcome::NotConnected)).await.unwrap();
+        t.append(record("bbb", Outcome::NotConnected))
+            .await
+            .unwrap();
         let got = t.by_trace("bbb").await.unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].system, "hub", "the trail names its owner");
@@ -319,7 +332,9 @@ mod tests {
             .execute(&t.pool)
             .await;
         assert!(upd.is_err());
-        let del = sqlx::query("DELETE FROM audit_trail").execute(&t.pool).await;
+        let del = sqlx::query("DELETE FROM audit_trail")
+            .execute(&t.pool)
+            .await;
         assert!(del.is_err());
         assert_eq!(t.by_trace("aaa").await.unwrap().len(), 1);
     }

@@ -191,6 +191,7 @@ pub fn topology_view(
         rules,
         capabilities,
         reload_error,
+        positions: Vec::new(),
     }
 }
 
@@ -231,12 +232,10 @@ async fn events(
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.events.subscribe();
     let live = stream::unfold(rx, |mut rx| async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) => return Some((ev, rx)),
-                Err(RecvError::Lagged(_)) => return Some((HubEvent::TopologyChanged, rx)),
-                Err(RecvError::Closed) => return None,
-            }
+        match rx.recv().await {
+            Ok(ev) => Some((ev, rx)),
+            Err(RecvError::Lagged(_)) => Some((HubEvent::TopologyChanged, rx)),
+            Err(RecvError::Closed) => None,
         }
     })
     .map(|ev| {

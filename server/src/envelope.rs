@@ -66,7 +66,9 @@ impl TraceParent {
             return None;
         }
         let is_hex = |s: &str, len: usize| {
-            s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            s.len() == len
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         };
         if !is_hex(trace_id, 32) || !is_hex(span_id, 16) || !is_hex(flags, 2) {
             return None;
@@ -176,7 +178,8 @@ mod tests {
 
     #[test]
     fn traceparent_round_trips_and_child_keeps_trace_id() {
-        let tp = TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        let tp =
+            TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
         assert_eq!(tp.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(
             tp.to_header(),
@@ -197,7 +200,10 @@ mod tests {
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
         ] {
-            assert!(TraceParent::parse(bad).is_none(), "{bad:?} should be rejected");
+            assert!(
+                TraceParent::parse(bad).is_none(),
+                "{bad:?} should be rejected"
+            );
         }
     }
 

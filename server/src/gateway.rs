@@ -396,16 +396,24 @@ impl Gateway {
             .and_then(|answer| match contract {
                 None => Ok(answer),
                 Some(c) => c.check(&answer).map(|()| answer).map_err(|v| {
-                    NotConnected::new(ReasonCode::SchemaInvalid, format!("{capability}: {v}"))
+                    Failure::provider(NotConnected::new(
+                        ReasonCode::SchemaInvalid,
+                        format!("{capability}: {v}"),
+                    ))
                 }),
             });
-        match &result {
-            Ok(_) => self.board.record_call(&system.id, Ok(())),
-            // The hub's own missing token is not the provider's fault.
-            Err(nc) if nc.reason == ReasonCode::AuthRejected => {}
-            Err(nc) => self.board.record_call(&system.id, Err(nc.clone())),
+        match result {
+            Ok(answer) => {
+                self.board.record_call(&system.id, Ok(()));
+                Ok(answer)
+            }
+            Err(failure) => {
+                if failure.provider_fault {
+                    self.board.record_call(&system.id, Err(failure.nc.clone()));
+                }
+                Err(failure.nc)
+            }
         }
-        result
     }
 
     /// One A2A `SendMessage` to the provider, bounded by `deadline` from
@@ -420,13 +428,17 @@ impl Gateway {
         envelope: &Envelope,
         deadline: Instant,
         deadline_ms: u64,
-    ) -> Result<Value, NotConnected> {
+    ) -> Result<Value, Failure> {
         let id = system.id.as_str();
         let Some(token) = token_for(system) else {
-            return Err(NotConnected::new(
-                ReasonCode::AuthRejected,
-                format!("the hub holds no token for {id}"),
-            ));
+            // The hub's own configuration, not the provider's health.
+            return Err(Failure {
+                nc: NotConnected::new(
+                    ReasonCode::AuthRejected,
+                    format!("the hub holds no token for {id}"),
+                ),
+                provider_fault: false,
+            });
         };
         let params = SendMessageRequest {
             message: wire::call_message(capability, input),
@@ -462,58 +474,85 @@ impl Gateway {
         };
         let (status, body) = match tokio::time::timeout_at(deadline, exchange).await {
             Err(_) => {
-                return Err(NotConnected::new(
+                return Err(Failure::provider(NotConnected::new(
                     ReasonCode::Timeout,
                     format!("{id} did not answer within {deadline_ms} ms"),
-                ))
+                )))
             }
-            Ok(Err(e)) => return Err(transport_failure(id, &e)),
+            Ok(Err(e)) => return Err(Failure::provider(transport_failure(id, &e))),
             Ok(Ok(x)) => x,
         };
         let Some(body) = body else {
-            return Err(peer_error(format!("{id}'s answer is larger than 4 MiB")));
+            return Err(Failure::provider(peer_error(format!(
+                "{id}'s answer is larger than 4 MiB"
+            ))));
         };
         interpret_answer(id, status, &body)
     }
 }
 
+/// A failed forward, and whether it says anything about the provider's
+/// health. A peer refusing the caller's input (JSON-RPC "invalid params")
+/// is working as it should: the call fails, the provider is not degraded.
+struct Failure {
+    nc: NotConnected,
+    provider_fault: bool,
+}
+
+impl Failure {
+    fn provider(nc: NotConnected) -> Self {
+        Self {
+            nc,
+            provider_fault: true,
+        }
+    }
+}
+
+/// JSON-RPC codes that blame the request, not the responder.
+const CALLER_FAULT_CODES: [i64; 2] = [-32600, -32602];
+
 /// Turns a provider's HTTP answer into the capability result or a
 /// `PEER_ERROR` whose detail is the peer's own message, clipped.
-fn interpret_answer(
-    id: &str,
-    status: reqwest::StatusCode,
-    body: &[u8],
-) -> Result<Value, NotConnected> {
+fn interpret_answer(id: &str, status: reqwest::StatusCode, body: &[u8]) -> Result<Value, Failure> {
+    let fail = |message: String| Failure::provider(peer_error(message));
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let rpc_error = parsed
         .as_ref()
         .and_then(|v| v.get("error"))
         .filter(|e| !e.is_null())
         .map(|e| {
-            e.get("message")
+            let message = e
+                .get("message")
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .unwrap_or_else(|| e.to_string())
+                .unwrap_or_else(|| e.to_string());
+            let code = e.get("code").and_then(Value::as_i64);
+            (message, code)
         });
     if !status.is_success() {
-        let message = rpc_error.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-        return Err(peer_error(format!("HTTP {}: {message}", status.as_u16())));
+        let message = rpc_error
+            .map(|(m, _)| m)
+            .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+        return Err(fail(format!("HTTP {}: {message}", status.as_u16())));
     }
     let Some(parsed) = parsed else {
-        return Err(peer_error(format!("{id}'s answer is not JSON")));
+        return Err(fail(format!("{id}'s answer is not JSON")));
     };
-    if let Some(message) = rpc_error {
-        return Err(peer_error(message));
+    if let Some((message, code)) = rpc_error {
+        return Err(Failure {
+            nc: peer_error(message),
+            provider_fault: !code.is_some_and(|c| CALLER_FAULT_CODES.contains(&c)),
+        });
     }
     let Some(result) = parsed.get("result").filter(|r| !r.is_null()) else {
-        return Err(peer_error(format!("{id}'s JSON-RPC answer has no result")));
+        return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
     };
     let response: SendMessageResponse = serde_json::from_value(result.clone()).map_err(|e| {
-        peer_error(format!(
+        fail(format!(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))
     })?;
-    wire::parse_answer(&response).map_err(|e| peer_error(format!("{id}'s answer: {e}")))
+    wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))
 }
 
 fn peer_error(message: String) -> NotConnected {
@@ -636,16 +675,29 @@ pub async fn handler(
         Ok(b) => b,
         Err(_) => {
             let envelope = Envelope::from_headers(&parts.headers);
-            return respond(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &envelope,
-                CallResult::NotConnected {
-                    trace_id: envelope.trace.trace_id.clone(),
-                    request_id: envelope.request_id.clone(),
-                    reason: ReasonCode::PeerError,
-                    detail: "request body unreadable or larger than 1 MiB".into(),
-                },
-            );
+            let caller = parts
+                .headers
+                .get(CALLER_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let done = Done {
+                status: Some(StatusCode::PAYLOAD_TOO_LARGE),
+                ..Done::fail(NotConnected::new(
+                    ReasonCode::PeerError,
+                    "request body unreadable or larger than 1 MiB",
+                ))
+            };
+            let (status, result) = gateway
+                .finish(
+                    caller,
+                    &provider,
+                    &capability,
+                    &envelope,
+                    Instant::now(),
+                    done,
+                )
+                .await;
+            return respond(status, &envelope, result);
         }
     };
     let incoming = Incoming {
@@ -713,6 +765,7 @@ mod tests {
         Slow,
         BadSchema,
         RpcError,
+        InvalidParams,
         Http500,
     }
 
@@ -767,6 +820,11 @@ mod tests {
                             StatusCode::OK,
                             Json(json!({"jsonrpc": "2.0", "id": req["id"],
                                 "error": {"code": -32000, "message": "x".repeat(1000)}})),
+                        ),
+                        Mode::InvalidParams => (
+                            StatusCode::OK,
+                            Json(json!({"jsonrpc": "2.0", "id": req["id"],
+                                "error": {"code": -32602, "message": "unknown column \"colour\""}})),
                         ),
                         Mode::Http500 => (
                             StatusCode::INTERNAL_SERVER_ERROR,
@@ -972,6 +1030,30 @@ mod tests {
             .await;
         assert_eq!(reason(&r), Some(ReasonCode::PeerError));
         assert!(detail(&r).starts_with("HTTP 500"), "{}", detail(&r));
+        assert_eq!(
+            f.board.status("vendorcorp").reason(),
+            Some(ReasonCode::PeerError)
+        );
+    }
+
+    #[tokio::test]
+    async fn refused_input_is_a_peer_error_that_does_not_degrade_the_provider() {
+        let port = fake_provider(Mode::InvalidParams, Arc::default()).await;
+        let f = fixture(port, 2000, "PARAMS").await;
+        f.board.record_probe("vendorcorp", Ok(()));
+        let r = f
+            .gateway
+            .call(
+                "hub",
+                "vendorcorp",
+                "orders.query",
+                json!({}),
+                Envelope::new_root(),
+            )
+            .await;
+        assert_eq!(reason(&r), Some(ReasonCode::PeerError));
+        assert!(detail(&r).contains("colour"), "{}", detail(&r));
+        assert_eq!(f.board.status("vendorcorp"), PeerStatus::Healthy);
     }
 
     #[tokio::test]

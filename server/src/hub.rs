@@ -13,7 +13,6 @@ use axum::routing::post;
 use axum::Router;
 use leptos::prelude::LeptosOptions;
 use tokio::task::JoinHandle;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::audit::AuditTrail;
@@ -146,8 +145,10 @@ impl Hub {
                 "/gateway/v1/{provider}/{capability}",
                 post(gateway::handler),
             )
+            // The handler reads at most MAX_REQUEST_BODY bytes itself and
+            // answers 413 in the CallResult shape (a tower limit layer would
+            // answer plain text, and every gateway answer is JSON).
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY))
-            .layer(RequestBodyLimitLayer::new(MAX_REQUEST_BODY))
             .with_state(self.gateway.clone());
         let api = bff::router(BffState {
             registry: self.registry.clone(),
@@ -156,5 +157,147 @@ impl Hub {
             shutdown: self.shutdown.clone(),
         });
         gateway.merge(api)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reason::{NotConnected, ReasonCode};
+    use app::dto::{HubEvent, NodeStatus, TopologyView};
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    /// A hub on 127.0.0.1:0 serving `api_router` with connect info, its
+    /// peers pointing at a port nobody listens on.
+    async fn serve_hub(tag: &str) -> (Hub, String, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dead_port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr").port()
+        };
+        let text = include_str!("../../config/topology.yaml")
+            .replace("127.0.0.1:3101", &format!("127.0.0.1:{dead_port}"))
+            .replace("WS_TOKEN_", &format!("WS_TEST_HUB_{tag}_"));
+        for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
+            std::env::set_var(format!("WS_TEST_HUB_{tag}_{sys}"), format!("tok-{sys}"));
+        }
+        let topology = dir.path().join("topology.yaml");
+        std::fs::write(&topology, text).expect("write");
+        let hub = Hub::build(&HubConfig {
+            topology,
+            database: dir.path().join("hub.db"),
+        })
+        .await
+        .expect("hub builds");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let app = hub
+            .api_router()
+            .into_make_service_with_connect_info::<SocketAddr>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (hub, url, dir)
+    }
+
+    #[tokio::test]
+    async fn the_gateway_route_answers_json_with_the_callers_trace() {
+        let (_hub, url, _dir) = serve_hub("ROUTE").await;
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("client");
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        let resp = client
+            .post(format!("{url}/gateway/v1/vendorcorp/orders.query"))
+            .header("x-caller-system", "buyercorp")
+            .header("authorization", "Bearer tok-BUYERCORP")
+            .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
+            .json(&serde_json::json!({"aggregate": {"op": "count"}}))
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(resp.status().as_u16(), 502);
+        let tp = resp
+            .headers()
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        assert!(tp.starts_with(&format!("00-{trace}-")), "{tp}");
+        let body: serde_json::Value = resp.json().await.expect("json");
+        assert_eq!(body["reason"], "PEER_UNREACHABLE", "{body}");
+        assert_eq!(body["trace_id"], trace);
+
+        let big = vec![b' '; MAX_REQUEST_BODY + 10];
+        let resp = client
+            .post(format!("{url}/gateway/v1/vendorcorp/orders.query"))
+            .header("x-caller-system", "buyercorp")
+            .body(big)
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(resp.status().as_u16(), 413);
+        let body: serde_json::Value = resp.json().await.expect("json even when too large");
+        assert_eq!(body["status"], "not_connected");
+    }
+
+    #[tokio::test]
+    async fn the_api_serves_the_view_and_streams_changes() {
+        let (hub, url, _dir) = serve_hub("API").await;
+        let view: TopologyView = reqwest::get(format!("{url}/api/topology"))
+            .await
+            .expect("answers")
+            .json()
+            .await
+            .expect("a TopologyView");
+        assert!(view.nodes.iter().any(|n| n.id == "vendorcorp"));
+
+        let mut events = reqwest::get(format!("{url}/api/events"))
+            .await
+            .expect("stream opens");
+        assert_eq!(
+            events
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("text/event-stream")
+        );
+        // Give the handler time to subscribe, then change a status.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        hub.board.record_probe(
+            "helpdesk",
+            Err(NotConnected::new(ReasonCode::Timeout, "slow")),
+        );
+        let chunk = tokio::time::timeout(Duration::from_secs(3), events.chunk())
+            .await
+            .expect("an event in time")
+            .expect("readable")
+            .expect("a chunk");
+        let text = String::from_utf8_lossy(&chunk);
+        let data = text
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .expect("a data line");
+        let ev: HubEvent = serde_json::from_str(data).expect("a HubEvent");
+        assert_eq!(
+            ev,
+            HubEvent::StatusChanged {
+                system: "helpdesk".into(),
+                status: NodeStatus::Degraded,
+                reason: Some(ReasonCode::Timeout),
+                detail: Some("slow".into()),
+            }
+        );
+        // Shutdown ends the stream instead of holding the server open.
+        hub.shutdown.trigger();
+        let end = tokio::time::timeout(Duration::from_secs(3), async {
+            while let Ok(Some(_)) = events.chunk().await {}
+        })
+        .await;
+        assert!(end.is_ok(), "the event stream did not end on shutdown");
     }
 }

@@ -289,7 +289,7 @@ impl Prober {
                     if !fresh {
                         continue;
                     }
-                    let with_card = round % CARD_EVERY == 0
+                    let with_card = round.is_multiple_of(CARD_EVERY)
                         || self.board.probe_status(&system.id) != PeerStatus::Healthy;
                     let (me, system, in_flight) = (self.clone(), system.clone(), in_flight.clone());
                     tokio::spawn(async move {

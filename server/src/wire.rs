@@ -30,7 +30,9 @@ pub enum WireError {
 pub fn call_message(capability: &str, input: Value) -> Message {
     Message::new(
         Role::User,
-        vec![Part::data(json!({ "capability": capability, "input": input }))],
+        vec![Part::data(
+            json!({ "capability": capability, "input": input }),
+        )],
     )
 }
 
@@ -81,7 +83,12 @@ pub fn parse_answer(response: &SendMessageResponse) -> Result<Value, WireError> 
                 .iter()
                 .flatten()
                 .find_map(|a| first_data(&a.parts))
-                .or_else(|| task.status.message.as_ref().and_then(|m| first_data(&m.parts)))
+                .or_else(|| {
+                    task.status
+                        .message
+                        .as_ref()
+                        .and_then(|m| first_data(&m.parts))
+                })
                 .ok_or(WireError::NoResult)
         }
     }
@@ -108,7 +115,10 @@ mod tests {
 
     #[test]
     fn answer_round_trips() {
-        let resp = SendMessageResponse::Message(answer_message(json!({"rows": []}), Some("0 rows".into())));
+        let resp = SendMessageResponse::Message(answer_message(
+            json!({"rows": []}),
+            Some("0 rows".into()),
+        ));
         let json = serde_json::to_value(&resp).unwrap();
         let back: SendMessageResponse = serde_json::from_value(json).unwrap();
         assert_eq!(parse_answer(&back).unwrap(), json!({"rows": []}));

@@ -27,60 +27,121 @@ async fn get_json(url: &str) -> Value {
 #[tokio::test]
 async fn a_repeated_consult_request_id_executes_once_even_across_a_hub_restart() {
     let mut stack = Stack::start(vec![PeerSpec::stock("buyercorp")]).await;
-    let ask = |rid: &str| {
+    let ask = |stack: &Stack, rid: &str| {
         stack
             .call("helpdesk", "buyercorp", "budget.consult")
             .header("x-request-id", rid)
             .body(json!({ "question": "How much of the marketing budget is left?" }))
     };
-    let first = ask("idem-consult-1").send().await;
-    let second = ask("idem-consult-1").send().await;
-    assert_eq!(first.result(), second.result(), "a replay returns the stored answer");
+    let first = ask(&stack, "idem-consult-1").send().await;
+    let second = ask(&stack, "idem-consult-1").send().await;
+    assert_eq!(
+        first.result(),
+        second.result(),
+        "a replay returns the stored answer"
+    );
     assert_eq!(first.json["replayed"], false);
     assert_eq!(second.json["replayed"], true);
 
     let responder = trail(&stack.peer_db("buyercorp"), "buyercorp").await;
-    assert_eq!(responder.count("idem-consult-1", Outcome::Executed).await.unwrap(), 1);
+    assert_eq!(
+        responder
+            .count("idem-consult-1", Outcome::Executed)
+            .await
+            .unwrap(),
+        1
+    );
 
     stack.kill_hub();
     stack.start_hub().await;
-    let third = ask("idem-consult-1").send().await;
+    let third = ask(&stack, "idem-consult-1").send().await;
     assert_eq!(third.result(), first.result());
-    assert_eq!(third.json["replayed"], true, "the idempotency record survives a restart");
-    assert_eq!(responder.count("idem-consult-1", Outcome::Executed).await.unwrap(), 1);
+    assert_eq!(
+        third.json["replayed"], true,
+        "the idempotency record survives a restart"
+    );
+    assert_eq!(
+        responder
+            .count("idem-consult-1", Outcome::Executed)
+            .await
+            .unwrap(),
+        1
+    );
 
     // A new id is a new question: the responder runs again.
-    let fresh = ask("idem-consult-2").send().await;
+    let fresh = ask(&stack, "idem-consult-2").send().await;
     assert_eq!(fresh.json["replayed"], false);
-    assert_eq!(responder.count("idem-consult-2", Outcome::Executed).await.unwrap(), 1);
+    assert_eq!(
+        responder
+            .count("idem-consult-2", Outcome::Executed)
+            .await
+            .unwrap(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_them() {
-    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp"), PeerSpec::stock("buyercorp")]).await;
+    let stack = Stack::start(vec![
+        PeerSpec::stock("vendorcorp"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let out = Command::new(env!("CARGO_BIN_EXE_peer"))
         .args(["call", "--config"])
         .arg(stack.peer_config("buyercorp"))
         .args(["--provider", "vendorcorp", "--capability", "orders.query"])
-        .args(["--input", r#"{"aggregate":{"op":"avg","column":"order_value"},"group_by":"region"}"#])
+        .args([
+            "--input",
+            r#"{"aggregate":{"op":"avg","column":"order_value"},"group_by":"region"}"#,
+        ])
         .args(["--request-id", "trace-test-1"])
-        .args(["--traceparent", &format!("00-{trace_id}-00f067aa0ba902b7-01")])
+        .args([
+            "--traceparent",
+            &format!("00-{trace_id}-00f067aa0ba902b7-01"),
+        ])
         .envs(stack.tokens.clone())
         .current_dir(repo())
         .output()
         .expect("run peer call");
-    assert!(out.status.success(), "peer call failed: {}", String::from_utf8_lossy(&out.stderr));
-    let answer: Value = serde_json::from_slice(&out.stdout).expect("peer call prints the hub's JSON");
+    assert!(
+        out.status.success(),
+        "peer call failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value =
+        serde_json::from_slice(&out.stdout).expect("peer call prints the hub's JSON");
     assert_eq!(answer["status"], "connected", "{answer}");
     assert_eq!(answer["trace_id"], trace_id);
 
-    let caller = trail(&stack.peer_db("buyercorp"), "buyercorp").await.by_trace(trace_id).await.unwrap();
-    let hub = trail(&stack.hub_db(), "hub").await.by_trace(trace_id).await.unwrap();
-    let responder = trail(&stack.peer_db("vendorcorp"), "vendorcorp").await.by_trace(trace_id).await.unwrap();
-    assert!(caller.iter().any(|r| r.role == Role::Caller), "caller trail: {caller:?}");
-    assert!(hub.iter().any(|r| r.role == Role::Hub && r.outcome == Outcome::Connected), "hub trail: {hub:?}");
-    assert!(responder.iter().any(|r| r.role == Role::Responder && r.outcome == Outcome::Executed));
+    let caller = trail(&stack.peer_db("buyercorp"), "buyercorp")
+        .await
+        .by_trace(trace_id)
+        .await
+        .unwrap();
+    let hub = trail(&stack.hub_db(), "hub")
+        .await
+        .by_trace(trace_id)
+        .await
+        .unwrap();
+    let responder = trail(&stack.peer_db("vendorcorp"), "vendorcorp")
+        .await
+        .by_trace(trace_id)
+        .await
+        .unwrap();
+    assert!(
+        caller.iter().any(|r| r.role == Role::Caller),
+        "caller trail: {caller:?}"
+    );
+    assert!(
+        hub.iter()
+            .any(|r| r.role == Role::Hub && r.outcome == Outcome::Connected),
+        "hub trail: {hub:?}"
+    );
+    assert!(responder
+        .iter()
+        .any(|r| r.role == Role::Responder && r.outcome == Outcome::Executed));
     for r in caller.iter().chain(&hub).chain(&responder) {
         assert_eq!(r.request_id, "trace-test-1");
         assert_eq!(r.capability, "orders.query");
@@ -96,9 +157,16 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
         .arg(stack.peer_db("buyercorp"))
         .output()
         .expect("run hub trail");
-    assert!(rebuilt.status.success(), "{}", String::from_utf8_lossy(&rebuilt.stderr));
+    assert!(
+        rebuilt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rebuilt.stderr)
+    );
     let records: Vec<Value> = serde_json::from_slice(&rebuilt.stdout).expect("JSON records");
-    let mut systems: Vec<&str> = records.iter().filter_map(|r| r["system"].as_str()).collect();
+    let mut systems: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["system"].as_str())
+        .collect();
     systems.sort_unstable();
     systems.dedup();
     assert_eq!(systems, ["buyercorp", "hub", "vendorcorp"]);
@@ -114,7 +182,9 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
 async fn a_fourth_peer_joins_by_config_alone() {
     let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
     let before = get_json(&format!("{}/api/topology", stack.hub_url())).await;
-    assert!(!topology_nodes(&before).iter().any(|n| n["id"] == "logistics"));
+    assert!(!topology_nodes(&before)
+        .iter()
+        .any(|n| n["id"] == "logistics"));
 
     stack.add_peer_by_config("logistics").await;
 
@@ -134,14 +204,24 @@ async fn a_fourth_peer_joins_by_config_alone() {
         .body(json!({ "aggregate": { "op": "count" } }))
         .send()
         .await;
-    assert_eq!(a.result()["row_count"].as_u64(), Some(rows as u64), "{}", a.json);
+    // Numbers cross A2A data parts as JSON doubles (protobuf Struct): 60 arrives as 60.0.
+    assert_eq!(
+        a.result()["row_count"].as_f64(),
+        Some(rows as f64),
+        "{}",
+        a.json
+    );
 }
 
 #[tokio::test]
 async fn the_official_python_a2a_sdk_talks_to_a_peer() {
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
     let python = repo().join(".tools/venv/bin/python");
-    assert!(python.exists(), "{} missing: run scripts/setup", python.display());
+    assert!(
+        python.exists(),
+        "{} missing: run scripts/setup",
+        python.display()
+    );
     let out = Command::new(python)
         .arg(repo().join("server/tests/clients/a2a_python_client.py"))
         .arg(stack.peer_url("vendorcorp"))
@@ -158,21 +238,36 @@ async fn the_official_python_a2a_sdk_talks_to_a_peer() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the client");
     assert_eq!(v["card_name"], "VendorCorp");
-    assert!(v["skills"].as_array().unwrap().iter().any(|s| s == "orders.query"));
+    assert!(v["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s == "orders.query"));
     let data = &v["data_answer"]["message"]["parts"][0]["data"];
     assert_eq!(data["row_count"].as_f64(), Some(624.0), "{v}");
-    assert!(v["text_answer"]["message"]["parts"].as_array().is_some_and(|p| !p.is_empty()));
+    assert!(v["text_answer"]["message"]["parts"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
 }
 
 #[tokio::test]
 async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
-    let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp"), PeerSpec::stock("helpdesk")]).await;
+    let mut stack = Stack::start(vec![
+        PeerSpec::stock("vendorcorp"),
+        PeerSpec::stock("helpdesk"),
+    ])
+    .await;
     let url = format!("{}/api/topology", stack.hub_url());
     let status_of = |t: &Value, id: &str| {
         topology_nodes(t)
             .into_iter()
             .find(|n| n["id"] == id)
-            .map(|n| (n["status"].as_str().unwrap_or("").to_string(), n["reason"].clone()))
+            .map(|n| {
+                (
+                    n["status"].as_str().unwrap_or("").to_string(),
+                    n["reason"].clone(),
+                )
+            })
     };
     // Wait for the first probe round.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -180,7 +275,9 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
         assert!(Instant::now() < deadline, "vendorcorp never became healthy");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut events = reqwest::get(format!("{}/api/events", stack.hub_url())).await.unwrap();
+    let mut events = reqwest::get(format!("{}/api/events", stack.hub_url()))
+        .await
+        .unwrap();
     stack.kill_peer("vendorcorp");
     let killed = Instant::now();
     loop {
@@ -190,27 +287,42 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
             assert_eq!(reason, "PEER_UNREACHABLE");
             break;
         }
-        assert!(killed.elapsed() < Duration::from_secs(3), "not degraded 3 s after death: {t}");
+        assert!(
+            killed.elapsed() < Duration::from_secs(3),
+            "not degraded 3 s after death: {t}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // The other peer is untouched.
-    assert_eq!(status_of(&get_json(&url).await, "helpdesk").unwrap().0, "healthy");
+    assert_eq!(
+        status_of(&get_json(&url).await, "helpdesk").unwrap().0,
+        "healthy"
+    );
     // Subscribers were told.
     let mut seen = String::new();
     let sse_deadline = Instant::now() + Duration::from_secs(5);
     while !(seen.contains("vendorcorp") && seen.contains("PEER_UNREACHABLE")) {
-        assert!(Instant::now() < sse_deadline, "no SSE event about vendorcorp: {seen}");
+        assert!(
+            Instant::now() < sse_deadline,
+            "no SSE event about vendorcorp: {seen}"
+        );
         match tokio::time::timeout(Duration::from_secs(5), events.chunk()).await {
             Ok(Ok(Some(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
             _ => break,
         }
     }
-    assert!(seen.contains("vendorcorp") && seen.contains("PEER_UNREACHABLE"), "{seen}");
+    assert!(
+        seen.contains("vendorcorp") && seen.contains("PEER_UNREACHABLE"),
+        "{seen}"
+    );
 
     stack.start_peer("vendorcorp").await;
     let back = Instant::now();
     while status_of(&get_json(&url).await, "vendorcorp").map(|s| s.0) != Some("healthy".into()) {
-        assert!(back.elapsed() < Duration::from_secs(3), "vendorcorp did not recover");
+        assert!(
+            back.elapsed() < Duration::from_secs(3),
+            "vendorcorp did not recover"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -229,7 +341,10 @@ async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
         .text()
         .await
         .unwrap();
-    assert!(body.contains("vendorcorp") && body.contains("orders.query"), "{body}");
+    assert!(
+        body.contains("vendorcorp") && body.contains("orders.query"),
+        "{body}"
+    );
     let mut forbidden: Vec<String> = vec![
         "127.0.0.1".into(),
         "/32".into(),
@@ -246,6 +361,9 @@ async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
         forbidden.push(format!(":{}", stack.peer_ports[id]));
     }
     for f in &forbidden {
-        assert!(!body.contains(f.as_str()), "/api/topology leaks {f:?}: {body}");
+        assert!(
+            !body.contains(f.as_str()),
+            "/api/topology leaks {f:?}: {body}"
+        );
     }
 }

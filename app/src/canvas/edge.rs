@@ -111,7 +111,12 @@ pub(crate) fn EdgeLabel(edge: EdgeView) -> impl IntoView {
     let transform = move || {
         pos.get().map_or_else(
             || "translate(-9999px, -9999px)".to_string(),
-            |p| format!("translate({:.1}px, {:.1}px) translate(-50%, -50%)", p.x, p.y),
+            |p| {
+                format!(
+                    "translate({:.1}px, {:.1}px) translate(-50%, -50%)",
+                    p.x, p.y
+                )
+            },
         )
     };
     let consumer = scene.name(&edge.consumer);

@@ -8,7 +8,6 @@
 //! datasources hang under their system at fixed offsets, so dragging a system
 //! moves its children with it and the layout never has to place them.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
@@ -16,7 +15,7 @@ use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
 /// Width of a root node's card, in world pixels.
 pub const ROOT_W: f64 = 240.0;
 /// Height of a root node's card.
-pub const ROOT_H: f64 = 96.0;
+pub const ROOT_H: f64 = 112.0;
 /// How far children are indented from their system's left edge.
 pub const CHILD_INDENT: f64 = 24.0;
 /// Height of one child node.
@@ -81,7 +80,8 @@ pub struct EdgeGeom {
 /// under which, which edges can be drawn, and where everything starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphModel {
-    /// Root node ids (hub and systems, and any orphan), in layout order.
+    /// Root node ids (hub and systems, and any orphan), column by column,
+    /// top to bottom: the order they are drawn and tabbed through.
     pub roots: Vec<String>,
     /// Children of each root, agents first, then datasources, each by id.
     pub children: HashMap<String, Vec<String>>,
@@ -108,8 +108,11 @@ enum Role {
 impl GraphModel {
     /// Builds the model and its initial layout. Same view, same positions.
     pub fn build(view: &TopologyView) -> Self {
-        let nodes: HashMap<String, NodeView> =
-            view.nodes.iter().map(|n| (n.id.clone(), n.clone())).collect();
+        let nodes: HashMap<String, NodeView> = view
+            .nodes
+            .iter()
+            .map(|n| (n.id.clone(), n.clone()))
+            .collect();
 
         let mut children: HashMap<String, Vec<String>> = HashMap::new();
         let mut parent = HashMap::new();
@@ -238,7 +241,10 @@ impl GraphModel {
     fn lay_out(&mut self) {
         let mut columns: BTreeMap<Role, Vec<String>> = BTreeMap::new();
         for root in &self.roots {
-            columns.entry(self.role(root)).or_default().push(root.clone());
+            columns
+                .entry(self.role(root))
+                .or_default()
+                .push(root.clone());
         }
         let mut stacks: Vec<Vec<String>> = Vec::new();
         for (_, mut ids) in columns {
@@ -281,6 +287,9 @@ impl GraphModel {
                 y += self.block_height(id) + ROW_GAP;
             }
         }
+        // Document order = reading order (column by column, top to
+        // bottom), so Tab walks the canvas the way the eye does.
+        self.roots = stacks.into_iter().flatten().collect();
     }
 
     fn role(&self, id: &str) -> Role {
@@ -290,10 +299,10 @@ impl GraphModel {
         if node.node_type == NodeKind::Hub {
             return Role::Consumer;
         }
-        let provides = !node.provides.is_empty()
-            || self.edges.iter().any(|e| self.root_of(&e.provider) == id);
-        let consumes = !node.consumes.is_empty()
-            || self.edges.iter().any(|e| self.root_of(&e.consumer) == id);
+        let provides =
+            !node.provides.is_empty() || self.edges.iter().any(|e| self.root_of(&e.provider) == id);
+        let consumes =
+            !node.consumes.is_empty() || self.edges.iter().any(|e| self.root_of(&e.consumer) == id);
         match (consumes, provides) {
             (true, false) => Role::Consumer,
             (true, true) => Role::Both,
@@ -341,9 +350,14 @@ impl GraphModel {
         }
 
         // Ports: every (card, side) lists the edge ends on it.
-        let mut ports: HashMap<(&str, Side), Vec<(f64, &str, bool)>> = HashMap::new();
+        // (the other end's y, edge id, is this the entry end)
+        type PortEnd<'a> = (f64, &'a str, bool);
+        let mut ports: HashMap<(&str, Side), Vec<PortEnd>> = HashMap::new();
         for r in &routes {
-            let (c, p) = (self.root_of(&r.edge.consumer), self.root_of(&r.edge.provider));
+            let (c, p) = (
+                self.root_of(&r.edge.consumer),
+                self.root_of(&r.edge.provider),
+            );
             ports
                 .entry((c, r.exit))
                 .or_default()
@@ -424,11 +438,6 @@ fn child_rank<'a>(nodes: &'a HashMap<String, NodeView>, id: &'a str) -> (u8, &'a
     (kind, id)
 }
 
-/// Sorts floats for deterministic output (NaN last). Used by the minimap.
-pub fn cmp_f64(a: f64, b: f64) -> Ordering {
-    a.total_cmp(&b)
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -480,7 +489,10 @@ pub(crate) mod tests {
         let mut buyer = node("buyercorp", NodeKind::System, None);
         buyer.name = "BuyerCorp".into();
         buyer.provides = vec![cap("budget.consult", Consult)];
-        buyer.consumes = vec![cap("orders.query", DataShare), cap("ticket.classify", Consult)];
+        buyer.consumes = vec![
+            cap("orders.query", DataShare),
+            cap("ticket.classify", Consult),
+        ];
         let mut help = node("helpdesk", NodeKind::System, None);
         help.name = "Helpdesk".into();
         help.provides = vec![cap("ticket.classify", Consult)];
@@ -490,14 +502,38 @@ pub(crate) mod tests {
             nodes: vec![
                 hub,
                 vendor,
-                node("vendorcorp/agent/data-steward", NodeKind::Agent, Some("vendorcorp")),
-                node("vendorcorp/datasource/orders-db", NodeKind::Datasource, Some("vendorcorp")),
+                node(
+                    "vendorcorp/agent/data-steward",
+                    NodeKind::Agent,
+                    Some("vendorcorp"),
+                ),
+                node(
+                    "vendorcorp/datasource/orders-db",
+                    NodeKind::Datasource,
+                    Some("vendorcorp"),
+                ),
                 buyer,
-                node("buyercorp/datasource/budgets-db", NodeKind::Datasource, Some("buyercorp")),
-                node("buyercorp/agent/finance-analyst", NodeKind::Agent, Some("buyercorp")),
+                node(
+                    "buyercorp/datasource/budgets-db",
+                    NodeKind::Datasource,
+                    Some("buyercorp"),
+                ),
+                node(
+                    "buyercorp/agent/finance-analyst",
+                    NodeKind::Agent,
+                    Some("buyercorp"),
+                ),
                 help,
-                node("helpdesk/agent/triage-agent", NodeKind::Agent, Some("helpdesk")),
-                node("helpdesk/datasource/tickets-db", NodeKind::Datasource, Some("helpdesk")),
+                node(
+                    "helpdesk/agent/triage-agent",
+                    NodeKind::Agent,
+                    Some("helpdesk"),
+                ),
+                node(
+                    "helpdesk/datasource/tickets-db",
+                    NodeKind::Datasource,
+                    Some("helpdesk"),
+                ),
             ],
             edges: vec![
                 edge("buyercorp", "vendorcorp", "orders.query", DataShare),
@@ -515,6 +551,7 @@ pub(crate) mod tests {
             }],
             capabilities: vec![],
             reload_error: None,
+            positions: Vec::new(),
         }
     }
 
@@ -537,7 +574,11 @@ pub(crate) mod tests {
         assert_eq!(x("buyercorp"), x("helpdesk"));
         assert!(x("buyercorp") < x("vendorcorp"));
         let y = |id: &str| m.layout.get(id).map(|p| p.y).unwrap_or(f64::NAN);
-        assert!(y("buyercorp") < y("helpdesk"), "sorted by id within a column");
+        assert!(
+            y("buyercorp") < y("helpdesk"),
+            "sorted by id within a column"
+        );
+        assert_eq!(m.roots, ["hub", "buyercorp", "helpdesk", "vendorcorp"]);
     }
 
     #[test]
@@ -580,7 +621,12 @@ pub(crate) mod tests {
     #[test]
     fn edges_with_a_missing_end_are_dropped() {
         let mut v = demo();
-        v.edges.push(edge("ghost", "vendorcorp", "orders.query", CapabilityKind::DataShare));
+        v.edges.push(edge(
+            "ghost",
+            "vendorcorp",
+            "orders.query",
+            CapabilityKind::DataShare,
+        ));
         assert_eq!(GraphModel::build(&v).edges.len(), 6);
     }
 

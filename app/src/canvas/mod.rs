@@ -192,7 +192,9 @@ fn Toolbar() -> impl IntoView {
         ctx.camera.update(|c| *c = c.zoom_at(zoom, anchor));
     };
     let fit = move |_| {
-        if let (Some(bounds), Some(size)) = (ctx.bounds.get_untracked(), ctx.viewport.get_untracked()) {
+        if let (Some(bounds), Some(size)) =
+            (ctx.bounds.get_untracked(), ctx.viewport.get_untracked())
+        {
             ctx.camera.set(Camera::fit(bounds, size));
         }
     };

@@ -100,7 +100,9 @@ fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
         let id = id.clone();
         move || {
             let h = health.get();
-            let selected = ctx.selection.with(|s| s == &Some(Selection::Node(id.clone())));
+            let selected = ctx
+                .selection
+                .with(|s| s == &Some(Selection::Node(id.clone())));
             format!(
                 "node-card {kind} {}{}",
                 h.word(),
@@ -126,14 +128,15 @@ fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
     };
     let caps = (node.node_type != NodeKind::Hub).then(|| {
         view! {
-            <ul class="node-caps" aria-hidden="true">
-                {caps_view(&node.provides, "provides")}
-                {caps_view(&node.consumes, "consumes")}
-            </ul>
+            <div class="node-caps" aria-hidden="true">
+                {caps_row(&node.provides, "provides")}
+                {caps_row(&node.consumes, "consumes")}
+            </div>
         }
     });
-    let hub_note = (node.node_type == NodeKind::Hub)
-        .then(|| view! { <p class="node-note">"The exchange: every cross-system call passes here."</p> });
+    let hub_note = (node.node_type == NodeKind::Hub).then(
+        || view! { <p class="node-note">"The exchange: every cross-system call passes here."</p> },
+    );
 
     view! {
         <div
@@ -168,18 +171,28 @@ fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
     }
 }
 
-/// Capability chips on a card: provided ones marked ▸, consumed ones ◂.
-fn caps_view(caps: &[CapabilityRef], direction: &'static str) -> impl IntoView {
-    caps.iter()
-        .map(|c| {
-            let kind = kind_label(c.kind);
-            view! {
-                <li class=format!("cap {direction} {kind}") title=format!("{direction} {}, {kind}", c.id)>
-                    {c.id.clone()}
-                </li>
-            }
-        })
-        .collect_view()
+/// One row of capability chips on a card (provided or consumed); a row
+/// too long for the card is cut, the drawer lists them all.
+fn caps_row(caps: &[CapabilityRef], direction: &'static str) -> impl IntoView {
+    (!caps.is_empty()).then(|| {
+        let chips = caps
+            .iter()
+            .map(|c| {
+                let kind = kind_label(c.kind);
+                view! {
+                    <span class=format!("cap {kind}") title=format!("{direction} {}, {kind}", c.id)>
+                        {c.id.clone()}
+                    </span>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class=format!("cap-row {direction}")>
+                <span class="cap-dir">{direction}</span>
+                {chips}
+            </div>
+        }
+    })
 }
 
 /// An agent or datasource under its system; it shares the system's health
@@ -195,15 +208,17 @@ fn ChildNode(
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let node = scene.model.nodes.get(&id).cloned();
-    let (name, kind_enum) = node
-        .as_ref()
-        .map_or((id.clone(), NodeKind::Agent), |n| (n.name.clone(), n.node_type));
+    let (name, kind_enum) = node.as_ref().map_or((id.clone(), NodeKind::Agent), |n| {
+        (n.name.clone(), n.node_type)
+    });
     let kind = node_kind_label(kind_enum);
     let offset = GraphModel::child_offset(index);
     let class = {
         let id = id.clone();
         move || {
-            let selected = ctx.selection.with(|s| s == &Some(Selection::Node(id.clone())));
+            let selected = ctx
+                .selection
+                .with(|s| s == &Some(Selection::Node(id.clone())));
             format!(
                 "node-child {kind} {}{}",
                 health.get().word(),

@@ -67,7 +67,8 @@ pub(crate) struct SceneCtx {
 impl SceneCtx {
     /// Health of a root (tracked), and whether it came from the live channel.
     pub fn system_health(&self, ctx: &CanvasCtx, system: &str) -> (Health, bool) {
-        ctx.live.with(|live| effective_health(live, self.seq, self.model.nodes.get(system), system))
+        ctx.live
+            .with(|live| effective_health(live, self.seq, self.model.nodes.get(system), system))
     }
 
     /// Health of an edge (tracked).
@@ -175,7 +176,9 @@ pub(crate) fn Scene(
     // The toolbar's fit button needs the bounds; effects run only in the
     // browser, where that button works.
     Effect::new(move |_| ctx.bounds.set(Some(bounds.get())));
-    on_cleanup(move || ctx.bounds.try_set(None).map_or((), |_| ()));
+    on_cleanup(move || {
+        let _ = ctx.bounds.try_set(None);
+    });
 
     let scene = SceneCtx {
         model: model.clone(),
@@ -206,7 +209,8 @@ pub(crate) fn Scene(
             ev.delta_y()
         };
         let factor = (-delta * 0.0015).exp();
-        ctx.camera.update(|c| *c = c.zoom_at(c.zoom * factor, anchor));
+        ctx.camera
+            .update(|c| *c = c.zoom_at(c.zoom * factor, anchor));
     };
 
     let scene_down = scene.clone();
@@ -291,7 +295,7 @@ pub(crate) fn Scene(
             }
         }
     };
-    let on_pointer_cancel = on_pointer_up.clone();
+    let on_pointer_cancel = on_pointer_up;
 
     let roots = model.roots.clone();
     let edges = model.edges.clone();
@@ -307,7 +311,12 @@ pub(crate) fn Scene(
         .into_iter()
         .map(|id| view! { <RootNode id/> })
         .collect_view();
-    let layer_w = move || format!("{:.0}", (bounds.get().x + bounds.get().w + 2.0 * LABEL_RUN).max(1.0));
+    let layer_w = move || {
+        format!(
+            "{:.0}",
+            (bounds.get().x + bounds.get().w + 2.0 * LABEL_RUN).max(1.0)
+        )
+    };
     let layer_h = move || format!("{:.0}", (bounds.get().y + bounds.get().h + 200.0).max(1.0));
     let reload_error = scene.view.reload_error.clone();
 

@@ -239,11 +239,7 @@ pub fn effective_health(
 /// greys the edge with its reason. The served edge status stands for what
 /// only the hub knows (a failed last call) until a live status of the
 /// provider supersedes it.
-pub fn edge_health(
-    edge: &EdgeView,
-    provider: (Health, bool),
-    consumer: (Health, bool),
-) -> Health {
+pub fn edge_health(edge: &EdgeView, provider: (Health, bool), consumer: (Health, bool)) -> Health {
     let (p, p_live) = provider;
     let (c, _) = consumer;
     if p.is_degraded() {
@@ -313,7 +309,10 @@ mod tests {
 
     #[test]
     fn degraded_end_greys_the_edge_with_its_reason() {
-        let bad = (h(NodeStatus::Degraded, Some(ReasonCode::PeerUnreachable)), true);
+        let bad = (
+            h(NodeStatus::Degraded, Some(ReasonCode::PeerUnreachable)),
+            true,
+        );
         let ok = (h(NodeStatus::Healthy, None), false);
         let e = edge_health(&edge(), bad.clone(), ok.clone());
         assert_eq!(e.reason, Some(ReasonCode::PeerUnreachable));

@@ -176,7 +176,10 @@ mod tests {
             w: 4000.0,
             h: 1000.0,
         };
-        let size = Size { w: 1000.0, h: 600.0 };
+        let size = Size {
+            w: 1000.0,
+            h: 600.0,
+        };
         let c = Camera::fit(bounds, size);
         assert!(!c.overflows(bounds, size));
         assert!(c.zoom < 0.25);

@@ -169,6 +169,14 @@ async fn trail(args: TrailArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The serde spelling of a unit enum value (`not_connected`), as `--json` shows it.
+fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
 fn print_table(records: &[AuditRecord]) {
     let rows: Vec<[String; 9]> = records
         .iter()
@@ -176,10 +184,10 @@ fn print_table(records: &[AuditRecord]) {
             [
                 r.at.clone(),
                 r.system.clone(),
-                format!("{:?}", r.role).to_lowercase(),
+                wire_name(&r.role),
                 r.caller.clone(),
                 format!("{} / {}", r.provider, r.capability),
-                format!("{:?}", r.outcome).to_lowercase(),
+                wire_name(&r.outcome),
                 r.reason.map(|c| c.to_string()).unwrap_or_default(),
                 format!("{} ms", r.duration_ms),
                 r.request_id.clone(),

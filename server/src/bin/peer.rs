@@ -42,6 +42,16 @@ enum Command {
         /// SQLite file, overriding the file's `database`.
         #[arg(long, env = "PEER_DATABASE")]
         database: Option<PathBuf>,
+        /// Test-only: sleep this long before every answer (overrides
+        /// `faults.stall_ms`).
+        #[arg(long)]
+        fault_stall_ms: Option<u64>,
+        /// Test-only: answer with results that break the contract.
+        #[arg(long)]
+        fault_break_schema: bool,
+        /// Test-only: answer every call with an A2A internal error.
+        #[arg(long)]
+        fault_fail: bool,
     },
     /// Call a capability of another peer through the hub; prints the hub's
     /// JSON answer.
@@ -66,6 +76,9 @@ enum Command {
         /// Give up on the hub after this long.
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u64,
+        /// Hub base URL, overriding the file's `hub_url`.
+        #[arg(long, env = "PEER_HUB_URL")]
+        hub_url: Option<String>,
         #[arg(long, env = "PEER_DATABASE")]
         database: Option<PathBuf>,
     },
@@ -159,8 +172,19 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             config,
             listen,
             database,
+            fault_stall_ms,
+            fault_break_schema,
+            fault_fail,
         } => {
-            let config = load(&config)?;
+            let mut config = load(&config)?;
+            if let Some(ms) = fault_stall_ms {
+                config.faults.stall_ms = ms;
+            }
+            config.faults.break_schema |= fault_break_schema;
+            config.faults.fail |= fault_fail;
+            if config.faults != Default::default() {
+                tracing::warn!(faults = ?config.faults, "fault injection is ON (test only)");
+            }
             let token = Token::from_env(&config.token_env)?;
             let database = database.unwrap_or_else(|| config.database.clone());
             peer_server::serve(config, token, listen, &database).await?;
@@ -174,6 +198,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             request_id,
             traceparent,
             timeout_ms,
+            hub_url,
             database,
         } => {
             let config = load(&config)?;
@@ -198,7 +223,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let database = database.unwrap_or_else(|| config.database.clone());
             let (_pool, trail, inbox) = open_store(&config, &database).await?;
             let call = HubCall {
-                hub_url: config.hub_url.clone(),
+                hub_url: hub_url.unwrap_or_else(|| config.hub_url.clone()),
                 token,
                 caller: config.system.clone(),
                 provider,

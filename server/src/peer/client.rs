@@ -193,6 +193,9 @@ pub async fn call_and_record(
     trail: &AuditTrail,
     inbox: &Inbox,
 ) -> anyhow::Result<(HubAnswer, Vec<i64>)> {
+    // The caller's record carries the time the call started, so a rebuilt
+    // interaction reads caller → responder → hub → caller in time order.
+    let at = crate::audit::now();
     let answer = call_via_hub(client, call).await;
     let (outcome, reason, detail) = match &answer.result {
         CallResult::Connected { replayed: true, .. } => (Outcome::Replayed, None, String::new()),
@@ -207,7 +210,7 @@ pub async fn call_and_record(
         .append(AuditRecord {
             system: call.caller.clone(),
             role: Role::Caller,
-            at: crate::audit::now(),
+            at,
             caller: call.caller.clone(),
             provider: call.provider.clone(),
             capability: call.capability.clone(),

@@ -415,7 +415,7 @@ pub fn parse_csv(text: &str, label: &str) -> Result<CsvTable, DatasetError> {
         path: label.to_string(),
         message,
     };
-    let records = split_csv(text).map_err(|m| err(m))?;
+    let records = split_csv(text).map_err(&err)?;
     let mut records = records
         .into_iter()
         .filter(|r| !(r.len() == 1 && r[0].is_empty()));

@@ -108,7 +108,7 @@ impl FilterOp {
             FilterOp::Lt => "<",
             FilterOp::Lte => "<=",
             FilterOp::Gt => ">",
-            FilterOp::Gte => ">",
+            FilterOp::Gte => ">=",
             FilterOp::In => "IN",
         }
     }
@@ -779,11 +779,19 @@ mod tests {
         ] {
             filter_sets.push((
                 json!([{"column": "order_date", "op": name, "value": d}]),
-                vec![Filter { column: "order_date".into(), op, values: vec![Scalar::Text(d.clone())] }],
+                vec![Filter {
+                    column: "order_date".into(),
+                    op,
+                    values: vec![Scalar::Text(d.clone())],
+                }],
             ));
             filter_sets.push((
                 json!([{"column": "order_value", "op": name, "value": v}]),
-                vec![Filter { column: "order_value".into(), op, values: vec![Scalar::Number(v)] }],
+                vec![Filter {
+                    column: "order_value".into(),
+                    op,
+                    values: vec![Scalar::Number(v)],
+                }],
             ));
         }
         filter_sets.push((
@@ -791,7 +799,11 @@ mod tests {
             vec![Filter {
                 column: "order_value".into(),
                 op: FilterOp::In,
-                values: vec![Scalar::Number(v), Scalar::Number(rows[2].order_value), Scalar::Number(0.5)],
+                values: vec![
+                    Scalar::Number(v),
+                    Scalar::Number(rows[2].order_value),
+                    Scalar::Number(0.5),
+                ],
             }],
         ));
         for op in [AggOp::Count, AggOp::Sum, AggOp::Avg, AggOp::Min, AggOp::Max] {

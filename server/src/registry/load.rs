@@ -614,7 +614,7 @@ rules:
     #[test]
     fn type_error_names_file_line_column_and_field() {
         let text = BASE.replace("base_url: http://127.0.0.1:3102", "base_url: [1, 2]");
-        let err = load_str(FILE, &text).err().expect("rejected");
+        let err = load_str(FILE, &text).expect_err("rejected");
         let msg = err.to_string();
         assert!(
             msg.starts_with("config/topology.yaml:11:15: systems[1].base_url: invalid type"),

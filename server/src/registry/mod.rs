@@ -112,7 +112,10 @@ mod tests {
         assert!(reg.reload().is_err());
         assert_eq!(reg.snapshot().topology.version, 1, "old topology kept");
         let why = reg.reload_error().expect("error recorded");
-        assert!(why.contains("topology.yaml:") && why.contains("version"), "{why}");
+        assert!(
+            why.contains("topology.yaml:") && why.contains("version"),
+            "{why}"
+        );
 
         let fewer = GOOD.replace("consumers: [buyercorp, hub]", "consumers: [hub]");
         std::fs::write(&path, fewer).expect("write");

@@ -61,11 +61,21 @@ pub struct PeerSpec {
 impl PeerSpec {
     /// A repository peer as configured (`vendorcorp`, `buyercorp`, `helpdesk`, `logistics`).
     pub fn stock(id: &str) -> Self {
-        Self { id: id.into(), template: id.into(), faults: Faults::default(), start: true }
+        Self {
+            id: id.into(),
+            template: id.into(),
+            faults: Faults::default(),
+            start: true,
+        }
     }
     /// A clone of `template` under a new id, with faults.
     pub fn clone_of(id: &str, template: &str, faults: Faults) -> Self {
-        Self { id: id.into(), template: template.into(), faults, start: true }
+        Self {
+            id: id.into(),
+            template: template.into(),
+            faults,
+            start: true,
+        }
     }
     /// Registered in the topology but never started.
     pub fn not_started(mut self) -> Self {
@@ -110,7 +120,10 @@ impl Stack {
         for spec in &specs {
             let port = free_port();
             peer_ports.insert(spec.id.clone(), port);
-            tokens.insert(token_env(&spec.id), format!("tok-{}-{}", spec.id, uuid_like()));
+            tokens.insert(
+                token_env(&spec.id),
+                format!("tok-{}-{}", spec.id, uuid_like()),
+            );
             let mut system = base_systems
                 .iter()
                 .find(|s| s["id"].as_str() == Some(&spec.template))
@@ -119,12 +132,23 @@ impl Stack {
             let m = system.as_mapping_mut().expect("system is a mapping");
             m.insert(key("id"), key(&spec.id));
             if spec.id != spec.template {
-                m.insert(key("name"), key(&format!("{} ({})", spec.id, spec.template)));
-                for cap in m.get(&key("provides")).and_then(Value::as_sequence).cloned().unwrap_or_default() {
+                m.insert(
+                    key("name"),
+                    key(&format!("{} ({})", spec.id, spec.template)),
+                );
+                for cap in m
+                    .get(&key("provides"))
+                    .and_then(Value::as_sequence)
+                    .cloned()
+                    .unwrap_or_default()
+                {
                     let mut rule = Mapping::new();
                     rule.insert(key("capability"), cap.clone());
                     rule.insert(key("provider"), key(&spec.id));
-                    rule.insert(key("consumers"), Value::Sequence(vec![key("buyercorp"), key("hub")]));
+                    rule.insert(
+                        key("consumers"),
+                        Value::Sequence(vec![key("buyercorp"), key("hub")]),
+                    );
                     extra_rules.push(Value::Mapping(rule));
                 }
             }
@@ -148,10 +172,16 @@ impl Stack {
         }
         // Tokens of peers that join later by config are exported up front,
         // as an operator would before adding the topology section.
-        tokens.entry(token_env("logistics")).or_insert_with(|| format!("tok-logistics-{}", uuid_like()));
+        tokens
+            .entry(token_env("logistics"))
+            .or_insert_with(|| format!("tok-logistics-{}", uuid_like()));
         let top = topology.as_mapping_mut().expect("topology is a mapping");
         top.insert(key("systems"), Value::Sequence(systems));
-        let mut rules = top.get(&key("rules")).and_then(Value::as_sequence).cloned().unwrap_or_default();
+        let mut rules = top
+            .get(&key("rules"))
+            .and_then(Value::as_sequence)
+            .cloned()
+            .unwrap_or_default();
         rules.extend(extra_rules);
         top.insert(key("rules"), Value::Sequence(rules));
         let topology_path = dir.path().join("topology.yaml");
@@ -193,16 +223,31 @@ impl Stack {
         self.peer_ports.insert(id.to_string(), port);
         self.specs.push(PeerSpec::stock(id));
         let mut system = section["system"].clone();
-        let m = system.as_mapping_mut().expect("system section is a mapping");
+        let m = system
+            .as_mapping_mut()
+            .expect("system section is a mapping");
         m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
         m.insert(key("token_env"), key(&token_env(id)));
         let top = self.topology.as_mapping_mut().expect("mapping");
         for (field, extra) in [
             ("systems", vec![system]),
-            ("capabilities", section["capabilities"].as_sequence().cloned().unwrap_or_default()),
-            ("rules", section["rules"].as_sequence().cloned().unwrap_or_default()),
+            (
+                "capabilities",
+                section["capabilities"]
+                    .as_sequence()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            (
+                "rules",
+                section["rules"].as_sequence().cloned().unwrap_or_default(),
+            ),
         ] {
-            let mut list = top.get(&key(field)).and_then(Value::as_sequence).cloned().unwrap_or_default();
+            let mut list = top
+                .get(&key(field))
+                .and_then(Value::as_sequence)
+                .cloned()
+                .unwrap_or_default();
             list.extend(extra);
             top.insert(key(field), Value::Sequence(list));
         }
@@ -235,24 +280,43 @@ impl Stack {
     }
 
     fn envs(&self) -> Vec<(String, String)> {
-        self.tokens.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        self.tokens
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// Starts (or restarts) a peer process and waits for its /health.
     pub async fn start_peer(&mut self, id: &str) {
-        let spec = self.specs.iter().find(|s| s.id == id).cloned().expect("known peer");
+        let spec = self
+            .specs
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+            .expect("known peer");
         let port = self.peer_ports[id];
         let mut cfg = yaml(&repo().join(format!("config/peers/{}.yaml", spec.template)));
         let m = cfg.as_mapping_mut().expect("peer config is a mapping");
         m.insert(key("system"), key(id));
         m.insert(key("listen"), key(&format!("127.0.0.1:{port}")));
         m.insert(key("token_env"), key(&token_env(id)));
-        m.insert(key("hub_url"), key(&format!("http://127.0.0.1:{}", self.hub_port)));
-        m.insert(key("database"), key(&self.peer_db(id).display().to_string()));
-        // Relative dataset paths (csv) stay relative to the repository.
+        m.insert(
+            key("hub_url"),
+            key(&format!("http://127.0.0.1:{}", self.hub_port)),
+        );
+        m.insert(
+            key("database"),
+            key(&self.peer_db(id).display().to_string()),
+        );
+        // Dataset paths (csv) are relative to the peer's config file: the
+        // copy lives elsewhere, so point it at the repository's file.
         if let Some(ds) = m.get_mut(&key("dataset")).and_then(Value::as_mapping_mut) {
-            if let Some(p) = ds.get(&key("path")).and_then(Value::as_str).map(str::to_string) {
-                let abs = repo().join(p);
+            if let Some(p) = ds
+                .get(&key("path"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            {
+                let abs = repo().join("config/peers").join(p);
                 ds.insert(key("path"), key(&abs.display().to_string()));
             }
         }
@@ -262,7 +326,8 @@ impl Stack {
         faults.insert(key("fail"), Value::Bool(spec.faults.fail));
         m.insert(key("faults"), Value::Mapping(faults));
         let path = self.peer_config_path(id);
-        std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml")).expect("write peer config");
+        std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml"))
+            .expect("write peer config");
         let log = std::fs::File::create(self.dir.path().join(format!("{id}.log"))).expect("log");
         let child = Command::new(env!("CARGO_BIN_EXE_peer"))
             .args(["serve", "--config"])
@@ -274,7 +339,11 @@ impl Stack {
             .spawn()
             .expect("spawn peer");
         self.peers.insert(id.to_string(), child);
-        wait_ready(&format!("http://127.0.0.1:{port}/health"), &self.dir.path().join(format!("{id}.log"))).await;
+        wait_ready(
+            &format!("http://127.0.0.1:{port}/health"),
+            &self.dir.path().join(format!("{id}.log")),
+        )
+        .await;
     }
 
     /// Kills a peer process (SIGKILL: as dead as it gets).
@@ -306,7 +375,11 @@ impl Stack {
             .spawn()
             .expect("spawn hub");
         self.hub = Some(child);
-        wait_ready(&format!("{}/api/topology", self.hub_url()), &self.dir.path().join("hub.log")).await;
+        wait_ready(
+            &format!("{}/api/topology", self.hub_url()),
+            &self.dir.path().join("hub.log"),
+        )
+        .await;
     }
 
     /// Stops the hub process.
@@ -334,7 +407,10 @@ impl Stack {
         GatewayCall {
             url: format!("{}/gateway/v1/{provider}/{capability}", self.hub_url()),
             headers: vec![
-                ("authorization".into(), format!("Bearer {}", self.token(caller))),
+                (
+                    "authorization".into(),
+                    format!("Bearer {}", self.token(caller)),
+                ),
                 ("x-caller-system".into(), caller.into()),
                 ("a2a-version".into(), "1.0".into()),
             ],
@@ -379,11 +455,19 @@ pub struct Answer {
 impl Answer {
     /// The reason code of a `not_connected` answer (panics with the body otherwise).
     pub fn reason(&self) -> &str {
-        assert_eq!(self.json["status"], "not_connected", "expected not_connected, got {}", self.json);
+        assert_eq!(
+            self.json["status"], "not_connected",
+            "expected not_connected, got {}",
+            self.json
+        );
         self.json["reason"].as_str().unwrap_or("<none>")
     }
     pub fn result(&self) -> &Json {
-        assert_eq!(self.json["status"], "connected", "expected connected, got {}", self.json);
+        assert_eq!(
+            self.json["status"], "connected",
+            "expected connected, got {}",
+            self.json
+        );
         &self.json["result"]
     }
 }
@@ -425,7 +509,12 @@ impl GatewayCall {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let json: Json = resp.json().await.expect("the hub answers JSON");
-        Answer { status, json, elapsed: started.elapsed(), traceparent }
+        Answer {
+            status,
+            json,
+            elapsed: started.elapsed(),
+            traceparent,
+        }
     }
 }
 
@@ -433,7 +522,12 @@ async fn wait_ready(url: &str, log: &Path) {
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        if let Ok(r) = client.get(url).timeout(Duration::from_millis(500)).send().await {
+        if let Ok(r) = client
+            .get(url)
+            .timeout(Duration::from_millis(500))
+            .send()
+            .await
+        {
             if r.status().is_success() {
                 return;
             }
@@ -448,7 +542,10 @@ async fn wait_ready(url: &str, log: &Path) {
 
 fn uuid_like() -> String {
     use std::time::SystemTime;
-    let n = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let n = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     format!("{n:x}")
 }
 
