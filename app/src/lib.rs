@@ -4,8 +4,11 @@
 //! with it) and to wasm with `hydrate` (the browser takes those pages over).
 //! Anything that must never reach a browser does not belong here.
 
+pub mod api;
 pub mod canvas;
 pub mod dto;
+pub mod login;
+pub mod session;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -37,9 +40,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 }
 
 /// The application root: routes of the canvas UI.
+///
+/// `/login` is the only public page; the hub redirects every other page
+/// there when there is no session, and `/api` refuses it with `401`.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    session::provide_session();
     view! {
         <Stylesheet id="leptos" href="/pkg/wall-street.css"/>
         <Title text="Wall Street"/>
@@ -48,6 +55,7 @@ pub fn App() -> impl IntoView {
                 // Async: the page is sent once the topology is in it, so the
                 // first HTML already shows the graph (no streamed fill-in).
                 <Route path=StaticSegment("") view=canvas::CanvasPage ssr=SsrMode::Async/>
+                <Route path=StaticSegment("login") view=login::LoginPage/>
             </Routes>
         </Router>
     }

@@ -1,40 +1,14 @@
-import { test, expect, Page, ConsoleMessage } from "@playwright/test";
+import { Page } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
+import { test, expect, SYSTEMS, TopologyView, credential, watchErrors, openCanvas, rootPosition } from "./support";
 
 // The canvas against the real stack (hub + vendorcorp, buyercorp, helpdesk
 // from config/topology.yaml). What is drawn is checked against what the
 // hub's registry serves (GET /api/topology), never against a list in here,
 // except for the demo peers the topology file ships.
 
-type NodeView = { id: string; name: string; node_type: string; system: string | null };
-type EdgeView = { id: string; consumer: string; provider: string; capability: string; kind: string };
-type TopologyView = { nodes: NodeView[]; edges: EdgeView[] };
-
-const SYSTEMS = [
-  { id: "vendorcorp", name: "VendorCorp", children: ["agent/data-steward", "datasource/orders-db"] },
-  { id: "buyercorp", name: "BuyerCorp", children: ["agent/finance-analyst", "datasource/budgets-db"] },
-  { id: "helpdesk", name: "Helpdesk", children: ["agent/triage-agent", "datasource/tickets-db"] },
-];
-
-// Console errors and page errors fail a test. The one exception is the
-// browser's own request for /favicon.ico (the site ships no icon yet).
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("console", (msg: ConsoleMessage) => {
-    if (msg.type() !== "error") return;
-    if (msg.location().url.endsWith("/favicon.ico")) return;
-    errors.push(`${msg.text()} (${msg.location().url})`);
-  });
-  page.on("pageerror", (err) => errors.push(String(err)));
-  return errors;
-}
-
-async function openCanvas(page: Page) {
-  await page.goto("/");
-  await expect(page.getByRole("region", { name: "Ecosystem canvas" })).toHaveAttribute("data-hydrated", "true");
-}
-
+// Shared helpers and the login fixture: every test here runs logged in.
 async function topology(page: Page): Promise<TopologyView> {
   const res = await page.request.get("/api/topology");
   expect(res.ok()).toBeTruthy();
@@ -45,8 +19,13 @@ async function worldTransform(page: Page): Promise<string> {
   return (await page.getByTestId("world").getAttribute("style")) ?? "";
 }
 
-test("the graph is in the server-rendered HTML, before any script runs", async ({ browser }) => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
+test("the graph is in the server-rendered HTML, before any script runs", async ({ browser, api }) => {
+  await api.ensureEdge("buyercorp", "vendorcorp", "orders.query");
+  const context = await browser.newContext({
+    javaScriptEnabled: false,
+    storageState: { cookies: [], origins: [] },
+  });
+  expect((await context.request.post("/api/login", { data: credential() })).status()).toBe(200);
   const page = await context.newPage();
   await page.goto("/");
   for (const s of SYSTEMS) {
@@ -99,7 +78,9 @@ test("the canvas shows the three peers with their agents and datasources", async
   expect(errors, errors.join("\n")).toEqual([]);
 });
 
-test("edges are labelled by capability and styled by kind", async ({ page }) => {
+test("edges are labelled by capability and styled by kind", async ({ page, api }) => {
+  await api.ensureEdge("buyercorp", "vendorcorp", "orders.query");
+  await api.ensureEdge("helpdesk", "buyercorp", "budget.consult");
   await openCanvas(page);
   const view = await topology(page);
   expect(view.edges.length).toBeGreaterThan(0);
@@ -144,7 +125,8 @@ test("a node's drawer opens on click and closes with Escape", async ({ page }) =
   expect(errors, errors.join("\n")).toEqual([]);
 });
 
-test("an edge's drawer names the connection and leaves the query to the next issue", async ({ page }) => {
+test("an edge's drawer names the connection and offers its query", async ({ page, api }) => {
+  await api.ensureEdge("buyercorp", "vendorcorp", "orders.query");
   await openCanvas(page);
   await page.getByTestId("edge-buyercorp->vendorcorp:orders.query").click();
   const drawer = page.getByTestId("drawer");
@@ -152,12 +134,14 @@ test("an edge's drawer names the connection and leaves the query to the next iss
   await expect(drawer).toContainText("BuyerCorp");
   await expect(drawer).toContainText("VendorCorp");
   await expect(drawer).toContainText("data-share");
-  await expect(drawer.getByTestId("drawer-coming")).toContainText("Query through the hub — coming with the next issue");
+  await expect(drawer.getByTestId("query-panel")).toBeVisible();
+  await expect(drawer.getByTestId("edge-remove")).toBeVisible();
   await page.keyboard.press("Escape");
   await expect(drawer).toHaveCount(0);
 });
 
-test("nodes and edges are reachable with Tab and open with Enter", async ({ page }) => {
+test("nodes and edges are reachable with Tab and open with Enter", async ({ page, api }) => {
+  await api.ensureEdge("hub", "helpdesk", "ticket.classify");
   await openCanvas(page);
   const reached = new Set<string>();
   for (let i = 0; i < 60; i++) {
@@ -223,8 +207,9 @@ test("panning, zooming and fit-to-view change the one transform", async ({ page 
   }
 });
 
-test("dragging a node moves it and its children, and is not a click", async ({ page }) => {
+test("dragging a node moves it and its children, and is not a click", async ({ page, api }) => {
   await openCanvas(page);
+  const home = await rootPosition(page, "helpdesk");
   const node = page.getByTestId("node-helpdesk");
   const child = page.getByTestId("node-helpdesk/agent/triage-agent");
   const a = await node.boundingBox();
@@ -251,6 +236,18 @@ test("dragging a node moves it and its children, and is not a click", async ({ p
   await page.keyboard.press("ArrowRight");
   const e = await node.boundingBox();
   expect(e && Math.round(e.x - b.x)).toBe(20);
+
+  // Both moves are saved (debounced): a reload shows the node where it was left.
+  const left = await rootPosition(page, "helpdesk");
+  expect(left).toEqual({ x: home.x + 80, y: home.y + 80 });
+  await expect
+    .poll(async () => (await api.topology()).positions.find((p) => p.node === "helpdesk"))
+    .toEqual({ node: "helpdesk", ...left });
+  await page.reload();
+  await expect(page.getByRole("region", { name: "Ecosystem canvas" })).toHaveAttribute("data-hydrated", "true");
+  expect(await rootPosition(page, "helpdesk")).toEqual(left);
+  // Put it back for the other tests.
+  await api.savePositions([{ node: "helpdesk", ...home }]);
 });
 
 test("the initial layout is deterministic", async ({ page }) => {
@@ -270,7 +267,9 @@ test("the initial layout is deterministic", async ({ page }) => {
 // A peer that stops answering greys out live, with its reason, and recovers;
 // the rest of the canvas is untouched. The peer is paused (SIGSTOP) rather
 // than killed so that it comes back with the token the stack gave it.
-test("a peer that stops answering greys out live and recovers", async ({ page }) => {
+test("a peer that stops answering greys out live and recovers", async ({ page, api }) => {
+  await api.ensureEdge("hub", "helpdesk", "ticket.classify");
+  await api.ensureEdge("buyercorp", "vendorcorp", "orders.query");
   const state = process.env.WS_E2E_STATE;
   const pidFile = state ? path.join(state, "pids", "helpdesk.pid") : "";
   test.skip(!state || !fs.existsSync(pidFile), "needs the stack started by scripts/test (WS_E2E_STATE)");

@@ -1,4 +1,5 @@
-import { test, expect, ConsoleMessage } from "@playwright/test";
+import { ConsoleMessage } from "@playwright/test";
+import { test, expect, credential } from "./support";
 
 // Collects console errors and page errors so a broken hydration (a panic in
 // the wasm bundle, a failed fetch of /pkg/*.wasm) fails the test.
@@ -13,7 +14,14 @@ function watchErrors(page: import("@playwright/test").Page): string[] {
 }
 
 test("the canvas is rendered on the server before any script runs", async ({ browser }) => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
+  // Logged in through the API (no script on the page can log in), then
+  // the page with JavaScript off.
+  const context = await browser.newContext({
+    javaScriptEnabled: false,
+    storageState: { cookies: [], origins: [] },
+  });
+  const login = await context.request.post("/api/login", { data: credential() });
+  expect(login.status()).toBe(200);
   const page = await context.newPage();
   await page.goto("/");
   await expect(page.getByRole("heading", { name: "Wall Street" })).toBeVisible();

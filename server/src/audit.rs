@@ -58,7 +58,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn as_str(self) -> &'static str {
+    /// The wire spelling (`not_connected`), as stored and as drawers show it.
+    pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Connected => "connected",
             Outcome::Replayed => "replayed",
@@ -197,6 +198,25 @@ impl AuditTrail {
         read_rows(&self.pool, "ORDER BY seq DESC LIMIT ?", None, Some(limit)).await
     }
 
+    /// The latest `limit` records where `system` was the caller or the
+    /// provider, newest first (a node's drawer shows these).
+    pub async fn recent_involving(
+        &self,
+        system: &str,
+        limit: u32,
+    ) -> Result<Vec<AuditRecord>, AuditError> {
+        let sql = "SELECT system, role, at, caller, provider, capability, request_id, trace_id,
+                outcome, reason, duration_ms, detail FROM audit_trail
+             WHERE caller = ? OR provider = ? ORDER BY seq DESC LIMIT ?";
+        let rows = sqlx::query(sql)
+            .bind(system)
+            .bind(system)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(read_row).collect()
+    }
+
     /// How many records of `outcome` this trail holds for a request id: the
     /// idempotency tests count executions with it.
     pub async fn count(&self, request_id: &str, outcome: Outcome) -> Result<u64, AuditError> {
@@ -229,36 +249,35 @@ async fn read_rows(
         query = query.bind(i64::from(l));
     }
     let rows = query.fetch_all(pool).await?;
-    rows.iter()
-        .map(|row| {
-            let role: String = row.try_get("role")?;
-            let outcome: String = row.try_get("outcome")?;
-            let reason: Option<String> = row.try_get("reason")?;
-            let reason = match reason {
-                Some(r) => Some(
-                    serde_json::from_value(serde_json::Value::String(r.clone()))
-                        .map_err(|_| AuditError::Corrupt(format!("reason {r:?}")))?,
-                ),
-                None => None,
-            };
-            Ok(AuditRecord {
-                system: row.try_get("system")?,
-                role: Role::parse(&role)
-                    .ok_or_else(|| AuditError::Corrupt(format!("role {role:?}")))?,
-                at: row.try_get("at")?,
-                caller: row.try_get("caller")?,
-                provider: row.try_get("provider")?,
-                capability: row.try_get("capability")?,
-                request_id: row.try_get("request_id")?,
-                trace_id: row.try_get("trace_id")?,
-                outcome: Outcome::parse(&outcome)
-                    .ok_or_else(|| AuditError::Corrupt(format!("outcome {outcome:?}")))?,
-                reason,
-                duration_ms: u64::try_from(row.try_get::<i64, _>("duration_ms")?).unwrap_or(0),
-                detail: row.try_get("detail")?,
-            })
-        })
-        .collect()
+    rows.iter().map(read_row).collect()
+}
+
+fn read_row(row: &sqlx::sqlite::SqliteRow) -> Result<AuditRecord, AuditError> {
+    let role: String = row.try_get("role")?;
+    let outcome: String = row.try_get("outcome")?;
+    let reason: Option<String> = row.try_get("reason")?;
+    let reason = match reason {
+        Some(r) => Some(
+            serde_json::from_value(serde_json::Value::String(r.clone()))
+                .map_err(|_| AuditError::Corrupt(format!("reason {r:?}")))?,
+        ),
+        None => None,
+    };
+    Ok(AuditRecord {
+        system: row.try_get("system")?,
+        role: Role::parse(&role).ok_or_else(|| AuditError::Corrupt(format!("role {role:?}")))?,
+        at: row.try_get("at")?,
+        caller: row.try_get("caller")?,
+        provider: row.try_get("provider")?,
+        capability: row.try_get("capability")?,
+        request_id: row.try_get("request_id")?,
+        trace_id: row.try_get("trace_id")?,
+        outcome: Outcome::parse(&outcome)
+            .ok_or_else(|| AuditError::Corrupt(format!("outcome {outcome:?}")))?,
+        reason,
+        duration_ms: u64::try_from(row.try_get::<i64, _>("duration_ms")?).unwrap_or(0),
+        detail: row.try_get("detail")?,
+    })
 }
 
 /// The current time as the trails write it.
@@ -322,6 +341,22 @@ mod tests {
         assert_eq!(got[0].system, "hub", "the trail names its owner");
         assert_eq!(got[0].reason, Some(ReasonCode::Timeout));
         assert_eq!(t.count("r1", Outcome::Connected).await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn recent_involving_filters_by_caller_or_provider() {
+        let t = trail("hub").await;
+        t.append(record("aaa", Outcome::Connected)).await.unwrap();
+        let mut other = record("bbb", Outcome::Connected);
+        other.caller = "hub".into();
+        other.provider = "helpdesk".into();
+        t.append(other).await.unwrap();
+        let got = t.recent_involving("vendorcorp", 10).await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].trace_id, "aaa");
+        let got = t.recent_involving("hub", 10).await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(t.recent_involving("buyercorp", 1).await.unwrap().len(), 1);
     }
 
     #[tokio::test]

@@ -12,7 +12,8 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::registry::model::Topology;
+use crate::redaction::Rules;
+use crate::registry::model::{Capability, Topology};
 
 /// A schema that does not compile (reported by the topology loader).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,22 +38,46 @@ pub struct SchemaViolation {
     pub problem: String,
 }
 
-/// One capability's compiled response schema.
+/// One capability's compiled contract: the response schema every answer
+/// must satisfy, and the whitelist/redaction rules applied on the way to a
+/// browser (`crate::redaction`).
 #[derive(Debug)]
 pub struct Contract {
     validator: Validator,
+    rules: Rules,
 }
 
 impl Contract {
     /// Compiles `schema` (draft auto-detected, meta-schema checked), so an
     /// invalid schema is caught when the topology loads, not at call time.
+    /// The whitelist is empty: nothing of an answer reaches a browser.
     pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
         jsonschema::validator_for(schema)
-            .map(|validator| Self { validator })
+            .map(|validator| Self {
+                validator,
+                rules: Rules::default(),
+            })
             .map_err(|e| SchemaError {
                 schema_pointer: pointer_or_root(e.instance_path.as_str()),
                 message: e.to_string(),
             })
+    }
+
+    /// Compiles a capability's schema and its data contract. A contract
+    /// that does not compile is reported by the topology loader
+    /// (`registry::data_contract::check`), which then rejects the file; here
+    /// it falls back to the empty whitelist, never to "pass everything".
+    pub fn for_capability(cap: &Capability) -> Result<Self, SchemaError> {
+        let mut c = Self::compile(&cap.response_schema)?;
+        if let Some(dc) = &cap.contract {
+            c.rules = Rules::compile(dc, &cap.response_schema).unwrap_or_default();
+        }
+        Ok(c)
+    }
+
+    /// The whitelist and redaction rules.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
     }
 
     /// Checks one answer; the first violation found is reported.
@@ -115,7 +140,7 @@ impl Contracts {
         let mut by_capability = HashMap::new();
         let mut errors = Vec::new();
         for (i, cap) in topology.capabilities.iter().enumerate() {
-            match Contract::compile(&cap.response_schema) {
+            match Contract::for_capability(cap) {
                 Ok(c) => {
                     by_capability.insert(cap.id.clone(), Arc::new(c));
                 }

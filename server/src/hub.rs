@@ -4,6 +4,11 @@
 //! The binary stays thin: it parses flags and calls [`Hub::build`],
 //! [`Hub::start_background`] and [`Hub::router`]. Integration tests can do
 //! the same without a Leptos configuration via [`Hub::api_router`].
+//!
+//! Two doors: the A2A gateway (`/gateway/*`), behind the peer auth chain,
+//! and everything a browser uses (`/api/*` and the canvas pages), behind
+//! the UI session guard ([`crate::ui_auth`]). Neither door's credentials
+//! open the other.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,19 +22,28 @@ use tower_http::trace::TraceLayer;
 
 use crate::audit::AuditTrail;
 use crate::bff::{self, BffState};
+use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
 use crate::idempotency::IdempotencyStore;
+use crate::inbox::Inbox;
 use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
+use crate::ui_auth::session::{SessionSettings, SessionStore};
+use crate::ui_auth::users::UiUsers;
+use crate::ui_auth::UiAuth;
 
 /// Where the hub's inputs are.
 #[derive(Debug, Clone)]
 pub struct HubConfig {
     /// The topology file.
     pub topology: PathBuf,
-    /// The hub's SQLite file (audit trail, idempotency records).
+    /// The hub's SQLite file (audit trail, idempotency records, edges,
+    /// positions, the hub's inbox, UI sessions).
     pub database: PathBuf,
+    /// The UI users file. Without one nobody can log in to the canvas
+    /// (the gateway works regardless).
+    pub ui_users: Option<PathBuf>,
 }
 
 /// Why the hub could not start.
@@ -38,6 +52,9 @@ pub enum HubError {
     /// The topology file is missing or invalid.
     #[error(transparent)]
     Topology(#[from] crate::registry::LoadError),
+    /// The UI users file is missing or invalid.
+    #[error(transparent)]
+    UiUsers(#[from] crate::ui_auth::users::UsersError),
     /// The database could not be opened.
     #[error(transparent)]
     Database(#[from] crate::db::OpenError),
@@ -47,6 +64,15 @@ pub enum HubError {
     /// The idempotency store could not be set up.
     #[error(transparent)]
     Idempotency(#[from] crate::idempotency::IdempotencyError),
+    /// The edge store could not be set up.
+    #[error(transparent)]
+    Edges(#[from] crate::edges::EdgeError),
+    /// The hub's inbox could not be set up.
+    #[error(transparent)]
+    Inbox(#[from] crate::inbox::InboxError),
+    /// The session store could not be set up.
+    #[error(transparent)]
+    Sessions(#[from] crate::ui_auth::session::SessionError),
     /// The gateway's HTTP client could not be built.
     #[error(transparent)]
     Gateway(#[from] gateway::GatewayError),
@@ -68,6 +94,12 @@ pub struct Hub {
     pub events: EventBus,
     /// Fired when the hub stops.
     pub shutdown: Shutdown,
+    /// Established edges and canvas positions.
+    pub edges: Arc<EdgeStore>,
+    /// The hub's own approval inbox (proposals from the hub's consults).
+    pub inbox: Inbox,
+    /// UI users and sessions.
+    pub ui: UiAuth,
 }
 
 /// The hub's background tasks; aborted when dropped, so a test that drops
@@ -86,15 +118,23 @@ impl Drop for BackgroundTasks {
 }
 
 impl Hub {
-    /// Loads the topology (refusing to start on an invalid one) and opens
-    /// the hub's database.
+    /// Loads the topology and the UI users (refusing to start on an invalid
+    /// one) and opens the hub's database.
     pub async fn build(config: &HubConfig) -> Result<Self, HubError> {
         let events = EventBus::new();
         let registry = Arc::new(Registry::open(&config.topology, events.clone())?);
-        let hub_id = registry.snapshot().topology.hub.id.clone();
+        let users = match &config.ui_users {
+            Some(path) => UiUsers::load(path)?,
+            None => UiUsers::none(),
+        };
+        let loaded = registry.snapshot();
+        let hub_id = loaded.topology.hub.id.clone();
         let pool = crate::db::open(&config.database).await?;
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
-        let idempotency = IdempotencyStore::open(pool).await?;
+        let idempotency = IdempotencyStore::open(pool.clone()).await?;
+        let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
+        let inbox = Inbox::open(pool.clone()).await?;
+        let sessions = SessionStore::open(pool).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
         let gateway = Arc::new(Gateway::new(
             registry.clone(),
@@ -108,10 +148,18 @@ impl Hub {
             gateway,
             events,
             shutdown: Shutdown::new(),
+            edges,
+            inbox,
+            ui: UiAuth {
+                users: Arc::new(users),
+                store: sessions,
+                settings: SessionSettings::default(),
+            },
         })
     }
 
-    /// Starts the health prober and the topology watcher.
+    /// Starts the health prober, the topology watcher and the sweeper of
+    /// expired UI sessions.
     pub fn start_background(&self) -> Result<BackgroundTasks, HubError> {
         let prober =
             Prober::new(self.registry.clone(), self.board.clone()).map_err(HubError::Prober)?;
@@ -119,27 +167,40 @@ impl Hub {
             handles: vec![
                 prober.spawn(),
                 crate::registry::watch::spawn(self.registry.clone()),
+                tokio::spawn(self.ui.store.clone().sweep_expired()),
             ],
         })
+    }
+
+    /// What the BFF handlers (and the canvas's server function) read.
+    pub fn bff_state(&self) -> BffState {
+        BffState {
+            registry: self.registry.clone(),
+            board: self.board.clone(),
+            events: self.events.clone(),
+            shutdown: self.shutdown.clone(),
+            edges: self.edges.clone(),
+            gateway: self.gateway.clone(),
+            inbox: self.inbox.clone(),
+        }
     }
 
     /// The gateway and `/api` routes, without the UI (integration tests
     /// serve this; it needs no Leptos configuration).
     pub fn api_router(&self) -> Router {
-        self.routes().layer(TraceLayer::new_for_http())
+        self.routes(None).layer(TraceLayer::new_for_http())
     }
 
     /// Everything: gateway, `/api` and the Leptos canvas.
     pub fn router(&self, leptos_options: LeptosOptions) -> Router {
-        self.routes()
-            .merge(crate::web::ui_router(
-                leptos_options,
-                crate::web::HubTopology::shared(self.registry.clone(), self.board.clone()),
-            ))
-            .layer(TraceLayer::new_for_http())
+        let ui = crate::web::ui_router(
+            leptos_options,
+            crate::web::HubTopology::shared(self.bff_state()),
+        );
+        self.routes(Some(ui)).layer(TraceLayer::new_for_http())
     }
 
-    fn routes(&self) -> Router {
+    fn routes(&self, ui: Option<Router>) -> Router {
         let gateway = Router::new()
             .route(
                 "/gateway/v1/{provider}/{capability}",
@@ -150,13 +211,14 @@ impl Hub {
             // answer plain text, and every gateway answer is JSON).
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY))
             .with_state(self.gateway.clone());
-        let api = bff::router(BffState {
-            registry: self.registry.clone(),
-            board: self.board.clone(),
-            events: self.events.clone(),
-            shutdown: self.shutdown.clone(),
-        });
-        gateway.merge(api)
+        let browser = bff::router(self.bff_state()).merge(self.ui.routes());
+        let browser = match ui {
+            Some(ui) => browser.merge(ui),
+            None => browser,
+        };
+        // The session guard covers the browser's door only: the gateway
+        // has the peer auth chain and never sees a UI cookie.
+        gateway.merge(self.ui.protect(browser))
     }
 }
 
@@ -184,9 +246,17 @@ mod tests {
         }
         let topology = dir.path().join("topology.yaml");
         std::fs::write(&topology, text).expect("write");
+        let ui_users = dir.path().join("ui-users.yaml");
+        let hash = crate::ui_auth::users::hash_password("pw").expect("hash");
+        std::fs::write(
+            &ui_users,
+            format!("users:\n  - username: op\n    password_hash: \"{hash}\"\n"),
+        )
+        .expect("write");
         let hub = Hub::build(&HubConfig {
             topology,
             database: dir.path().join("hub.db"),
+            ui_users: Some(ui_users),
         })
         .await
         .expect("hub builds");
@@ -245,10 +315,36 @@ mod tests {
         assert_eq!(body["status"], "not_connected");
     }
 
+    /// Logs in as `op` and answers the session cookie (`name=value`).
+    async fn log_in(url: &str) -> String {
+        let resp = reqwest::Client::new()
+            .post(format!("{url}/api/login"))
+            .json(&serde_json::json!({"username": "op", "password": "pw"}))
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(resp.status().as_u16(), 200);
+        resp.headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|c| c.split(';').next())
+            .expect("a session cookie")
+            .to_string()
+    }
+
     #[tokio::test]
     async fn the_api_serves_the_view_and_streams_changes() {
         let (hub, url, _dir) = serve_hub("API").await;
-        let view: TopologyView = reqwest::get(format!("{url}/api/topology"))
+        let anonymous = reqwest::get(format!("{url}/api/topology"))
+            .await
+            .expect("answers");
+        assert_eq!(anonymous.status().as_u16(), 401);
+        let cookie = log_in(&url).await;
+        let client = reqwest::Client::new();
+        let view: TopologyView = client
+            .get(format!("{url}/api/topology"))
+            .header("cookie", &cookie)
+            .send()
             .await
             .expect("answers")
             .json()
@@ -256,7 +352,10 @@ mod tests {
             .expect("a TopologyView");
         assert!(view.nodes.iter().any(|n| n.id == "vendorcorp"));
 
-        let mut events = reqwest::get(format!("{url}/api/events"))
+        let mut events = client
+            .get(format!("{url}/api/events"))
+            .header("cookie", &cookie)
+            .send()
             .await
             .expect("stream opens");
         assert_eq!(

@@ -18,8 +18,7 @@ use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 
-use crate::prober::StatusBoard;
-use crate::registry::Registry;
+use crate::bff::BffState;
 
 /// Builds the router that serves the Leptos canvas (SSR + hydration
 /// assets) and its server functions, reading the topology from `source`.
@@ -35,27 +34,23 @@ pub fn ui_router(leptos_options: LeptosOptions, source: SharedTopologySource) ->
         .with_state(leptos_options)
 }
 
-/// The live registry and health board as the canvas's topology source:
-/// exactly what `GET /api/topology` answers (`bff::topology_view`).
+/// The live registry, health board and edge store as the canvas's
+/// topology source: exactly what `GET /api/topology` answers.
 #[derive(Debug, Clone)]
 pub struct HubTopology {
-    /// Who exists and who may talk to whom.
-    pub registry: Arc<Registry>,
-    /// Who is alive.
-    pub board: Arc<StatusBoard>,
+    state: BffState,
 }
 
 impl HubTopology {
     /// The source to pass to [`ui_router`].
-    pub fn shared(registry: Arc<Registry>, board: Arc<StatusBoard>) -> SharedTopologySource {
-        Arc::new(HubTopology { registry, board })
+    pub fn shared(state: BffState) -> SharedTopologySource {
+        Arc::new(HubTopology { state })
     }
 }
 
 impl TopologySource for HubTopology {
     fn topology_view(&self) -> TopologyView {
-        let loaded = self.registry.snapshot();
-        crate::bff::topology_view(&loaded, &self.board, self.registry.reload_error())
+        self.state.view()
     }
 }
 

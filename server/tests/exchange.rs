@@ -15,15 +15,6 @@ fn topology_nodes(topology: &Value) -> Vec<Value> {
     topology["nodes"].as_array().cloned().unwrap_or_default()
 }
 
-async fn get_json(url: &str) -> Value {
-    reqwest::get(url)
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
-        .json()
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: not JSON: {e}"))
-}
-
 #[tokio::test]
 async fn a_repeated_consult_request_id_executes_once_even_across_a_hub_restart() {
     let mut stack = Stack::start(vec![PeerSpec::stock("buyercorp")]).await;
@@ -181,7 +172,8 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
 #[tokio::test]
 async fn a_fourth_peer_joins_by_config_alone() {
     let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
-    let before = get_json(&format!("{}/api/topology", stack.hub_url())).await;
+    let ui = stack.ui().await;
+    let before = ui.get_json("/api/topology").await;
     assert!(!topology_nodes(&before)
         .iter()
         .any(|n| n["id"] == "logistics"));
@@ -190,7 +182,7 @@ async fn a_fourth_peer_joins_by_config_alone() {
 
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let now = get_json(&format!("{}/api/topology", stack.hub_url())).await;
+        let now = ui.get_json("/api/topology").await;
         if topology_nodes(&now).iter().any(|n| n["id"] == "logistics") {
             break;
         }
@@ -257,7 +249,12 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
         PeerSpec::stock("helpdesk"),
     ])
     .await;
-    let url = format!("{}/api/topology", stack.hub_url());
+    let ui = stack.ui().await;
+    let url = "/api/topology";
+    let get_json = |path: &'static str| {
+        let ui = ui.clone();
+        async move { ui.get_json(path).await }
+    };
     let status_of = |t: &Value, id: &str| {
         topology_nodes(t)
             .into_iter()
@@ -271,17 +268,19 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
     };
     // Wait for the first probe round.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while status_of(&get_json(&url).await, "vendorcorp").map(|s| s.0) != Some("healthy".into()) {
+    while status_of(&get_json(url).await, "vendorcorp").map(|s| s.0) != Some("healthy".into()) {
         assert!(Instant::now() < deadline, "vendorcorp never became healthy");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut events = reqwest::get(format!("{}/api/events", stack.hub_url()))
+    let mut events = ui
+        .request(reqwest::Method::GET, "/api/events")
+        .send()
         .await
         .unwrap();
     stack.kill_peer("vendorcorp");
     let killed = Instant::now();
     loop {
-        let t = get_json(&url).await;
+        let t = get_json(url).await;
         let (status, reason) = status_of(&t, "vendorcorp").unwrap();
         if status == "degraded" {
             assert_eq!(reason, "PEER_UNREACHABLE");
@@ -295,7 +294,7 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
     }
     // The other peer is untouched.
     assert_eq!(
-        status_of(&get_json(&url).await, "helpdesk").unwrap().0,
+        status_of(&get_json(url).await, "helpdesk").unwrap().0,
         "healthy"
     );
     // Subscribers were told.
@@ -318,7 +317,7 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
 
     stack.start_peer("vendorcorp").await;
     let back = Instant::now();
-    while status_of(&get_json(&url).await, "vendorcorp").map(|s| s.0) != Some("healthy".into()) {
+    while status_of(&get_json(url).await, "vendorcorp").map(|s| s.0) != Some("healthy".into()) {
         assert!(
             back.elapsed() < Duration::from_secs(3),
             "vendorcorp did not recover"
@@ -335,12 +334,8 @@ async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
         PeerSpec::stock("helpdesk"),
     ])
     .await;
-    let body = reqwest::get(format!("{}/api/topology", stack.hub_url()))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (status, body) = stack.ui().await.get("/api/topology").await;
+    assert_eq!(status, 200, "{body}");
     assert!(
         body.contains("vendorcorp") && body.contains("orders.query"),
         "{body}"

@@ -6,23 +6,38 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::audit::AuditSection;
+use super::connector::{open_chooser, remove_edge};
+use super::panels::{ConsultPanel, QueryPanel};
 use super::scene::SceneCtx;
 use super::state::{CanvasCtx, Health, Selection};
 use super::{kind_label, node_kind_label};
 use crate::dto::{CapabilityKind, CapabilityRef, EdgeView, NodeKind, NodeView};
 
 /// Moves keyboard focus to the element with `data-testid` = `testid`, so
-/// that closing a drawer returns the user where they were.
-pub(crate) fn focus_testid(testid: &str) {
+/// that closing a drawer returns the user where they were. False when no
+/// such element is on the page (yet).
+pub(crate) fn focus_testid(testid: &str) -> bool {
     let Some(doc) = window().document() else {
-        return;
+        return false;
     };
     let selector = format!("[data-testid=\"{}\"]", testid.replace('"', "\\\""));
-    if let Ok(Some(el)) = doc.query_selector(&selector) {
-        if let Ok(el) = el.dyn_into::<web_sys::HtmlElement>() {
-            let _ = el.focus();
-        }
+    match doc.query_selector(&selector) {
+        Ok(Some(el)) => el
+            .dyn_into::<web_sys::HtmlElement>()
+            .map(|el| el.focus().is_ok())
+            .unwrap_or(false),
+        _ => false,
     }
+}
+
+/// Is an element with this `data-testid` on the page?
+pub(crate) fn has_testid(testid: &str) -> bool {
+    let selector = format!("[data-testid=\"{}\"]", testid.replace('"', "\\\""));
+    window()
+        .document()
+        .and_then(|d| d.query_selector(&selector).ok().flatten())
+        .is_some()
 }
 
 /// The test id of what a selection describes.
@@ -238,16 +253,33 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
     };
     let description = (!node.description.is_empty())
         .then(|| view! { <p class="drawer-description">{node.description.clone()}</p> });
+    let connect = matches!(node.node_type, NodeKind::System | NodeKind::Hub).then(|| {
+        let (scene, id) = (scene.clone(), node.id.clone());
+        view! {
+            <div class="drawer-actions">
+                <button
+                    type="button"
+                    data-testid="drawer-connect"
+                    aria-keyshortcuts="c"
+                    on:click=move |_| open_chooser(ctx, &scene, &id)
+                >
+                    "Connect…"
+                </button>
+            </div>
+        }
+    });
     view! {
         <DrawerFrame eyebrow=kind.to_string() title=node.name.clone()>
             {description}
+            {connect}
             <HealthSection health/>
             {body}
+            <AuditSection system=root.clone()/>
         </DrawerFrame>
     }
 }
 
-/// What a connection is, and (next issue) its query or consult.
+/// What a connection is, its query or consult, and its removal.
 #[component]
 fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
@@ -263,15 +295,13 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
         .iter()
         .find(|c| c.id == edge.capability)
         .cloned();
-    let coming = match edge.kind {
-        CapabilityKind::DataShare => (
-            "Query through the hub — coming with the next issue",
-            "Opening this connection will run the provider's query through the hub and show the redacted, whitelisted result here.",
-        ),
-        CapabilityKind::Consult => (
-            "Ask through the hub — coming with the next issue",
-            "Asking will send a question through the hub; the answer will be shown read-only and marked as untrusted text from the peer.",
-        ),
+    let panel = match edge.kind {
+        CapabilityKind::DataShare => view! { <QueryPanel edge=edge.clone()/> }.into_any(),
+        CapabilityKind::Consult => view! { <ConsultPanel edge=edge.clone()/> }.into_any(),
+    };
+    let remove = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        move |_| remove_edge(ctx, &scene, &edge)
     };
     view! {
         <DrawerFrame eyebrow=format!("{kind} connection") title=edge.capability.clone()>
@@ -294,10 +324,18 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
                     .map(|c| view! { <p class="drawer-description">{c.description}</p> })}
             </section>
             <HealthSection health/>
-            <section class="drawer-section coming" data-testid="drawer-coming">
-                <h3>{coming.0}</h3>
-                <p class="muted">{coming.1}</p>
-            </section>
+            {panel}
+            <div class="drawer-actions danger">
+                <button
+                    type="button"
+                    class="danger"
+                    data-testid="edge-remove"
+                    aria-keyshortcuts="Delete"
+                    on:click=remove
+                >
+                    "Remove connection"
+                </button>
+            </div>
         </DrawerFrame>
     }
 }

@@ -4,10 +4,12 @@
 //! The label is the edge's focusable, clickable handle (a real `<button>`,
 //! so keyboard and screen readers get it for free); the path answers
 //! clicks too. Both light up together when either is focused or hovered.
+//! Delete on a focused label removes the edge.
 
-use leptos::ev::PointerEvent;
+use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
+use super::connector::remove_edge;
 use super::kind_label;
 use super::scene::SceneCtx;
 use super::state::{CanvasCtx, Health, Selection};
@@ -26,12 +28,9 @@ fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
         Memo::new(move |_| scene.edge_health(&ctx, &edge))
     };
     let active = {
-        let id = edge.id.clone();
+        let (scene, id) = (scene.clone(), edge.id.clone());
         Memo::new(move |_| {
-            ctx.highlight.with(|h| h.as_deref() == Some(id.as_str()))
-                || ctx
-                    .selection
-                    .with(|s| matches!(s, Some(Selection::Edge(e)) if e == &id))
+            scene.is_highlighted(&id) || scene.is_selected(Selection::Edge(id.clone()))
         })
     };
     EdgeState { health, active }
@@ -47,21 +46,42 @@ fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
     )
 }
 
+/// Longest label drawn in full; longer ids are cut with an ellipsis (the
+/// whole id is in the label's accessible name and the drawer). Cut here
+/// rather than by CSS: a clipping box per label costs every frame.
+const LABEL_MAX_CHARS: usize = 24;
+
+fn short_label(capability: &str) -> String {
+    if capability.chars().count() <= LABEL_MAX_CHARS {
+        capability.to_string()
+    } else {
+        capability
+            .chars()
+            .take(LABEL_MAX_CHARS - 1)
+            .chain(['…'])
+            .collect()
+    }
+}
+
 fn open(ctx: CanvasCtx, id: &str) {
     ctx.selection.set(Some(Selection::Edge(id.to_string())));
 }
 
 /// The line of an edge.
 #[component]
-pub(crate) fn EdgePath(edge: EdgeView) -> impl IntoView {
+pub(crate) fn EdgePath(
+    edge: EdgeView,
+    /// Its place in the scene's edge list (and geometry).
+    index: usize,
+) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let st = edge_state(ctx, &scene, &edge);
     let geom = {
-        let (id, geometry) = (edge.id.clone(), scene.geometry);
-        Memo::new(move |_| geometry.with(|g| g.get(&id).map(|g| g.path.clone())))
+        let geom = scene.edge_geom.get(index).copied();
+        Memo::new(move |_| geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.path.clone()))))
     };
-    let d = move || geom.get().unwrap_or_default();
+    let d = move || geom.get().unwrap_or_else(|| std::sync::Arc::from(""));
     let marker = {
         let kind = kind_label(edge.kind);
         move || {
@@ -100,13 +120,17 @@ pub(crate) fn EdgePath(edge: EdgeView) -> impl IntoView {
 
 /// The label of an edge: its capability, as a button opening its drawer.
 #[component]
-pub(crate) fn EdgeLabel(edge: EdgeView) -> impl IntoView {
+pub(crate) fn EdgeLabel(
+    edge: EdgeView,
+    /// Its place in the scene's edge list (and geometry).
+    index: usize,
+) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let st = edge_state(ctx, &scene, &edge);
     let pos = {
-        let (id, geometry) = (edge.id.clone(), scene.geometry);
-        Memo::new(move |_| geometry.with(|g| g.get(&id).map(|g| g.label)))
+        let geom = scene.edge_geom.get(index).copied();
+        Memo::new(move |_| geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label))))
     };
     let transform = move || {
         pos.get().map_or_else(
@@ -148,22 +172,33 @@ pub(crate) fn EdgeLabel(edge: EdgeView) -> impl IntoView {
     };
     let id = edge.id.clone();
     let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());
+    let on_key = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        move |ev: KeyboardEvent| {
+            if ev.key() == "Delete" {
+                ev.prevent_default();
+                remove_edge(ctx, &scene, &edge);
+            }
+        }
+    };
     view! {
         <button
             type="button"
             class=class
             data-testid=format!("edge-{id}")
             aria-label=label
+            aria-keyshortcuts="Delete"
             title=title
             style:transform=transform
             on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
             on:click=move |_| open(ctx, &id_click)
+            on:keydown=on_key
             on:focus=move |_| ctx.highlight.set(Some(id_focus.clone()))
             on:blur=move |_| ctx.highlight.set(None)
             on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
             on:pointerleave=move |_| ctx.highlight.set(None)
         >
-            {edge.capability.clone()}
+            {short_label(&edge.capability)}
         </button>
     }
 }

@@ -9,6 +9,7 @@
 //! moves its children with it and the layout never has to place them.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
 
@@ -70,10 +71,22 @@ pub enum Side {
 /// How one edge is drawn: its SVG path and where its label goes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeGeom {
-    /// SVG path data, ending at the provider's card.
-    pub path: String,
+    /// SVG path data, ending at the provider's card (shared: a redraw
+    /// that leaves the edge where it was reuses it).
+    pub path: Arc<str>,
     /// Centre of the label (on the straight last stretch).
     pub label: Point,
+    /// What the path is computed from: same key, same path.
+    key: RouteKey,
+}
+
+/// The numbers an edge's path is a function of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RouteKey {
+    start: Point,
+    end: Point,
+    exit: Side,
+    entry: Side,
 }
 
 /// The canvas model of one topology: which nodes are roots, which hang
@@ -93,6 +106,9 @@ pub struct GraphModel {
     pub edges: Vec<EdgeView>,
     /// The initial (deterministic) top-left corner of every root.
     pub layout: BTreeMap<String, Point>,
+    /// Each edge's (consumer root, provider root) as indices in `roots`,
+    /// so routing a thousand edges per frame does no string lookups.
+    edge_ends: Vec<(usize, usize)>,
 }
 
 /// Where a root sits in the column layout: consumers on the left,
@@ -162,8 +178,24 @@ impl GraphModel {
             nodes,
             edges,
             layout: BTreeMap::new(),
+            edge_ends: Vec::new(),
         };
         model.lay_out();
+        let index: HashMap<&str, usize> = model
+            .roots
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.as_str(), i))
+            .collect();
+        let ends: Vec<(usize, usize)> = model
+            .edges
+            .iter()
+            .map(|e| {
+                let at = |id: &str| index.get(model.root_of(id)).copied().unwrap_or(usize::MAX);
+                (at(&e.consumer), at(&e.provider))
+            })
+            .collect();
+        model.edge_ends = ends;
         model
     }
 
@@ -311,26 +343,49 @@ impl GraphModel {
         }
     }
 
-    /// Routes every edge at the given positions.
+    /// Routes every edge at the given positions, by id (see
+    /// [`Self::edge_routes`]).
+    pub fn edge_geometry(&self, positions: &BTreeMap<String, Point>) -> HashMap<String, EdgeGeom> {
+        self.edge_routes(positions, None)
+            .into_iter()
+            .zip(&self.edges)
+            .filter_map(|(g, e)| g.map(|g| (e.id.clone(), g)))
+            .collect()
+    }
+
+    /// Routes every edge at the given positions, in the order of `edges`
+    /// (`None` for an edge whose ends are not placed).
     ///
     /// An edge leaves its consumer's card by the side facing the provider
     /// and enters the provider by a straight stretch of [`LABEL_RUN`], where
     /// its label sits: labels land in the gaps between columns rather than
     /// on top of cards. Edges sharing a side of a card get distinct ports,
     /// ordered by where their other end is, so they do not cross needlessly.
-    pub fn edge_geometry(&self, positions: &BTreeMap<String, Point>) -> HashMap<String, EdgeGeom> {
-        struct Route<'a> {
-            edge: &'a EdgeView,
-            from: Point,
-            to: Point,
-            exit: Side,
-            entry: Side,
-        }
-        let mut routes = Vec::with_capacity(self.edges.len());
-        for edge in &self.edges {
-            let c = self.root_of(&edge.consumer);
-            let p = self.root_of(&edge.provider);
-            let (Some(from), Some(to)) = (positions.get(c), positions.get(p)) else {
+    ///
+    /// This runs on every frame of a drag: everything is indexed, and an
+    /// edge whose route did not change keeps its path text from `prev`.
+    pub fn edge_routes(
+        &self,
+        positions: &BTreeMap<String, Point>,
+        prev: Option<&[Option<EdgeGeom>]>,
+    ) -> Vec<Option<EdgeGeom>> {
+        let pos: Vec<Option<Point>> = self
+            .roots
+            .iter()
+            .map(|r| positions.get(r).copied())
+            .collect();
+        let at = |i: usize| pos.get(i).copied().flatten();
+        let side_ix = |s: Side| match s {
+            Side::Left => 0,
+            Side::Right => 1,
+        };
+        let n = self.edges.len();
+        let mut sides: Vec<Option<(Side, Side)>> = vec![None; n];
+        // Ports: every (card, side) lists the edge ends on it:
+        // (the other end's y, edge index, is this the entry end).
+        let mut ports: Vec<Vec<(f64, usize, bool)>> = vec![Vec::new(); self.roots.len() * 2];
+        for (i, &(c, p)) in self.edge_ends.iter().enumerate() {
+            let (Some(from), Some(to)) = (at(c), at(p)) else {
                 continue;
             };
             let (exit, entry) = if to.x >= from.x + ROOT_W + LABEL_RUN + 20.0 {
@@ -340,89 +395,107 @@ impl GraphModel {
             } else {
                 (Side::Right, Side::Right)
             };
-            routes.push(Route {
-                edge,
-                from: *from,
-                to: *to,
-                exit,
-                entry,
-            });
+            sides[i] = Some((exit, entry));
+            ports[c * 2 + side_ix(exit)].push((to.y, i, false));
+            ports[p * 2 + side_ix(entry)].push((from.y, i, true));
         }
-
-        // Ports: every (card, side) lists the edge ends on it.
-        // (the other end's y, edge id, is this the entry end)
-        type PortEnd<'a> = (f64, &'a str, bool);
-        let mut ports: HashMap<(&str, Side), Vec<PortEnd>> = HashMap::new();
-        for r in &routes {
-            let (c, p) = (
-                self.root_of(&r.edge.consumer),
-                self.root_of(&r.edge.provider),
-            );
-            ports
-                .entry((c, r.exit))
-                .or_default()
-                .push((r.to.y, &r.edge.id, false));
-            ports
-                .entry((p, r.entry))
-                .or_default()
-                .push((r.from.y, &r.edge.id, true));
-        }
-        let mut offsets: HashMap<(&str, bool), f64> = HashMap::new();
-        for list in ports.values_mut() {
+        // Port offsets of each edge: [its exit end, its entry end].
+        let mut offsets = vec![[0.0_f64; 2]; n];
+        for list in &mut ports {
+            if list.is_empty() {
+                continue;
+            }
             list.sort_by(|a, b| {
                 a.0.total_cmp(&b.0)
-                    .then_with(|| a.1.cmp(b.1))
+                    .then_with(|| self.edges[a.1].id.cmp(&self.edges[b.1].id))
                     .then_with(|| a.2.cmp(&b.2))
             });
-            let n = list.len() as f64;
-            let spacing = if n > 1.0 {
-                PORT_SPACING.min((ROOT_H - 24.0) / (n - 1.0))
+            let count = list.len() as f64;
+            let spacing = if count > 1.0 {
+                PORT_SPACING.min((ROOT_H - 24.0) / (count - 1.0))
             } else {
                 0.0
             };
-            for (i, (_, id, is_entry)) in list.iter().enumerate() {
-                offsets.insert((id, *is_entry), (i as f64 - (n - 1.0) / 2.0) * spacing);
+            for (k, &(_, i, is_entry)) in list.iter().enumerate() {
+                offsets[i][usize::from(is_entry)] = (k as f64 - (count - 1.0) / 2.0) * spacing;
             }
         }
 
-        let mut out = HashMap::with_capacity(routes.len());
-        for r in routes {
-            let id = r.edge.id.as_str();
-            let ys = r.from.y + ROOT_H / 2.0 + offsets.get(&(id, false)).copied().unwrap_or(0.0);
-            let ye = r.to.y + ROOT_H / 2.0 + offsets.get(&(id, true)).copied().unwrap_or(0.0);
-            let (sx, out_dir) = match r.exit {
-                Side::Right => (r.from.x + ROOT_W, 1.0),
-                Side::Left => (r.from.x, -1.0),
+        let mut out = Vec::with_capacity(n);
+        for (i, &(c, p)) in self.edge_ends.iter().enumerate() {
+            let (Some(from), Some(to), Some((exit, entry))) = (at(c), at(p), sides[i]) else {
+                out.push(None);
+                continue;
             };
-            let (ex, run_dir) = match r.entry {
-                Side::Left => (r.to.x, -1.0),
-                Side::Right => (r.to.x + ROOT_W, 1.0),
+            let ys = from.y + ROOT_H / 2.0 + offsets[i][0];
+            let ye = to.y + ROOT_H / 2.0 + offsets[i][1];
+            let sx = match exit {
+                Side::Right => from.x + ROOT_W,
+                Side::Left => from.x,
             };
-            let lx = ex + run_dir * LABEL_RUN;
-            let k = if r.exit == r.entry {
-                90.0 + (ye - ys).abs() * 0.2
-            } else {
-                ((lx - sx).abs() / 2.0).max(40.0)
+            let ex = match entry {
+                Side::Left => to.x,
+                Side::Right => to.x + ROOT_W,
             };
-            let c1 = Point {
-                x: sx + out_dir * k,
-                y: ys,
+            let key = RouteKey {
+                start: Point { x: sx, y: ys },
+                end: Point { x: ex, y: ye },
+                exit,
+                entry,
             };
-            let c2 = Point {
-                x: lx + run_dir * k,
-                y: ye,
-            };
-            let path = format!(
-                "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} L{:.1},{:.1}",
-                sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye
-            );
-            let label = Point {
-                x: (lx + ex) / 2.0,
-                y: ye,
-            };
-            out.insert(r.edge.id.clone(), EdgeGeom { path, label });
+            let reused = prev
+                .and_then(|p| p.get(i))
+                .and_then(|g| g.as_ref())
+                .filter(|g| g.key == key)
+                .cloned();
+            out.push(Some(reused.unwrap_or_else(|| route(key))));
         }
         out
+    }
+}
+
+/// The path and label of one edge from its route's numbers.
+fn route(key: RouteKey) -> EdgeGeom {
+    let RouteKey {
+        start,
+        end,
+        exit,
+        entry,
+    } = key;
+    let (sx, ys, ex, ye) = (start.x, start.y, end.x, end.y);
+    let out_dir = match exit {
+        Side::Right => 1.0,
+        Side::Left => -1.0,
+    };
+    let run_dir = match entry {
+        Side::Left => -1.0,
+        Side::Right => 1.0,
+    };
+    let lx = ex + run_dir * LABEL_RUN;
+    let k = if exit == entry {
+        90.0 + (ye - ys).abs() * 0.2
+    } else {
+        ((lx - sx).abs() / 2.0).max(40.0)
+    };
+    let c1 = Point {
+        x: sx + out_dir * k,
+        y: ys,
+    };
+    let c2 = Point {
+        x: lx + run_dir * k,
+        y: ye,
+    };
+    let path = format!(
+        "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} L{:.1},{:.1}",
+        sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye
+    );
+    EdgeGeom {
+        path: path.into(),
+        label: Point {
+            x: (lx + ex) / 2.0,
+            y: ye,
+        },
+        key,
     }
 }
 
@@ -616,6 +689,31 @@ pub(crate) mod tests {
                 assert!(apart, "labels {a:?} and {b:?} overlap");
             }
         }
+    }
+
+    #[test]
+    fn moving_a_root_reroutes_its_edges_and_reuses_the_others() {
+        let m = GraphModel::build(&demo());
+        let first = m.edge_routes(&m.layout, None);
+        let mut moved = m.layout.clone();
+        if let Some(p) = moved.get_mut("vendorcorp") {
+            p.y += 200.0;
+        }
+        let second = m.edge_routes(&moved, Some(&first));
+        let mut changed = 0;
+        for ((e, a), b) in m.edges.iter().zip(&first).zip(&second) {
+            let (Some(a), Some(b)) = (a, b) else {
+                panic!("every edge routed");
+            };
+            if e.provider == "vendorcorp" {
+                assert_ne!(a.path, b.path, "{} follows its provider", e.id);
+                changed += 1;
+            } else if a.path == b.path {
+                assert!(Arc::ptr_eq(&a.path, &b.path), "{} reuses its path", e.id);
+            }
+        }
+        assert_eq!(changed, 2);
+        assert_eq!(m.edge_geometry(&m.layout).len(), first.len());
     }
 
     #[test]

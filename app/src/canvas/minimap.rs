@@ -49,30 +49,35 @@ pub(crate) fn Minimap() -> impl IntoView {
             visible,
         ))
     });
+    // Drawn once when it appears; a pan or a drag only moves attributes
+    // (recreating a hundred blocks per frame would cost every frame).
     let blocks = {
         let scene = scene.clone();
         move || {
-            scene.positions.with(|p| {
-                scene
-                    .model
-                    .roots
-                    .iter()
-                    .filter_map(|id| p.get(id).map(|pos| (id.clone(), *pos)))
-                    .map(|(id, pos)| {
-                        let h = scene.model.block_height(&id);
-                        view! {
-                            <rect
-                                class="minimap-node"
-                                x=format!("{:.0}", pos.x)
-                                y=format!("{:.0}", pos.y)
-                                width=format!("{ROOT_W}")
-                                height=format!("{h:.0}")
-                                rx="8"
-                            ></rect>
-                        }
-                    })
-                    .collect_view()
-            })
+            scene
+                .model
+                .roots
+                .iter()
+                .map(|id| {
+                    let h = scene.model.block_height(id);
+                    let pos = {
+                        let (id, positions) = (id.clone(), scene.positions);
+                        Memo::new(move |_| {
+                            positions.with(|p| p.get(&id).copied().unwrap_or_default())
+                        })
+                    };
+                    view! {
+                        <rect
+                            class="minimap-node"
+                            x=move || format!("{:.0}", pos.get().x)
+                            y=move || format!("{:.0}", pos.get().y)
+                            width=format!("{ROOT_W}")
+                            height=format!("{h:.0}")
+                            rx="8"
+                        ></rect>
+                    }
+                })
+                .collect_view()
         }
     };
     let on_down = move |ev: PointerEvent| {
@@ -100,32 +105,37 @@ pub(crate) fn Minimap() -> impl IntoView {
         };
         ctx.camera.update(|c| *c = c.centred_on(p, size));
     };
-    move || {
-        area.get().map(|(vb, visible)| {
-            let h = (MAP_W * vb.h / vb.w).clamp(40.0, MAP_MAX_H);
-            let blocks = blocks.clone();
-            view! {
-                <svg
-                    class="minimap"
-                    data-testid="minimap"
-                    role="img"
-                    aria-label="Overview of the whole canvas"
-                    width=format!("{MAP_W}")
-                    height=format!("{h:.0}")
-                    viewBox=format!("{:.0} {:.0} {:.0} {:.0}", vb.x, vb.y, vb.w, vb.h)
-                    preserveAspectRatio="xMidYMid meet"
-                    on:pointerdown=on_down
-                >
-                    {blocks}
-                    <rect
-                        class="minimap-view"
-                        x=format!("{:.0}", visible.x)
-                        y=format!("{:.0}", visible.y)
-                        width=format!("{:.0}", visible.w)
-                        height=format!("{:.0}", visible.h)
-                    ></rect>
-                </svg>
-            }
-        })
+    let shown = Memo::new(move |_| area.with(Option::is_some));
+    let vb = move || area.get().map(|(vb, _)| vb).unwrap_or_default();
+    let visible = move || area.get().map(|(_, v)| v).unwrap_or_default();
+    view! {
+        <Show when=move || shown.get()>
+            <svg
+                class="minimap"
+                data-testid="minimap"
+                role="img"
+                aria-label="Overview of the whole canvas"
+                width=format!("{MAP_W}")
+                height=move || {
+                    let vb = vb();
+                    format!("{:.0}", (MAP_W * vb.h / vb.w.max(1.0)).clamp(40.0, MAP_MAX_H))
+                }
+                viewBox=move || {
+                    let vb = vb();
+                    format!("{:.0} {:.0} {:.0} {:.0}", vb.x, vb.y, vb.w, vb.h)
+                }
+                preserveAspectRatio="xMidYMid meet"
+                on:pointerdown=on_down
+            >
+                {blocks.clone()}
+                <rect
+                    class="minimap-view"
+                    x=move || format!("{:.0}", visible().x)
+                    y=move || format!("{:.0}", visible().y)
+                    width=move || format!("{:.0}", visible().w)
+                    height=move || format!("{:.0}", visible().h)
+                ></rect>
+            </svg>
+        </Show>
     }
 }

@@ -6,17 +6,32 @@
 //! and asks for refetches; pan, zoom, drags and drawers are browser-only
 //! state layered on top.
 //!
+//! The page is server-rendered with the topology in it (the resource runs
+//! the server function in-process). Later loads, asked for by the live
+//! channel or after a change made here, are plain `GET /api/topology`
+//! calls from the browser; a load that draws the same graph as the one on
+//! screen only updates the health bookkeeping, so nothing is redrawn (and
+//! nobody loses focus) for nothing.
+//!
 //! Modules: `graph` (layout and edge routes, pure), `viewport` (camera
-//! math, pure), `state` (page state), `scene` (the drawn graph), `node`,
-//! `edge`, `drawer`, `minimap`, `live` (Server-Sent Events), `source`
-//! (the server function and what the hub provides for it).
+//! math, pure), `connect` (legal connections from the rules, pure),
+//! `state` (page state), `scene` (the drawn graph), `node`, `edge`,
+//! `connector` (making and removing connections), `drawer`, `panels`
+//! (query and consult), `audit`, `positions` (persisting where nodes
+//! are), `minimap`, `live` (Server-Sent Events), `source` (the server
+//! function and what the hub provides for it).
 
+mod audit;
+pub mod connect;
+mod connector;
 mod drawer;
 mod edge;
 pub mod graph;
 mod live;
 mod minimap;
 mod node;
+mod panels;
+mod positions;
 mod scene;
 mod source;
 pub mod state;
@@ -26,9 +41,10 @@ use leptos::prelude::*;
 
 use self::graph::{GraphModel, Point};
 use self::scene::{ReloadError, Scene};
-use self::state::{CanvasCtx, TopologyLoad};
+use self::state::{CanvasCtx, NoticeKind, TopologyLoad};
 use self::viewport::{Camera, Size};
-use crate::dto::{CapabilityKind, NodeKind};
+use crate::dto::{CapabilityKind, NodeKind, TopologyView};
+use crate::session::{require_session, UserMenu};
 
 pub use self::live::EVENTS_PATH;
 pub use self::source::*;
@@ -51,12 +67,72 @@ pub fn node_kind_label(kind: NodeKind) -> &'static str {
     }
 }
 
-/// One fetch of the topology, stamped for the live channel.
-async fn load_topology(seq: u64) -> TopologyLoad {
+/// Where the browser reads the topology.
+pub const TOPOLOGY_PATH: &str = "/api/topology";
+
+/// The load the page is rendered with: in-process on the server (the
+/// browser hydrates it and never runs this).
+async fn first_load() -> TopologyLoad {
     TopologyLoad {
-        seq,
+        seq: 0,
         result: get_topology().await.map_err(|e| e.to_string()),
     }
+}
+
+/// Do two views draw the same graph? Positions are left out: they are
+/// where nodes were put, and the canvas already shows its own moves.
+fn same_drawing(a: &TopologyView, b: &TopologyView) -> bool {
+    a.hub_id == b.hub_id
+        && a.nodes == b.nodes
+        && a.edges == b.edges
+        && a.rules == b.rules
+        && a.capabilities == b.capabilities
+        && a.reload_error == b.reload_error
+}
+
+/// Refetches the topology whenever [`CanvasCtx::refetch`] is asked (browser
+/// only; the first run is the hydrated page's own load). A load drawing a
+/// new graph goes to `latest`; one drawing the same graph only records
+/// that its health is as new as its request.
+fn follow_refetches(
+    ctx: CanvasCtx,
+    first: Resource<TopologyLoad>,
+    latest: RwSignal<Option<TopologyLoad>>,
+) {
+    let issued = StoredValue::new(0u64);
+    let applied = StoredValue::new(0u64);
+    Effect::new(move |prev: Option<u64>| {
+        let r = ctx.refresh.get();
+        if prev.is_none() {
+            return r;
+        }
+        issued.update_value(|n| *n += 1);
+        let ticket = issued.get_value();
+        let seq = ctx.event_seq.get_untracked();
+        leptos::task::spawn_local(async move {
+            let result = crate::api::get_json::<TopologyView>(TOPOLOGY_PATH)
+                .await
+                .map_err(|e| e.describe());
+            // An older request answering late must not undo a newer one.
+            if ticket < applied.get_value() {
+                return;
+            }
+            applied.set_value(ticket);
+            let drawn = latest
+                .with_untracked(|l| l.as_ref().map(|l| l.result.clone()))
+                .or_else(|| first.get_untracked().map(|l| l.result));
+            let same = match (&drawn, &result) {
+                (Some(Ok(a)), Ok(b)) => same_drawing(a, b),
+                _ => false,
+            };
+            if same {
+                ctx.applied_seq.try_update(|s| *s = (*s).max(seq));
+            } else {
+                latest.try_set(Some(TopologyLoad { seq, result }));
+            }
+        });
+        r
+    });
 }
 
 /// The canvas route. Rendered on the server, then hydrated.
@@ -69,10 +145,11 @@ pub fn CanvasPage() -> impl IntoView {
     // hydration, and the toolbar stays disabled until it is true.
     Effect::new(move |_| ctx.hydrated.set(true));
 
-    let topology = Resource::new(
-        move || ctx.refresh.get(),
-        move |_| load_topology(ctx.event_seq.get_untracked()),
-    );
+    require_session();
+    let topology = Resource::new(|| (), |_| first_load());
+    let latest = RwSignal::new(None::<TopologyLoad>);
+    follow_refetches(ctx, topology, latest);
+    positions::save_before_leaving(ctx);
 
     let section = NodeRef::<leptos::html::Section>::new();
     Effect::new(move |_| {
@@ -111,6 +188,7 @@ pub fn CanvasPage() -> impl IntoView {
             <h1>"Wall Street"</h1>
             <span class="subtitle">"A2A exchange hub"</span>
             <LiveIndicator/>
+            <UserMenu/>
         </header>
         <section
             class="canvas"
@@ -125,7 +203,13 @@ pub fn CanvasPage() -> impl IntoView {
                         "Loading topology…"
                     </p>
                 }
-            }>{move || topology.get().map(|load| view! { <Loaded load/> })}</Transition>
+            }>
+                {move || {
+                    let first = topology.get();
+                    latest.get().or(first).map(|load| view! { <Loaded load/> })
+                }}
+            </Transition>
+            <Announcer/>
         </section>
     }
 }
@@ -231,6 +315,45 @@ fn Toolbar() -> impl IntoView {
             >
                 "⤢"
             </button>
+        </div>
+    }
+}
+
+/// The canvas's live region: what was connected, removed or refused, on
+/// screen and read out by screen readers. A message fades after a while.
+#[component]
+fn Announcer() -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    Effect::new(move |_| {
+        let Some(seq) = ctx.notice.with(|n| n.as_ref().map(|n| n.seq)) else {
+            return;
+        };
+        set_timeout(
+            move || {
+                if ctx.notice.with_untracked(|n| n.as_ref().map(|n| n.seq)) == Some(seq) {
+                    ctx.notice.try_set(None);
+                }
+            },
+            std::time::Duration::from_secs(12),
+        );
+    });
+    let kind = move || {
+        ctx.notice.with(|n| match n.as_ref().map(|n| n.kind) {
+            Some(NoticeKind::Done) => "done",
+            Some(NoticeKind::Refused) => "refused",
+            None => "empty",
+        })
+    };
+    view! {
+        <div
+            class="announcer"
+            data-testid="announcer"
+            data-kind=kind
+            role="status"
+            aria-live="polite"
+            aria-atomic="true"
+        >
+            {move || ctx.notice.get().map(|n| n.text)}
         </div>
     }
 }

@@ -4,6 +4,7 @@
 use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
+use super::connector::{connect_role, open_chooser, ConnectHandle};
 use super::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
 use super::scene::SceneCtx;
 use super::state::{CanvasCtx, Health, Selection};
@@ -26,13 +27,22 @@ fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
     ctx.selection.set(Some(Selection::Node(id.to_string())));
 }
 
-/// Keyboard on a focused node: Enter or Space opens its drawer, the arrow
-/// keys move its root (the keyboard's drag).
+/// Keyboard on a focused node: Enter or Space opens its drawer, `c`
+/// starts a connection from its root (a list of the legal ones), the
+/// arrow keys move its root (the keyboard's drag).
 fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &KeyboardEvent) {
+    if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+        return;
+    }
     let (dx, dy) = match ev.key().as_str() {
         "Enter" | " " => {
             ev.prevent_default();
             ctx.selection.set(Some(Selection::Node(id.to_string())));
+            return;
+        }
+        "c" | "C" => {
+            ev.prevent_default();
+            open_chooser(*ctx, scene, root);
             return;
         }
         "ArrowLeft" => (-NUDGE, 0.0),
@@ -78,11 +88,38 @@ pub(crate) fn RootNode(
         })
         .collect_view();
 
+    let role = {
+        let (scene, id) = (scene.clone(), id.clone());
+        Memo::new(move |_| connect_role(&scene, &id))
+    };
+    let hovered = {
+        let (scene, id) = (scene.clone(), id.clone());
+        Memo::new(move |_| {
+            scene
+                .connect_hover
+                .with(|h| h.as_deref() == Some(id.as_str()))
+        })
+    };
+    let group_class = move || {
+        let mut c = String::from("node-group");
+        if let Some(r) = role.get() {
+            c.push_str(" connect-");
+            c.push_str(r);
+        }
+        if hovered.get() {
+            c.push_str(" connect-hover");
+        }
+        c
+    };
+    let handle = matches!(node.node_type, NodeKind::System | NodeKind::Hub)
+        .then(|| view! { <ConnectHandle id=id.clone() name=node.name.clone()/> });
+
     view! {
-        <div class="node-group" style:transform=move || translate(pos.get())>
-            <NodeCard node health/>
+        <div class=group_class style:transform=move || translate(pos.get())>
+            <NodeCard node=node.clone() health role/>
             {tree_line}
             {child_views}
+            {handle}
         </div>
     }
     .into_any()
@@ -90,19 +127,21 @@ pub(crate) fn RootNode(
 
 /// The card of a system or the hub.
 #[component]
-fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
+fn NodeCard(
+    node: NodeView,
+    health: Memo<Health>,
+    role: Memo<Option<&'static str>>,
+) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let id = node.id.clone();
     let kind = node_kind_label(node.node_type);
     let name = node.name.clone();
     let class = {
-        let id = id.clone();
+        let (scene, id) = (scene.clone(), id.clone());
         move || {
             let h = health.get();
-            let selected = ctx
-                .selection
-                .with(|s| s == &Some(Selection::Node(id.clone())));
+            let selected = scene.is_selected(Selection::Node(id.clone()));
             format!(
                 "node-card {kind} {}{}",
                 h.word(),
@@ -143,9 +182,12 @@ fn NodeCard(node: NodeView, health: Memo<Health>) -> impl IntoView {
             class=class
             data-testid=format!("node-{id}")
             data-node-type=kind
+            data-root=id.clone()
+            data-connect=move || role.get().unwrap_or("")
             role="button"
             tabindex="0"
             aria-label=label
+            aria-keyshortcuts="c"
             style:width=format!("{ROOT_W}px")
             style:height=format!("{ROOT_H}px")
             on:pointerdown=on_down
@@ -214,11 +256,9 @@ fn ChildNode(
     let kind = node_kind_label(kind_enum);
     let offset = GraphModel::child_offset(index);
     let class = {
-        let id = id.clone();
+        let (scene, id) = (scene.clone(), id.clone());
         move || {
-            let selected = ctx
-                .selection
-                .with(|s| s == &Some(Selection::Node(id.clone())));
+            let selected = scene.is_selected(Selection::Node(id.clone()));
             format!(
                 "node-child {kind} {}{}",
                 health.get().word(),
@@ -238,6 +278,7 @@ fn ChildNode(
         let (scene, id) = (scene.clone(), id.clone());
         move |_| select(&ctx, &scene, &id)
     };
+    let root_attr = root.clone();
     let on_keydown = {
         let (scene, id) = (scene.clone(), id.clone());
         move |ev: KeyboardEvent| on_key(&ctx, &scene, &id, &root, &ev)
@@ -247,6 +288,7 @@ fn ChildNode(
             class=class
             data-testid=format!("node-{id}")
             data-node-type=kind
+            data-root=root_attr
             role="button"
             tabindex="0"
             aria-label=label

@@ -11,14 +11,18 @@ use std::sync::Arc;
 
 use leptos::ev::{PointerEvent, WheelEvent};
 use leptos::prelude::*;
+use leptos::reactive::computed::Selector;
 use wasm_bindgen::JsCast;
 
-use super::drawer::Drawer;
+use super::connect::Connections;
+use super::connector::{self, Chooser, ChooserPanel, ConnectDrag, ConnectLine};
+use super::drawer::{focus_testid, Drawer};
 use super::edge::{EdgeLabel, EdgePath};
 use super::graph::{EdgeGeom, GraphModel, Point, LABEL_RUN};
 use super::minimap::Minimap;
 use super::node::RootNode;
-use super::state::{edge_health, effective_health, CanvasCtx, Health};
+use super::positions;
+use super::state::{edge_health, effective_health, CanvasCtx, Health, Selection};
 use super::viewport::Camera;
 use crate::dto::{EdgeView, TopologyView};
 
@@ -39,7 +43,19 @@ pub(crate) enum Gesture {
         origin: Point,
         moved: bool,
     },
+    /// Dragging from a node's handle draws a connection.
+    Connect {
+        pointer: i32,
+        source: String,
+        start: Point,
+        moved: bool,
+    },
 }
+
+/// Below this zoom the canvas draws less detail (edge labels show only
+/// when focused or lit, capability chips fade): they are unreadable there,
+/// and a thousand of them cost every frame of a pan.
+const FAR_ZOOM: f64 = 0.5;
 
 /// A pointer travelling less than this (screen pixels) is a click, not a drag.
 const DRAG_THRESHOLD: f64 = 4.0;
@@ -55,20 +71,55 @@ pub(crate) struct SceneCtx {
     pub seq: u64,
     /// Top-left corner of every root.
     pub positions: RwSignal<BTreeMap<String, Point>>,
-    /// Every edge's route at the current positions.
-    pub geometry: Memo<HashMap<String, EdgeGeom>>,
+    /// Each edge's route, in the order of `model.edges`: one signal per
+    /// edge, set only when that edge moved, so a drag touches only the
+    /// edges it moves (a thousand readers of one shared value would all
+    /// re-run, and re-subscribe, on every frame).
+    pub edge_geom: Arc<Vec<RwSignal<Option<EdgeGeom>>>>,
+    /// Each root's health and whether it came live, by root id: edges and
+    /// nodes read these instead of the page-wide live map.
+    pub root_health: Arc<HashMap<String, Memo<(Health, bool)>>>,
+    /// Which edge or node is highlighted, as a per-key selector.
+    pub highlighted: Selector<Option<String>>,
+    /// What the drawer shows, as a per-key selector.
+    pub selected: Selector<Option<Selection>>,
     /// The pointer gesture in progress.
     pub gesture: StoredValue<Option<Gesture>>,
     /// Set when a drag ends, so the click the browser fires after it does
     /// not also open the drawer.
     pub suppress_click: StoredValue<bool>,
+    /// The connections the rules allow, and which are made.
+    pub connections: Arc<Connections>,
+    /// A connection being dragged: its source and legal targets.
+    pub connecting: RwSignal<Option<ConnectDrag>>,
+    /// The dragged connection's loose end (world coordinates).
+    pub connect_cursor: RwSignal<Option<Point>>,
+    /// The root under the dragged connection's loose end.
+    pub connect_hover: RwSignal<Option<String>>,
+    /// The open connection chooser (keyboard, or a drop with several
+    /// capabilities).
+    pub chooser: RwSignal<Option<Chooser>>,
+    /// The pannable area, to turn screen points into world points.
+    pub viewport: NodeRef<leptos::html::Div>,
 }
 
 impl SceneCtx {
     /// Health of a root (tracked), and whether it came from the live channel.
     pub fn system_health(&self, ctx: &CanvasCtx, system: &str) -> (Health, bool) {
-        ctx.live
-            .with(|live| effective_health(live, self.seq, self.model.nodes.get(system), system))
+        match self.root_health.get(system) {
+            Some(memo) => memo.get(),
+            None => root_health(ctx, &self.model, self.seq, system),
+        }
+    }
+
+    /// Is the edge or node `id` highlighted (tracked, per key)?
+    pub fn is_highlighted(&self, id: &str) -> bool {
+        self.highlighted.selected(&Some(id.to_string()))
+    }
+
+    /// Is `sel` what the drawer shows (tracked, per key)?
+    pub fn is_selected(&self, sel: Selection) -> bool {
+        self.selected.selected(&Some(sel))
     }
 
     /// Health of an edge (tracked).
@@ -107,6 +158,47 @@ impl SceneCtx {
         }));
     }
 
+    /// Starts dragging a connection from `root`'s handle.
+    pub fn start_connect(&self, root: &str, ev: &PointerEvent) {
+        if ev.button() != 0 {
+            return;
+        }
+        ev.stop_propagation();
+        capture_pointer(ev);
+        self.suppress_click.set_value(false);
+        self.gesture.set_value(Some(Gesture::Connect {
+            pointer: ev.pointer_id(),
+            source: root.to_string(),
+            start: client_point(ev),
+            moved: false,
+        }));
+    }
+
+    /// The world point under a screen point.
+    pub fn world_point(&self, ctx: &CanvasCtx, client: Point) -> Point {
+        let (left, top) = self.viewport.get_untracked().map_or((0.0, 0.0), |el| {
+            let r = el.get_bounding_client_rect();
+            (r.left(), r.top())
+        });
+        let cam = ctx.camera.get_untracked();
+        Point {
+            x: (client.x - left - cam.x) / cam.zoom,
+            y: (client.y - top - cam.y) / cam.zoom,
+        }
+    }
+
+    /// A screen point relative to the canvas's corner (where popovers go).
+    pub fn canvas_point(&self, client: Point) -> Point {
+        let (left, top) = self.viewport.get_untracked().map_or((0.0, 0.0), |el| {
+            let r = el.get_bounding_client_rect();
+            (r.left(), r.top())
+        });
+        Point {
+            x: client.x - left,
+            y: client.y - top,
+        }
+    }
+
     /// Moves a root by a world offset (arrow keys), then records it.
     pub fn nudge(&self, ctx: &CanvasCtx, root: &str, dx: f64, dy: f64) {
         let mut new = None;
@@ -123,16 +215,27 @@ impl SceneCtx {
     }
 }
 
-/// Where a root's new position goes once a drag (or nudge) ends.
-///
-/// Positions are kept client-side for now: in this tab, across refetches
-/// of the topology. Persisting them server-side is the next issue's job:
-/// it calls a server function (e.g. `save_node_position(id, x, y)`) from
-/// here, and the hub returns saved positions with the topology.
+/// Health of a root: the live status if newer than the load drawn, else
+/// the served one.
+fn root_health(ctx: &CanvasCtx, model: &GraphModel, seq: u64, system: &str) -> (Health, bool) {
+    let seq = seq.max(ctx.applied_seq.get());
+    ctx.live
+        .with(|live| effective_health(live, seq, model.nodes.get(system), system))
+}
+
+/// Where a root's new position goes once a drag (or nudge) ends: kept in
+/// this tab across redraws, and saved by the hub (debounced).
 pub(crate) fn node_moved(ctx: &CanvasCtx, root: &str, pos: Point) {
-    ctx.moved.update_value(|m| {
-        m.insert(root.to_string(), pos);
-    });
+    positions::moved(ctx, root, pos);
+}
+
+/// The root node (system or hub) under a screen point, if any: what a
+/// dragged connection would be dropped on. Children count as their root.
+fn root_at(client: Point) -> Option<String> {
+    let doc = window().document()?;
+    let el = doc.element_from_point(client.x as f32, client.y as f32)?;
+    let holder = el.closest("[data-root]").ok()??;
+    holder.get_attribute("data-root")
 }
 
 /// Pointer position on screen.
@@ -164,11 +267,42 @@ pub(crate) fn Scene(
 ) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let model = Arc::new(GraphModel::build(&view));
-    let positions = RwSignal::new(ctx.moved.with_value(|m| model.initial_positions(m)));
-    let geometry = {
-        let model = model.clone();
-        Memo::new(move |_| positions.with(|p| model.edge_geometry(p)))
-    };
+    // Saved positions override the layout; this tab's own moves (maybe not
+    // saved yet) override those.
+    let mut placed = positions::served(&view);
+    ctx.moved
+        .with_value(|m| placed.extend(m.iter().map(|(k, v)| (k.clone(), *v))));
+    let positions = RwSignal::new(model.initial_positions(&placed));
+    // Routes: computed here for the server's HTML and hydration; then, in
+    // the browser, recomputed on every move and pushed to the edges that
+    // changed.
+    let first_routes = positions.with_untracked(|p| model.edge_routes(p, None));
+    let edge_geom: Arc<Vec<RwSignal<Option<EdgeGeom>>>> =
+        Arc::new(first_routes.iter().cloned().map(RwSignal::new).collect());
+    {
+        let (model, edge_geom) = (model.clone(), edge_geom.clone());
+        let last = StoredValue::new(first_routes);
+        Effect::new(move |_| {
+            let next = positions.with(|p| last.with_value(|prev| model.edge_routes(p, Some(prev))));
+            for (sig, g) in edge_geom.iter().zip(&next) {
+                if sig.with_untracked(|old| old != g) {
+                    sig.set(g.clone());
+                }
+            }
+            last.set_value(next);
+        });
+    }
+    let root_health_memos: HashMap<String, Memo<(Health, bool)>> = model
+        .roots
+        .iter()
+        .map(|r| {
+            let (model, id) = (model.clone(), r.clone());
+            (
+                r.clone(),
+                Memo::new(move |_| root_health(&ctx, &model, seq, &id)),
+            )
+        })
+        .collect();
     let bounds = {
         let model = model.clone();
         Memo::new(move |_| positions.with(|p| model.bounds(p)))
@@ -180,18 +314,51 @@ pub(crate) fn Scene(
         let _ = ctx.bounds.try_set(None);
     });
 
+    let viewport = NodeRef::<leptos::html::Div>::new();
     let scene = SceneCtx {
         model: model.clone(),
+        connections: Arc::new(Connections::new(&view)),
         view: Arc::new(view),
         seq,
         positions,
-        geometry,
+        edge_geom,
+        root_health: Arc::new(root_health_memos),
+        highlighted: Selector::new(move || ctx.highlight.get()),
+        selected: Selector::new(move || ctx.selection.get()),
         gesture: StoredValue::new(None),
         suppress_click: StoredValue::new(false),
+        connecting: RwSignal::new(None),
+        connect_cursor: RwSignal::new(None),
+        connect_hover: RwSignal::new(None),
+        chooser: RwSignal::new(None),
+        viewport,
     };
     provide_context(scene.clone());
 
-    let viewport = NodeRef::<leptos::html::Div>::new();
+    // After a redraw caused by a change made here (an edge created or
+    // removed), keyboard focus goes where the change is.
+    Effect::new(move |_| {
+        if let Some(target) = ctx.focus_after_load.get_value() {
+            ctx.focus_after_load.set_value(None);
+            focus_testid(&target);
+        }
+    });
+    // Escape drops a connection being dragged.
+    let scene_esc = scene.clone();
+    Effect::new(move |_| {
+        let scene = scene_esc.clone();
+        let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+            if ev.key() == "Escape"
+                && matches!(scene.gesture.get_value(), Some(Gesture::Connect { .. }))
+            {
+                scene.gesture.set_value(None);
+                // The click that ends the press must not open the chooser.
+                scene.suppress_click.set_value(true);
+                connector::end_drag(&scene);
+            }
+        });
+        on_cleanup(move || keys.remove());
+    });
     let on_wheel = move |ev: WheelEvent| {
         ev.prevent_default();
         let Some(el) = viewport.get_untracked() else {
@@ -270,6 +437,31 @@ pub(crate) fn Scene(
                     p.insert(root, pos);
                 });
             }
+            Gesture::Connect {
+                pointer,
+                source,
+                start,
+                moved,
+            } if pointer == ev.pointer_id() => {
+                if !moved && (now.x - start.x).hypot(now.y - start.y) < DRAG_THRESHOLD {
+                    return;
+                }
+                if !moved {
+                    scene_move.gesture.update_value(|g| {
+                        if let Some(Gesture::Connect { moved, .. }) = g {
+                            *moved = true;
+                        }
+                    });
+                    connector::begin_drag(&scene_move, &source);
+                }
+                scene_move
+                    .connect_cursor
+                    .set(Some(scene_move.world_point(&ctx, now)));
+                let hover = root_at(now).filter(|r| r != &source);
+                if scene_move.connect_hover.get_untracked() != hover {
+                    scene_move.connect_hover.set(hover);
+                }
+            }
             _ => {}
         }
     };
@@ -279,33 +471,57 @@ pub(crate) fn Scene(
             return;
         };
         let pointer = match &gesture {
-            Gesture::Pan { pointer, .. } | Gesture::Move { pointer, .. } => *pointer,
+            Gesture::Pan { pointer, .. }
+            | Gesture::Move { pointer, .. }
+            | Gesture::Connect { pointer, .. } => *pointer,
         };
         if pointer != ev.pointer_id() {
             return;
         }
         scene_up.gesture.set_value(None);
-        if let Gesture::Move {
-            root, moved: true, ..
-        } = gesture
-        {
-            scene_up.suppress_click.set_value(true);
-            if let Some(pos) = scene_up.positions.with_untracked(|p| p.get(&root).copied()) {
-                node_moved(&ctx, &root, pos);
+        match gesture {
+            Gesture::Move {
+                root, moved: true, ..
+            } => {
+                scene_up.suppress_click.set_value(true);
+                if let Some(pos) = scene_up.positions.with_untracked(|p| p.get(&root).copied()) {
+                    node_moved(&ctx, &root, pos);
+                }
             }
+            Gesture::Connect {
+                source,
+                moved: true,
+                ..
+            } => {
+                scene_up.suppress_click.set_value(true);
+                let now = client_point(&ev);
+                // A cancelled pointer drops nothing.
+                let target = (ev.type_() == "pointerup")
+                    .then(|| root_at(now))
+                    .flatten()
+                    .filter(|t| t != &source);
+                connector::end_drag(&scene_up);
+                if let Some(target) = target {
+                    let anchor = scene_up.canvas_point(now);
+                    connector::drop_on(ctx, &scene_up, &source, &target, anchor);
+                }
+            }
+            _ => {}
         }
     };
-    let on_pointer_cancel = on_pointer_up;
+    let on_pointer_cancel = on_pointer_up.clone();
 
     let roots = model.roots.clone();
     let edges = model.edges.clone();
     let edge_paths = edges
         .iter()
-        .map(|e| view! { <EdgePath edge=e.clone()/> })
+        .enumerate()
+        .map(|(index, e)| view! { <EdgePath edge=e.clone() index/> })
         .collect_view();
     let edge_labels = edges
         .into_iter()
-        .map(|e| view! { <EdgeLabel edge=e/> })
+        .enumerate()
+        .map(|(index, e)| view! { <EdgeLabel edge=e index/> })
         .collect_view();
     let nodes = roots
         .into_iter()
@@ -332,7 +548,7 @@ pub(crate) fn Scene(
             on:pointercancel=on_pointer_cancel
         >
             <div
-                class="world"
+                class=move || if ctx.camera.get().zoom < FAR_ZOOM { "world far" } else { "world" }
                 data-testid="world"
                 style:transform=move || ctx.camera.get().transform()
             >
@@ -344,6 +560,7 @@ pub(crate) fn Scene(
                         <Arrow id="arrow-active"/>
                     </defs>
                     {edge_paths}
+                    <ConnectLine/>
                 </svg>
                 <div class="node-layer">{nodes}</div>
                 <div class="label-layer">{edge_labels}</div>
@@ -351,6 +568,7 @@ pub(crate) fn Scene(
         </div>
         <Minimap/>
         <Drawer/>
+        <ChooserPanel/>
     }
 }
 

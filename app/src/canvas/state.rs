@@ -4,14 +4,17 @@
 //! browser, so hydration finds the DOM it expects; browser-only facts
 //! (the window's size, the live channel) arrive later through effects.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::graph::{Point, Rect};
 use super::viewport::{Camera, Size};
-use crate::dto::{EdgeView, NodeStatus, NodeView, ReasonCode, TopologyView};
+use crate::api::ApiFailure;
+use crate::dto::{
+    ConsultView, EdgeView, NodeStatus, NodeView, QueryResultView, ReasonCode, TopologyView,
+};
 
 /// One load of the topology, stamped with how many live events the browser
 /// had applied when it started, so that a live status older than the load
@@ -134,12 +137,44 @@ impl LinkState {
 }
 
 /// What the drawer shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Selection {
     /// A node, by id.
     Node(String),
     /// An edge, by id.
     Edge(String),
+}
+
+/// How a message in the announcer reads: good news or a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Something was done (an edge created or removed).
+    Done,
+    /// Something was refused or failed.
+    Refused,
+}
+
+/// One message of the canvas's live region: shown on screen and read out
+/// by screen readers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// The words.
+    pub text: String,
+    /// Good news or a refusal.
+    pub kind: NoticeKind,
+    /// Bumped per message, so an old timer never hides a newer one.
+    pub seq: u64,
+}
+
+/// The last answer a drawer got for an edge: kept page-wide (not in the
+/// drawer) so that a refetch of the topology, which redraws the scene,
+/// never loses a result or one that is still on its way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdgeAnswer {
+    /// A data-share query's answer.
+    Query(Result<QueryResultView, ApiFailure>),
+    /// A consult's answer.
+    Consult(Result<ConsultView, ApiFailure>),
 }
 
 /// Page-wide state. All fields are arena handles, so it is `Copy`.
@@ -163,10 +198,30 @@ pub struct CanvasCtx {
     pub event_seq: RwSignal<u64>,
     /// Bumped to refetch the topology.
     pub refresh: RwSignal<u64>,
+    /// The `seq` of the newest load that drew the same graph as the one on
+    /// screen (so it was not redrawn): live statuses older than it give
+    /// way to the served ones, as if that load had been drawn.
+    pub applied_seq: RwSignal<u64>,
     /// The live channel's state.
     pub link: RwSignal<LinkState>,
     /// Where the user dragged roots to, kept across refetches.
     pub moved: StoredValue<BTreeMap<String, Point>>,
+    /// Moves not yet sent to the hub (sent debounced).
+    pub unsaved: StoredValue<BTreeMap<String, Point>>,
+    /// The pending debounce timer of [`Self::unsaved`].
+    pub save_timer: StoredValue<Option<TimeoutHandle>>,
+    /// What the announcer says (aria-live).
+    pub notice: RwSignal<Option<Notice>>,
+    /// Each edge's last drawer answer, by edge id.
+    pub answers: RwSignal<HashMap<String, EdgeAnswer>>,
+    /// Edges whose query or consult is on its way.
+    pub running: RwSignal<HashSet<String>>,
+    /// What the user typed in drawer forms, by `<edge id>#<field>`, so a
+    /// redraw of the scene keeps it.
+    pub drafts: StoredValue<HashMap<String, String>>,
+    /// The element (by test id) to focus once the next load is drawn: the
+    /// edge just created, for someone working with the keyboard.
+    pub focus_after_load: StoredValue<Option<String>>,
 }
 
 impl CanvasCtx {
@@ -182,9 +237,42 @@ impl CanvasCtx {
             live: RwSignal::new(HashMap::new()),
             event_seq: RwSignal::new(0),
             refresh: RwSignal::new(0),
+            applied_seq: RwSignal::new(0),
             link: RwSignal::new(LinkState::Connecting),
             moved: StoredValue::new(BTreeMap::new()),
+            unsaved: StoredValue::new(BTreeMap::new()),
+            save_timer: StoredValue::new(None),
+            notice: RwSignal::new(None),
+            answers: RwSignal::new(HashMap::new()),
+            running: RwSignal::new(HashSet::new()),
+            drafts: StoredValue::new(HashMap::new()),
+            focus_after_load: StoredValue::new(None),
         }
+    }
+
+    /// Says `text` in the live region (and on screen).
+    pub fn announce(&self, kind: NoticeKind, text: impl Into<String>) {
+        let seq = self
+            .notice
+            .with_untracked(|n| n.as_ref().map_or(0, |n| n.seq))
+            + 1;
+        self.notice.try_set(Some(Notice {
+            text: text.into(),
+            kind,
+            seq,
+        }));
+    }
+
+    /// A draft value of a drawer form field.
+    pub fn draft(&self, key: &str) -> Option<String> {
+        self.drafts.with_value(|d| d.get(key).cloned())
+    }
+
+    /// Keeps what the user typed in a drawer form field.
+    pub fn set_draft(&self, key: &str, value: String) {
+        self.drafts.update_value(|d| {
+            d.insert(key.to_string(), value);
+        });
     }
 
     /// Applies a pushed status of `system` (and so of its agents,

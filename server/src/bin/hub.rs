@@ -7,6 +7,9 @@
 //!
 //! `hub trail --trace-id X --db a.db --db b.db ...`: rebuilds one
 //! interaction from several independent audit trails, read-only.
+//!
+//! `hub hash-password`: reads a password from stdin (one line) and prints
+//! its argon2 hash, for the UI users file (`--ui-users`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,6 +38,8 @@ enum Command {
     Serve(ServeArgs),
     /// Rebuild one interaction from several audit trails.
     Trail(TrailArgs),
+    /// Read a password from stdin, print its argon2 hash (UI users file).
+    HashPassword,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -45,6 +50,10 @@ struct ServeArgs {
     /// The hub's SQLite database.
     #[arg(long, env = "WS_HUB_DB", default_value = "var/hub.db")]
     database: PathBuf,
+    /// The UI users file (usernames and argon2 hashes). Without it nobody
+    /// can log in to the canvas; the gateway works regardless.
+    #[arg(long, env = "WS_UI_USERS")]
+    ui_users: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -73,7 +82,21 @@ fn main() -> anyhow::Result<()> {
         None => runtime.block_on(serve(cli.serve)),
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
+        Some(Command::HashPassword) => hash_password(),
     }
+}
+
+/// `hub hash-password`: the first line of stdin, without its line break,
+/// is the password. Nothing but the hash is printed (never the password).
+fn hash_password() -> anyhow::Result<()> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("reading the password from stdin")?;
+    let password = line.trim_end_matches(['\n', '\r']);
+    let hash = server::ui_auth::users::hash_password(password)?;
+    println!("{hash}");
+    Ok(())
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -81,9 +104,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let hub = Hub::build(&HubConfig {
         topology: args.topology.clone(),
         database: args.database.clone(),
+        ui_users: args.ui_users.clone(),
     })
     .await
     .context("starting the hub")?;
+    if hub.ui.users.is_empty() {
+        tracing::warn!(
+            "no UI users file (--ui-users / WS_UI_USERS): nobody can log in to the canvas"
+        );
+    } else {
+        tracing::info!(users = hub.ui.users.len(), "UI users loaded");
+    }
     let conf = get_configuration(None).context("reading the LEPTOS_* configuration")?;
     let addr = conf.leptos_options.site_addr;
     let _background = hub

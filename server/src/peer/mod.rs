@@ -17,7 +17,8 @@ pub mod client;
 pub mod config;
 pub mod datasets;
 pub mod executor;
-pub mod inbox;
+/// The peer's approval inbox: the same store the hub keeps its own in.
+pub use crate::inbox;
 pub mod query;
 pub mod server;
 pub mod skills;

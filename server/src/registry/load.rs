@@ -56,6 +56,24 @@ impl LoadError {
             LoadError::Invalid { issues, .. } => issues,
         }
     }
+
+    /// The same message with the file named by its file name alone: what
+    /// a browser may be shown (the hub's directory layout is not its
+    /// business), while logs keep the full path.
+    pub fn public_message(&self) -> String {
+        let short = |file: &str| {
+            Path::new(file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "topology file".to_string())
+        };
+        match self {
+            LoadError::Read { file, source } => {
+                format!("{}: cannot read the topology file: {source}", short(file))
+            }
+            LoadError::Invalid { file, issues } => render_issues(&short(file), issues),
+        }
+    }
 }
 
 fn render_issues(file: &str, issues: &[Issue]) -> String {
@@ -96,6 +114,12 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
     let topology = parse(text).map_err(|issue| invalid(vec![issue]))?;
     let locator = Locator::new(text);
     let mut issues = validate(&topology, &locator);
+    // Data contracts (whitelist, redaction, untrusted fields): checked
+    // against each capability's response schema in `data_contract`.
+    for (path, message) in super::data_contract::check(&topology) {
+        let path: Vec<Seg> = path.iter().map(Seg::from).collect();
+        issues.push(locator.issue(&path, message));
+    }
     let contracts = match Contracts::compile(&topology) {
         Ok(c) => Some(c),
         Err(errors) => {
@@ -142,7 +166,7 @@ fn parse(text: &str) -> Result<Topology, Issue> {
 
 /// serde_yaml_ng already prefixes its own path and appends "at line L
 /// column C"; both are said once by our own format, so they are cut here.
-fn clean_yaml_message(message: &str, field: &str) -> String {
+pub(crate) fn clean_yaml_message(message: &str, field: &str) -> String {
     let mut msg = message;
     // serde_yaml_ng's path stops at the mapping for an unknown field
     // (`systems[1]` where ours says `systems[1].nmae`): cut any prefix of ours.
@@ -333,6 +357,47 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
             }
         }
     }
+    let mut seen = HashSet::new();
+    for (i, e) in t.initial_edges.iter().enumerate() {
+        let at = |field: &'static str| [K("initial_edges"), I(i), K(field)];
+        let consumer_known = e.consumer == t.hub.id || system_ids.contains(e.consumer.as_str());
+        let provider_known = system_ids.contains(e.provider.as_str());
+        let capability_known = capability_ids.contains(e.capability.as_str());
+        if !consumer_known {
+            push(
+                &at("consumer"),
+                format!("unknown consumer `{}`", e.consumer),
+            );
+        }
+        if !provider_known {
+            push(
+                &at("provider"),
+                format!("unknown provider `{}`", e.provider),
+            );
+        }
+        if !capability_known {
+            push(
+                &at("capability"),
+                format!("unknown capability `{}`", e.capability),
+            );
+        }
+        if consumer_known && provider_known && capability_known {
+            if !t.permits(&e.consumer, &e.capability, &e.provider) {
+                push(
+                    &[K("initial_edges"), I(i)],
+                    format!(
+                        "no rule lets {} consume {} from {}",
+                        e.consumer, e.capability, e.provider
+                    ),
+                );
+            } else if !seen.insert(e.id()) {
+                push(
+                    &[K("initial_edges"), I(i)],
+                    format!("duplicate edge `{}`", e.id()),
+                );
+            }
+        }
+    }
     issues
 }
 
@@ -381,6 +446,15 @@ fn check_base_url(raw: &str) -> Result<(), String> {
 enum Seg<'a> {
     Key(&'a str),
     Index(usize),
+}
+
+impl<'a> From<&'a super::data_contract::PathSeg> for Seg<'a> {
+    fn from(seg: &'a super::data_contract::PathSeg) -> Self {
+        match seg {
+            super::data_contract::PathSeg::Key(k) => Seg::Key(k),
+            super::data_contract::PathSeg::Index(i) => Seg::Index(*i),
+        }
+    }
 }
 
 fn render_path(path: &[Seg]) -> String {
@@ -781,6 +855,45 @@ rules:
             msg.lines().all(|l| l.starts_with("config/topology.yaml:")),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn initial_edges_must_be_known_and_permitted() {
+        let ok = format!(
+            "{BASE}initial_edges:\n  - {{consumer: beta, provider: alpha, capability: cap.one}}\n"
+        );
+        let loaded = load_str(FILE, &ok).expect("a permitted edge loads");
+        assert_eq!(loaded.topology.initial_edges[0].id(), "beta->alpha:cap.one");
+        let bad = format!(
+            "{BASE}initial_edges:\n  - consumer: alpha\n    provider: beta\n    capability: cap.one\n  - consumer: zeta\n    provider: alpha\n    capability: cap.one\n"
+        );
+        let issues = issues_of(&bad);
+        let got: Vec<(usize, &str)> = issues.iter().map(|i| (i.line, i.field.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![(26, "initial_edges[0]"), (29, "initial_edges[1].consumer")],
+            "{issues:#?}"
+        );
+        assert_eq!(
+            issues[0].message,
+            "no rule lets alpha consume cap.one from beta"
+        );
+        let dup = format!(
+            "{BASE}initial_edges:\n  - {{consumer: hub, provider: alpha, capability: cap.one}}\n  - {{consumer: hub, provider: alpha, capability: cap.one}}\n"
+        );
+        assert!(one(&dup)
+            .message
+            .contains("duplicate edge `hub->alpha:cap.one`"));
+    }
+
+    #[test]
+    fn the_public_message_names_the_file_only() {
+        let text = BASE.replace("version: 1", "version: 2");
+        let err = load_str("/srv/secret/dir/topology.yaml", &text).expect_err("rejected");
+        assert!(err.to_string().contains("/srv/secret/dir/"));
+        let public = err.public_message();
+        assert!(public.starts_with("topology.yaml:1:1: version"), "{public}");
+        assert!(!public.contains("/srv"), "{public}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! reload swaps the whole thing at once, and a reload that fails validation
 //! leaves the previous topology in force (recording why, for the canvas).
 
+pub mod data_contract;
 pub mod load;
 pub mod model;
 pub mod watch;
@@ -61,6 +62,7 @@ impl Registry {
     }
 
     /// Why the last reload failed, or `None` if the last one succeeded.
+    /// Names the topology file by its file name only (canvases show it).
     pub fn reload_error(&self) -> Option<String> {
         self.reload_error.load_full().map(|e| e.as_ref().clone())
     }
@@ -83,7 +85,8 @@ impl Registry {
                     error = %e,
                     "topology reload rejected; keeping the previous topology"
                 );
-                self.reload_error.store(Some(Arc::new(e.to_string())));
+                // Browsers see this: the file name only, not the path.
+                self.reload_error.store(Some(Arc::new(e.public_message())));
                 // A canvas shows the reload error: tell it to refetch.
                 self.events.publish(HubEvent::TopologyChanged);
                 Err(e)
@@ -117,7 +120,14 @@ mod tests {
             "{why}"
         );
 
-        let fewer = GOOD.replace("consumers: [buyercorp, hub]", "consumers: [hub]");
+        // The seeded edge buyercorp -> vendorcorp must go with its rule:
+        // the file has to be consistent in itself.
+        let fewer = GOOD
+            .replace("consumers: [buyercorp, hub]", "consumers: [hub]")
+            .replace(
+                "  - consumer: buyercorp\n    provider: vendorcorp\n    capability: orders.query\n",
+                "",
+            );
         std::fs::write(&path, fewer).expect("write");
         assert!(reg.reload().is_ok());
         assert!(reg.reload_error().is_none(), "error cleared");

@@ -24,6 +24,11 @@ pub struct Topology {
     /// Who may consume which capability of which provider.
     #[serde(default)]
     pub rules: Vec<ConnectionRule>,
+    /// Edges the hub establishes once, when its database's edge table is
+    /// first created; after that, edges are made and removed on the canvas
+    /// and this list is not read again. Each must be permitted by a rule.
+    #[serde(default)]
+    pub initial_edges: Vec<EdgeSpec>,
 }
 
 /// Hub-wide settings.
@@ -149,6 +154,10 @@ pub struct Capability {
     pub deadline_ms: Option<u64>,
     /// JSON Schema every response must satisfy (else `SCHEMA_INVALID`).
     pub response_schema: serde_json::Value,
+    /// What of a response may reach a browser, and how redacted; which
+    /// fields are untrusted free text. Absent: nothing reaches a browser.
+    #[serde(default)]
+    pub contract: Option<super::data_contract::DataContract>,
 }
 
 /// `capability + provider + legal consumers`.
@@ -158,6 +167,29 @@ pub struct ConnectionRule {
     pub capability: String,
     pub provider: String,
     pub consumers: Vec<String>,
+}
+
+/// An established connection `consumer → provider` for one capability, as
+/// the topology file seeds it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeSpec {
+    pub consumer: String,
+    pub provider: String,
+    pub capability: String,
+}
+
+impl EdgeSpec {
+    /// The edge's stable id, `<consumer>-><provider>:<capability>`.
+    pub fn id(&self) -> String {
+        edge_id(&self.consumer, &self.provider, &self.capability)
+    }
+}
+
+/// The id of the edge `consumer → provider` for `capability`: stable across
+/// reloads and restarts, and what the canvas addresses an edge by.
+pub fn edge_id(consumer: &str, provider: &str, capability: &str) -> String {
+    format!("{consumer}->{provider}:{capability}")
 }
 
 impl Topology {

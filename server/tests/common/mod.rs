@@ -89,6 +89,10 @@ pub struct Stack {
     pub dir: tempfile::TempDir,
     pub hub_port: u16,
     pub topology_path: PathBuf,
+    /// The UI users file the hub runs with (one user, [`UI_USER`]).
+    pub ui_users_path: PathBuf,
+    /// [`UI_USER`]'s password for this stack.
+    pub ui_password: String,
     pub tokens: BTreeMap<String, String>,
     pub peer_ports: BTreeMap<String, u16>,
     pub specs: Vec<PeerSpec>,
@@ -185,11 +189,21 @@ impl Stack {
         rules.extend(extra_rules);
         top.insert(key("rules"), Value::Sequence(rules));
         let topology_path = dir.path().join("topology.yaml");
+        let ui_password = format!("pw-{}", uuid_like());
+        let ui_users_path = dir.path().join("ui-users.yaml");
+        let hash = server::ui_auth::users::hash_password(&ui_password).expect("hash");
+        std::fs::write(
+            &ui_users_path,
+            format!("users:\n  - username: {UI_USER}\n    password_hash: \"{hash}\"\n"),
+        )
+        .expect("write ui users");
 
         let mut stack = Stack {
             dir,
             hub_port,
             topology_path,
+            ui_users_path,
+            ui_password,
             tokens,
             peer_ports,
             specs: specs.clone(),
@@ -363,6 +377,8 @@ impl Stack {
             .arg(&self.topology_path)
             .arg("--database")
             .arg(self.hub_db())
+            .arg("--ui-users")
+            .arg(&self.ui_users_path)
             .current_dir(repo())
             .envs(self.envs())
             .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{}", self.hub_port))
@@ -375,11 +391,21 @@ impl Stack {
             .spawn()
             .expect("spawn hub");
         self.hub = Some(child);
-        wait_ready(
-            &format!("{}/api/topology", self.hub_url()),
+        // Every `/api` route but the login needs a session: a 401 from
+        // `/api/session` is the hub up and guarding.
+        wait_answering(
+            &format!("{}/api/session", self.hub_url()),
+            401,
             &self.dir.path().join("hub.log"),
         )
         .await;
+    }
+
+    /// Logs in as [`UI_USER`] and answers a client carrying the session.
+    pub async fn ui(&self) -> UiClient {
+        UiClient::login(&self.hub_url(), UI_USER, &self.ui_password)
+            .await
+            .unwrap_or_else(|status| panic!("login refused with {status}: {}", self.hub_log()))
     }
 
     /// Stops the hub process.
@@ -516,6 +542,129 @@ impl GatewayCall {
             traceparent,
         }
     }
+}
+
+/// The UI user every test stack has.
+pub const UI_USER: &str = "operator";
+
+/// A browser's view of the hub: an HTTP client that follows no redirect
+/// and sends the session cookie and the CSRF token it got at login.
+#[derive(Clone, Debug)]
+pub struct UiClient {
+    pub base: String,
+    /// `ws_session=<id>`.
+    pub cookie: String,
+    /// The session's CSRF token.
+    pub csrf: String,
+    /// The whole `Set-Cookie` header of the login answer.
+    pub set_cookie: String,
+    pub client: reqwest::Client,
+}
+
+/// A client that follows no redirect (a 303 must be seen as a 303).
+pub fn plain_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+impl UiClient {
+    /// `POST /api/login`; the HTTP status when refused.
+    pub async fn login(base: &str, username: &str, password: &str) -> Result<UiClient, u16> {
+        let client = plain_client();
+        let resp = client
+            .post(format!("{base}/api/login"))
+            .json(&serde_json::json!({"username": username, "password": password}))
+            .send()
+            .await
+            .expect("the hub answers a login");
+        let status = resp.status().as_u16();
+        if status != 200 {
+            return Err(status);
+        }
+        let set_cookie = resp
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let cookie = set_cookie.split(';').next().unwrap_or_default().to_string();
+        let session: Json = resp.json().await.expect("a SessionView");
+        Ok(UiClient {
+            base: base.to_string(),
+            cookie,
+            csrf: session["csrf_token"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            set_cookie,
+            client,
+        })
+    }
+
+    /// A request with the session cookie and the CSRF token.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+            .header("x-csrf-token", &self.csrf)
+    }
+
+    /// A GET with the session cookie; status and body text.
+    pub async fn get(&self, path: &str) -> (u16, String) {
+        let resp = self
+            .request(reqwest::Method::GET, path)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    }
+
+    /// A GET that must answer 200 with JSON.
+    pub async fn get_json(&self, path: &str) -> Json {
+        let (status, body) = self.get(path).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: not JSON: {e}: {body}"))
+    }
+
+    /// A state-changing request with a JSON body; status and body text.
+    pub async fn send(&self, method: reqwest::Method, path: &str, body: &Json) -> (u16, String) {
+        let resp = self
+            .request(method.clone(), path)
+            .json(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    }
+}
+
+/// Waits until `url` answers `status` (the process is up), or panics with
+/// the log.
+async fn wait_answering(url: &str, status: u16, log: &Path) {
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(r) = client
+            .get(url)
+            .timeout(Duration::from_millis(500))
+            .send()
+            .await
+        {
+            if r.status().as_u16() == status {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{url} did not answer {status} within 30 s; log:\n{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
 }
 
 async fn wait_ready(url: &str, log: &Path) {

@@ -25,6 +25,11 @@
 //!    zero is not proposed.
 //! 3. The proposal is never executed: a cross-system call is read-only
 //!    (DESIGN.md §1 rule 3). It lands in the asker's approval inbox.
+//! 4. The answer (and a proposal's rationale) quotes the question back
+//!    (`You asked: “…”`, at most 300 characters, whitespace collapsed), as
+//!    an agent's answer would: whatever the asker wrote comes back as free
+//!    text, which the contract marks untrusted. The contract test suite
+//!    relies on this echo to send instructions through a real answer.
 
 use super::{money, num, object_with, opt_str, round2, SkillError, SkillOutput};
 use serde_json::{json, Value};
@@ -112,11 +117,12 @@ pub async fn consult(pool: &SqlitePool, input: &Value) -> Result<SkillOutput, Sk
         let budget: f64 = rows.iter().map(|r| r.budget).sum();
         let spent: f64 = rows.iter().map(|r| r.spent).sum();
         let answer = format!(
-            "No department named; known departments: {}. Across all of them the budget is {}, spent {} and remaining {}.",
+            "No department named; known departments: {}. Across all of them the budget is {}, spent {} and remaining {}.{}",
             known.join(", "),
             money(budget),
             money(spent),
-            money(budget - spent)
+            money(budget - spent),
+            echo(question)
         );
         let result = json!({
             "department": null,
@@ -157,12 +163,13 @@ pub async fn consult(pool: &SqlitePool, input: &Value) -> Result<SkillOutput, Sk
     if let Some(change) = parse_change(question, row.budget) {
         let delta = change.amount - row.budget;
         let rationale = format!(
-            "The question asked to {}; {dept} currently has a budget of {} with {} spent, so the change is {}{}.",
+            "The question asked to {}; {dept} currently has a budget of {} with {} spent, so the change is {}{}.{}",
             change.phrase,
             money(row.budget),
             money(row.spent),
             if delta >= 0.0 { "+" } else { "-" },
-            money(delta.abs())
+            money(delta.abs()),
+            echo(question)
         );
         answer.push_str(&format!(
             " Proposed: set the {dept} budget to {}; this needs approval and nothing was changed.",
@@ -175,6 +182,7 @@ pub async fn consult(pool: &SqlitePool, input: &Value) -> Result<SkillOutput, Sk
             "rationale": rationale,
         }));
     }
+    answer.push_str(&echo(question));
     let result = json!({
         "department": dept,
         "budget": num(round2(row.budget)),
@@ -187,6 +195,20 @@ pub async fn consult(pool: &SqlitePool, input: &Value) -> Result<SkillOutput, Sk
         result,
         text: answer,
     })
+}
+
+/// ` You asked: “…”.`: the question quoted back (rule 4), or nothing for
+/// an empty question.
+fn echo(question: &str) -> String {
+    let collapsed = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.is_empty() {
+        return String::new();
+    }
+    let mut quoted: String = collapsed.chars().take(300).collect();
+    if collapsed.chars().count() > 300 {
+        quoted.push('…');
+    }
+    format!(" You asked: “{quoted}”.")
 }
 
 fn resolve_alias(word: &str) -> &str {

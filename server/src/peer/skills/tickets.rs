@@ -1,15 +1,23 @@
 //! `ticket_classify`: classifies a support ticket by keyword rules.
 //!
-//! Input `{"ticket_id": "T-1003"}` (looked up in the `tickets` table) or
-//! `{"subject": "...", "content": "..."}` (a `question` field, what a
-//! text-only A2A message becomes, counts as content; a ticket id inside it
-//! is looked up). Output, as in the task contract of the design notes:
+//! Input `{"ticket_id": "T-1003"}` (looked up in the `tickets` table),
+//! `{"subject": "...", "content": "..."}`, or `{"question": "..."}` alone:
+//! what a text-only A2A message becomes and what the hub's consult drawer
+//! sends. A question is classified as the ticket's subject and content
+//! together (the rules read `subject + content` as one text), unless it
+//! names a ticket id (`classify T-1003`), which is then looked up. Output,
+//! as in the task contract of the design notes:
 //!
 //! ```json
-//! {"ticket_id": "T-1003", "category": "billing", "priority": "high",
+//! {"ticket_id": "T-1003", "subject": "Charged twice for invoice INV-4821",
+//!  "category": "billing", "priority": "high",
 //!  "confidence": 0.74, "requires_human_review": true,
 //!  "reason_codes": ["duplicate_charge", "refund_request"]}
 //! ```
+//!
+//! `subject` is the ticket's title as the classifier read it (at most 300
+//! characters; `null` when the input had none): free text written by
+//! whoever filed the ticket, which the data contract marks untrusted.
 //!
 //! # Rules
 //! The text is `subject + " " + content`, lowercased. Each *signal* below
@@ -320,8 +328,11 @@ pub async fn classify_input(pool: &SqlitePool, input: &Value) -> Result<SkillOut
         },
         c.reason_codes.join(", ")
     );
+    let subject = subject.trim();
+    let subject_out = (!subject.is_empty()).then(|| subject.chars().take(300).collect::<String>());
     let result = json!({
         "ticket_id": ticket_id,
+        "subject": subject_out,
         "category": c.category,
         "priority": c.priority,
         "confidence": c.confidence,
@@ -426,12 +437,26 @@ mod tests {
             .unwrap();
         assert_eq!(out.result["ticket_id"], "T-1001");
         assert_eq!(out.result["category"], "access_control");
+        // A bare question (the hub's consult drawer) is the ticket's text.
+        let text = "Our admin console returns 403 for everyone since the upgrade";
+        let out = classify_input(&pool, &json!({ "question": text }))
+            .await
+            .unwrap();
+        let want = classify(text, "");
+        assert_eq!(out.result["ticket_id"], Value::Null);
+        assert_eq!(out.result["category"], "access_control");
+        assert_eq!(out.result["category"], want.category);
+        assert_eq!(out.result["priority"], want.priority);
+        assert_eq!(
+            out.result["reason_codes"],
+            json!(["permission_denied", "admin_scope"])
+        );
         let e = classify_input(&pool, &json!({"ticket_id": "T-9999"}))
             .await
             .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown ticket_id \"T-9999\"; known ids: T-1001..T-1040"
+            "unknown ticket_id \"T-9999\"; known ids: T-1001..T-1043"
         );
         let out = classify_input(
             &pool,

@@ -1,7 +1,9 @@
-//! The peer's approval inbox (DESIGN.md §1 rule 3, §2 "proposed action").
+//! An approval inbox (DESIGN.md §1 rule 3, §2 "proposed action").
 //!
 //! A consult answer may carry proposed actions. The system that asked keeps
-//! them here, pending, with the trace id of the call that produced them.
+//! them in its own inbox, pending, with the trace id of the call that
+//! produced them: a peer in its own store when the peer asked, the hub in
+//! the hub's database when the hub asked (a canvas drawer's consult).
 //! Nothing in this module executes anything: approving only records who
 //! decided and when. Executing an approved action is a later issue.
 
@@ -126,7 +128,7 @@ pub struct Origin<'a> {
 }
 
 /// The inbox table inside the peer's own store.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Inbox {
     pool: SqlitePool,
 }

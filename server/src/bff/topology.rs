@@ -1,66 +1,31 @@
-//! The browser-facing API (DESIGN.md §3, "BFF").
+//! The canvas view of the registry: `GET /api/topology` and the page's
+//! first render answer exactly this.
 //!
-//! `GET /api/topology` answers what the canvas draws, built field by field
-//! into `app::dto` types: nothing from the registry reaches a browser unless
-//! a DTO field was written for it, so tokens, token env var names, base URLs
-//! and IP allowlists have nowhere to go. `GET /api/events` pushes status
-//! and topology changes as Server-Sent Events.
+//! Built field by field into `app::dto` types: nothing from the registry
+//! reaches a browser unless a DTO field was written for it, so tokens,
+//! token env var names, base URLs and IP allowlists have nowhere to go.
 
-use std::convert::Infallible;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeMap;
 
 use app::dto::{
-    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, HubEvent, NodeKind,
+    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, NodeKind, NodePosition,
     NodeView, RuleView, TopologyView,
 };
-use axum::extract::State;
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::get;
-use axum::{Json, Router};
-use futures::stream::{self, Stream, StreamExt};
-use tokio::sync::broadcast::error::RecvError;
 
-use crate::events::{EventBus, Shutdown};
+use crate::edges::Edge;
 use crate::prober::{PeerStatus, StatusBoard};
 use crate::registry::model::{CapabilityKind, Topology};
-use crate::registry::{Loaded, Registry};
-
-/// What the BFF handlers read.
-#[derive(Debug, Clone)]
-pub struct BffState {
-    /// The current topology.
-    pub registry: Arc<Registry>,
-    /// Current health.
-    pub board: Arc<StatusBoard>,
-    /// Live changes.
-    pub events: EventBus,
-    /// Ends open event streams when the hub stops.
-    pub shutdown: Shutdown,
-}
-
-/// The `/api` routes.
-pub fn router(state: BffState) -> Router {
-    Router::new()
-        .route("/api/topology", get(topology))
-        .route("/api/events", get(events))
-        .with_state(state)
-}
-
-async fn topology(State(state): State<BffState>) -> Json<TopologyView> {
-    let loaded = state.registry.snapshot();
-    Json(topology_view(
-        &loaded,
-        &state.board,
-        state.registry.reload_error(),
-    ))
-}
+use crate::registry::Loaded;
 
 /// Builds the canvas view of `loaded`, with each system's health from
-/// `board`. Only whitelisted facts are copied.
+/// `board`, the `established` edges (already filtered to those a rule
+/// allows) and the stored `positions` of nodes that exist. Only
+/// whitelisted facts are copied.
 pub fn topology_view(
     loaded: &Loaded,
     board: &StatusBoard,
+    established: &[Edge],
+    positions: &BTreeMap<String, (f64, f64)>,
     reload_error: Option<String>,
 ) -> TopologyView {
     let t: &Topology = &loaded.topology;
@@ -147,24 +112,15 @@ pub fn topology_view(
         }
     }
 
-    let mut edges = Vec::new();
+    let edges = established
+        .iter()
+        .filter_map(|e| edge_view(t, board, e))
+        .collect();
     let mut rules = Vec::new();
     for r in &t.rules {
         let Some(kind) = kind_of(&r.capability) else {
             continue;
         };
-        let provider_status = board.status(&r.provider);
-        for consumer in &r.consumers {
-            edges.push(EdgeView {
-                id: format!("{consumer}->{}:{}", r.provider, r.capability),
-                consumer: consumer.clone(),
-                provider: r.provider.clone(),
-                capability: r.capability.clone(),
-                kind,
-                status: provider_status.node_status(),
-                reason: provider_status.reason(),
-            });
-        }
         rules.push(RuleView {
             capability: r.capability.clone(),
             kind,
@@ -184,6 +140,17 @@ pub fn topology_view(
         })
         .collect();
 
+    let positions = nodes
+        .iter()
+        .filter_map(|n| {
+            positions.get(&n.id).map(|(x, y)| NodePosition {
+                node: n.id.clone(),
+                x: *x,
+                y: *y,
+            })
+        })
+        .collect();
+
     TopologyView {
         hub_id: t.hub.id.clone(),
         nodes,
@@ -191,8 +158,24 @@ pub fn topology_view(
         rules,
         capabilities,
         reload_error,
-        positions: Vec::new(),
+        positions,
     }
+}
+
+/// The canvas view of one established edge, its status that of its
+/// provider; `None` when its capability is no longer in the registry.
+pub fn edge_view(t: &Topology, board: &StatusBoard, edge: &Edge) -> Option<EdgeView> {
+    let kind = dto_kind(t.capability(&edge.capability)?.kind);
+    let provider_status = board.status(&edge.provider);
+    Some(EdgeView {
+        id: edge.id.clone(),
+        consumer: edge.consumer.clone(),
+        provider: edge.provider.clone(),
+        capability: edge.capability.clone(),
+        kind,
+        status: provider_status.node_status(),
+        reason: provider_status.reason(),
+    })
 }
 
 type StatusFields = (
@@ -217,45 +200,34 @@ fn status_fields(status: &PeerStatus) -> StatusFields {
     )
 }
 
-fn dto_kind(kind: CapabilityKind) -> DtoKind {
+/// The browser spelling of a capability kind.
+pub fn dto_kind(kind: CapabilityKind) -> DtoKind {
     match kind {
         CapabilityKind::DataShare => DtoKind::DataShare,
         CapabilityKind::Consult => DtoKind::Consult,
     }
 }
 
-/// `GET /api/events`: one SSE `message` per hub event, its data the JSON
-/// of an `app::dto::HubEvent`. A listener that falls behind gets a
-/// `topology_changed` (refetch everything) instead of the events it missed.
-async fn events(
-    State(state): State<BffState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let rx = state.events.subscribe();
-    let live = stream::unfold(rx, |mut rx| async move {
-        match rx.recv().await {
-            Ok(ev) => Some((ev, rx)),
-            Err(RecvError::Lagged(_)) => Some((HubEvent::TopologyChanged, rx)),
-            Err(RecvError::Closed) => None,
-        }
-    })
-    .map(|ev| {
-        Ok(Event::default()
-            .json_data(&ev)
-            .unwrap_or_else(|_| Event::default().data("{\"type\":\"topology_changed\"}")))
-    })
-    .take_until(state.shutdown.wait());
-    Sse::new(live).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventBus;
     use crate::reason::{NotConnected, ReasonCode};
+
+    fn edge(consumer: &str, provider: &str, capability: &str) -> Edge {
+        Edge {
+            id: crate::registry::model::edge_id(consumer, provider, capability),
+            consumer: consumer.into(),
+            provider: provider.into(),
+            capability: capability.into(),
+            created_at: String::new(),
+        }
+    }
 
     fn loaded() -> Loaded {
         crate::registry::load::load_str(
             "config/topology.yaml",
-            include_str!("../../config/topology.yaml"),
+            include_str!("../../../config/topology.yaml"),
         )
         .expect("shipped topology is valid")
     }
@@ -271,7 +243,8 @@ mod tests {
                 "connection refused by vendorcorp",
             )),
         );
-        let view = topology_view(&loaded, &board, None);
+        let edges = [edge("buyercorp", "vendorcorp", "orders.query")];
+        let view = topology_view(&loaded, &board, &edges, &BTreeMap::new(), None);
         let json = serde_json::to_string(&view).expect("serialises");
         let mut forbidden: Vec<String> = Vec::new();
         for s in &loaded.topology.systems {
@@ -309,7 +282,21 @@ mod tests {
             "helpdesk",
             Err(NotConnected::new(ReasonCode::Timeout, "slow")),
         );
-        let view = topology_view(&loaded, &board, Some("bad reload".into()));
+        let edges = [
+            edge("buyercorp", "vendorcorp", "orders.query"),
+            edge("buyercorp", "helpdesk", "ticket.classify"),
+        ];
+        let positions = BTreeMap::from([
+            ("vendorcorp".to_string(), (1.0, 2.0)),
+            ("gone".to_string(), (3.0, 4.0)),
+        ]);
+        let view = topology_view(
+            &loaded,
+            &board,
+            &edges,
+            &positions,
+            Some("bad reload".into()),
+        );
         let node = |id: &str| view.nodes.iter().find(|n| n.id == id).cloned().expect(id);
         assert_eq!(node("buyercorp").status, app::dto::NodeStatus::Healthy);
         assert_eq!(node("vendorcorp").status, app::dto::NodeStatus::Unknown);
@@ -322,8 +309,17 @@ mod tests {
             NodeKind::Datasource
         );
         assert_eq!(node("hub").node_type, NodeKind::Hub);
-        // One edge per rule x consumer: 2 + 2 + 2.
-        assert_eq!(view.edges.len(), 6);
+        // The established edges, not one per rule.
+        assert_eq!(view.edges.len(), 2);
+        // Positions of nodes that exist only.
+        assert_eq!(
+            view.positions,
+            vec![NodePosition {
+                node: "vendorcorp".into(),
+                x: 1.0,
+                y: 2.0
+            }]
+        );
         let e = view
             .edges
             .iter()

@@ -1,0 +1,366 @@
+//! The browser's calls to the hub's `/api` (the BFF): JSON in, JSON out.
+//!
+//! The browser holds only its session cookie (HttpOnly, so this code never
+//! sees it; `fetch` sends it by itself on same-origin calls) and the CSRF
+//! token of that session, which every state-changing request carries in
+//! [`CSRF_HEADER`]. A `401` means the session is gone: the page goes to the
+//! login, which brings the user back afterwards.
+//!
+//! Everything here runs in the browser only. The functions exist in the
+//! server build too (event handlers that call them are compiled there), but
+//! there they answer "browser only" and are never reached.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::dto::{ApiError, ReasonCode};
+
+/// The header every POST/PUT/DELETE to `/api` (but the login) carries.
+pub const CSRF_HEADER: &str = "X-CSRF-Token";
+
+/// Where the login page lives; it is the only public page.
+pub const LOGIN_PATH: &str = "/login";
+
+/// Why a call to the hub did not give the expected answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiFailure {
+    /// HTTP status; 0 when there was no answer at all.
+    pub status: u16,
+    /// What the hub said (its `ApiError.error`), or what went wrong locally.
+    pub message: String,
+    /// The reason code when the hub gave one (e.g. `NOT_PERMITTED`).
+    pub reason: Option<ReasonCode>,
+}
+
+impl ApiFailure {
+    /// A failure with no HTTP answer behind it.
+    pub fn local(message: impl Into<String>) -> Self {
+        ApiFailure {
+            status: 0,
+            message: message.into(),
+            reason: None,
+        }
+    }
+
+    /// Reads a refusal body: an [`ApiError`] when the hub sent one, else
+    /// the raw text (trimmed, so an HTML error page cannot flood the UI).
+    pub fn from_body(status: u16, body: &str) -> Self {
+        match serde_json::from_str::<ApiError>(body) {
+            Ok(e) => ApiFailure {
+                status,
+                message: e.error,
+                reason: e.reason,
+            },
+            Err(_) => {
+                let text: String = body.trim().chars().take(200).collect();
+                ApiFailure {
+                    status,
+                    message: if text.is_empty() {
+                        format!("HTTP {status}")
+                    } else {
+                        text
+                    },
+                    reason: None,
+                }
+            }
+        }
+    }
+
+    /// One line for the UI: the reason code first, since that is what an
+    /// operator acts on.
+    pub fn describe(&self) -> String {
+        match self.reason {
+            Some(r) => format!("{r}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// The state-changing methods the canvas uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Create or run something.
+    Post,
+    /// Replace something.
+    Put,
+    /// Remove something.
+    Delete,
+}
+
+/// Percent-encodes one path segment (an edge id holds `->` and `:`), so it
+/// reaches the hub as one segment, unchanged.
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Where to go after logging in: only a path on this site (`/...`, never
+/// `//host` or a full URL), so the login cannot be turned into a redirect
+/// to somewhere else.
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.starts_with("/\\")
+                && !n.contains(['\r', '\n'])
+                && !n.starts_with(LOGIN_PATH) =>
+        {
+            n.to_string()
+        }
+        _ => "/".to_string(),
+    }
+}
+
+/// The login URL that brings the user back to `path` afterwards.
+pub fn login_url(path: &str) -> String {
+    format!(
+        "{LOGIN_PATH}?next={}",
+        encode_segment(&safe_next(Some(path)))
+    )
+}
+
+/// Remembers the session's CSRF token for the requests to come (browser
+/// only; the server build keeps nothing, since its threads serve everyone).
+pub fn set_csrf(token: Option<String>) {
+    #[cfg(feature = "hydrate")]
+    browser::CSRF.with(|c| *c.borrow_mut() = token);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = token;
+}
+
+/// `GET` a JSON answer. A `401` sends the page to the login.
+pub async fn get_json<T: DeserializeOwned>(path: &str) -> Result<T, ApiFailure> {
+    #[cfg(feature = "hydrate")]
+    {
+        browser::get_json(path, true).await
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = path;
+        Err(browser_only())
+    }
+}
+
+/// `GET` a JSON answer without leaving the page on a `401` (the login page
+/// asking whether someone is logged in).
+pub async fn probe_json<T: DeserializeOwned>(path: &str) -> Result<T, ApiFailure> {
+    #[cfg(feature = "hydrate")]
+    {
+        browser::get_json(path, false).await
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = path;
+        Err(browser_only())
+    }
+}
+
+/// Sends `body` as JSON with the CSRF token and reads a JSON answer
+/// (`None` for `204 No Content`). A `401` sends the page to the login.
+pub async fn send_json<B: Serialize, T: DeserializeOwned>(
+    method: Method,
+    path: &str,
+    body: Option<&B>,
+) -> Result<Option<T>, ApiFailure> {
+    #[cfg(feature = "hydrate")]
+    {
+        browser::send_json(method, path, body, true).await
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (method, path, body.is_some());
+        Err(browser_only())
+    }
+}
+
+/// The login itself: a `401` here is "wrong username or password", shown
+/// on the form, not a reason to reload the login page.
+pub async fn login<B: Serialize, T: DeserializeOwned>(
+    path: &str,
+    body: &B,
+) -> Result<T, ApiFailure> {
+    #[cfg(feature = "hydrate")]
+    {
+        browser::send_json(Method::Post, path, Some(body), false)
+            .await?
+            .ok_or_else(|| ApiFailure::local("the hub answered the login without a session"))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (path, serde_json::to_string(body).is_ok());
+        Err(browser_only())
+    }
+}
+
+/// Sends the browser to `url` with a full page load (after login and
+/// logout: the server renders the next page with the new session).
+pub fn go_to(url: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        let _ = leptos::prelude::window().location().assign(url);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = url;
+}
+
+/// The current path and query, to come back to after a login.
+pub fn current_path() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        let loc = leptos::prelude::window().location();
+        format!(
+            "{}{}",
+            loc.pathname().unwrap_or_else(|_| "/".into()),
+            loc.search().unwrap_or_default()
+        )
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        "/".into()
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn browser_only() -> ApiFailure {
+    ApiFailure::local("only the browser calls the hub's /api")
+}
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    use std::cell::RefCell;
+
+    use gloo_net::http::{Request, RequestBuilder, Response};
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+
+    use super::{current_path, go_to, login_url, ApiFailure, Method, CSRF_HEADER};
+    use crate::dto::SessionView;
+
+    thread_local! {
+        /// The session's CSRF token (wasm has one thread: the page's).
+        pub(super) static CSRF: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    fn network(e: gloo_net::Error) -> ApiFailure {
+        ApiFailure::local(format!("the hub could not be reached: {e}"))
+    }
+
+    /// The token, asking the hub for the session if the page has none yet.
+    async fn csrf() -> Result<String, ApiFailure> {
+        if let Some(t) = CSRF.with(|c| c.borrow().clone()) {
+            return Ok(t);
+        }
+        let s: SessionView = get_json(crate::session::SESSION_PATH, true).await?;
+        CSRF.with(|c| *c.borrow_mut() = Some(s.csrf_token.clone()));
+        Ok(s.csrf_token)
+    }
+
+    async fn read<T: DeserializeOwned>(
+        res: Response,
+        leave_on_401: bool,
+    ) -> Result<Option<T>, ApiFailure> {
+        let status = res.status();
+        if status == 401 && leave_on_401 {
+            go_to(&login_url(&current_path()));
+        }
+        if !(200..300).contains(&status) {
+            let body = res.text().await.unwrap_or_default();
+            return Err(ApiFailure::from_body(status, &body));
+        }
+        if status == 204 {
+            return Ok(None);
+        }
+        let text = res.text().await.map_err(network)?;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| ApiFailure::local(format!("the hub's answer was not understood: {e}")))
+    }
+
+    pub(super) async fn get_json<T: DeserializeOwned>(
+        path: &str,
+        leave_on_401: bool,
+    ) -> Result<T, ApiFailure> {
+        let res = Request::get(path)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .map_err(network)?;
+        read(res, leave_on_401)
+            .await?
+            .ok_or_else(|| ApiFailure::local("the hub sent an empty answer"))
+    }
+
+    pub(super) async fn send_json<B: Serialize, T: DeserializeOwned>(
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        leave_on_401: bool,
+    ) -> Result<Option<T>, ApiFailure> {
+        let builder: RequestBuilder = match method {
+            Method::Post => Request::post(path),
+            Method::Put => Request::put(path),
+            Method::Delete => Request::delete(path),
+        };
+        let mut builder = builder.header("Accept", "application/json");
+        // The login has no session yet, so no token; everything else does.
+        if leave_on_401 {
+            builder = builder.header(CSRF_HEADER, &csrf().await?);
+        }
+        let req = match body {
+            Some(b) => builder.json(b),
+            None => builder.build(),
+        }
+        .map_err(|e| ApiFailure::local(format!("could not build the request: {e}")))?;
+        let res = req.send().await.map_err(network)?;
+        read(res, leave_on_401).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edge_ids_stay_one_segment() {
+        assert_eq!(
+            encode_segment("hub->vendorcorp:orders.query"),
+            "hub-%3Evendorcorp%3Aorders.query"
+        );
+        assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
+    }
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next(Some("/")), "/");
+        assert_eq!(safe_next(Some("/?x=1")), "/?x=1");
+        assert_eq!(safe_next(Some("//evil.example")), "/");
+        assert_eq!(safe_next(Some("https://evil.example")), "/");
+        assert_eq!(safe_next(Some("/\\evil")), "/");
+        assert_eq!(safe_next(Some("/login?next=/")), "/");
+        assert_eq!(safe_next(None), "/");
+        assert_eq!(login_url("/"), "/login?next=%2F");
+    }
+
+    #[test]
+    fn refusals_are_read_from_api_errors() {
+        let f = ApiFailure::from_body(
+            403,
+            r#"{"error":"no rule lets helpdesk consume orders.query from vendorcorp","reason":"NOT_PERMITTED"}"#,
+        );
+        assert_eq!(f.reason, Some(ReasonCode::NotPermitted));
+        assert!(f.describe().starts_with("NOT_PERMITTED: no rule"));
+        let f = ApiFailure::from_body(500, "");
+        assert_eq!(f.message, "HTTP 500");
+    }
+}

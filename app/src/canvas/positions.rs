@@ -1,0 +1,108 @@
+//! Where the operator puts nodes, persisted by the hub (`PUT
+//! /api/positions`), so the canvas looks the same after a reload and in
+//! every browser.
+//!
+//! Moves are sent debounced: a drag ends in one request, a run of arrow
+//! keys in one request once the keys stop. A failed save keeps its moves
+//! for the next attempt and says so.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+use super::graph::Point;
+use super::state::{CanvasCtx, NoticeKind};
+use crate::api::{self, Method};
+use crate::dto::{NodePosition, SavePositionsRequest, TopologyView};
+
+/// Where positions are saved.
+pub const POSITIONS_PATH: &str = "/api/positions";
+
+/// Quiet time after the last move before the moves are sent.
+const SAVE_DEBOUNCE: Duration = Duration::from_millis(400);
+
+/// The positions the hub serves, for the layout to start from. Anything
+/// that is not a finite number is ignored (the deterministic layout wins).
+pub(crate) fn served(view: &TopologyView) -> BTreeMap<String, Point> {
+    view.positions
+        .iter()
+        .filter(|p| p.x.is_finite() && p.y.is_finite())
+        .map(|p| (p.node.clone(), Point { x: p.x, y: p.y }))
+        .collect()
+}
+
+/// A root has been moved (drag end or arrow key): keep it for redraws in
+/// this tab and save it soon.
+pub(crate) fn moved(ctx: &CanvasCtx, root: &str, pos: Point) {
+    let pos = Point {
+        x: (pos.x * 10.0).round() / 10.0,
+        y: (pos.y * 10.0).round() / 10.0,
+    };
+    ctx.moved.update_value(|m| {
+        m.insert(root.to_string(), pos);
+    });
+    ctx.unsaved.update_value(|m| {
+        m.insert(root.to_string(), pos);
+    });
+    schedule(*ctx);
+}
+
+fn schedule(ctx: CanvasCtx) {
+    if let Some(timer) = ctx.save_timer.get_value() {
+        timer.clear();
+    }
+    let timer = set_timeout_with_handle(move || flush(ctx), SAVE_DEBOUNCE).ok();
+    ctx.save_timer.set_value(timer);
+}
+
+/// Sends every unsaved move now.
+pub(crate) fn flush(ctx: CanvasCtx) {
+    ctx.save_timer.set_value(None);
+    let batch = ctx
+        .unsaved
+        .try_update_value(std::mem::take)
+        .unwrap_or_default();
+    if batch.is_empty() {
+        return;
+    }
+    let request = SavePositionsRequest {
+        positions: batch
+            .iter()
+            .map(|(node, p)| NodePosition {
+                node: node.clone(),
+                x: p.x,
+                y: p.y,
+            })
+            .collect(),
+    };
+    leptos::task::spawn_local(async move {
+        let res =
+            api::send_json::<_, serde::de::IgnoredAny>(Method::Put, POSITIONS_PATH, Some(&request))
+                .await;
+        if let Err(failure) = res {
+            // Newer moves of the same node win over the failed batch.
+            ctx.unsaved.update_value(|m| {
+                for (node, p) in batch {
+                    m.entry(node).or_insert(p);
+                }
+            });
+            ctx.announce(
+                NoticeKind::Refused,
+                format!(
+                    "Could not save node positions: {}. They are kept in this tab and sent with the next move.",
+                    failure.describe()
+                ),
+            );
+        }
+    });
+}
+
+/// Sends pending moves when the page is hidden or left, so a quick reload
+/// after a drag keeps it.
+pub(crate) fn save_before_leaving(ctx: CanvasCtx) {
+    Effect::new(move |_| {
+        let hide = window_event_listener(leptos::ev::pagehide, move |_| flush(ctx));
+        on_cleanup(move || hide.remove());
+    });
+}

@@ -1,0 +1,114 @@
+//! The login page: the only page reachable without a session.
+//!
+//! UI users are the hub's (from its config, argon2 hashes), separate from
+//! the A2A tokens peers use. On success the hub sets the session cookie and
+//! answers the CSRF token; the page then goes where the user was headed
+//! (`?next=`, a path on this site only) with a full page load, so the next
+//! page is rendered by the server for the new session.
+
+use leptos::ev::SubmitEvent;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::{self, safe_next};
+use crate::dto::{LoginRequest, SessionView};
+use crate::session::{use_hydrated, LOGIN_API_PATH};
+
+/// What a refused login says: the hub's words for anything but a plain
+/// wrong password (e.g. too many attempts).
+fn refusal_text(f: &api::ApiFailure) -> String {
+    if f.status == 401 {
+        "Wrong username or password.".to_string()
+    } else {
+        format!("Could not log in: {}", f.describe())
+    }
+}
+
+/// `/login`.
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let query = use_query_map();
+    let next = Memo::new(move |_| query.with(|q| safe_next(q.get("next").as_deref())));
+    let hydrated = use_hydrated();
+    let username = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+
+    let on_submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        if busy.get_untracked() {
+            return;
+        }
+        let req = LoginRequest {
+            username: username.get_untracked().trim().to_string(),
+            password: password.get_untracked(),
+        };
+        if req.username.is_empty() || req.password.is_empty() {
+            error.set(Some("Enter a username and a password.".into()));
+            return;
+        }
+        busy.set(true);
+        error.set(None);
+        let target = next.get_untracked();
+        leptos::task::spawn_local(async move {
+            match api::login::<_, SessionView>(LOGIN_API_PATH, &req).await {
+                Ok(s) => {
+                    api::set_csrf(Some(s.csrf_token));
+                    api::go_to(&target);
+                }
+                Err(f) => {
+                    error.try_set(Some(refusal_text(&f)));
+                    busy.try_set(false);
+                    password.try_set(String::new());
+                }
+            }
+        });
+    };
+
+    view! {
+        <Title text="Log in — Wall Street"/>
+        <main class="login-page">
+            <form
+                class="login-card"
+                data-testid="login-form"
+                data-hydrated=move || hydrated.get().to_string()
+                aria-labelledby="login-title"
+                on:submit=on_submit
+            >
+                <h1 id="login-title">"Wall Street"</h1>
+                <p class="subtitle">"Log in to the A2A exchange hub."</p>
+                <label for="login-username">"Username"</label>
+                <input
+                    id="login-username"
+                    name="username"
+                    type="text"
+                    autocomplete="username"
+                    autocapitalize="none"
+                    spellcheck="false"
+                    required
+                    bind:value=username
+                />
+                <label for="login-password">"Password"</label>
+                <input
+                    id="login-password"
+                    name="password"
+                    type="password"
+                    autocomplete="current-password"
+                    required
+                    bind:value=password
+                />
+                <p class="login-error" role="alert" data-testid="login-error">
+                    {move || error.get()}
+                </p>
+                <button type="submit" disabled=move || !hydrated.get() || busy.get()>
+                    {move || if busy.get() { "Logging in…" } else { "Log in" }}
+                </button>
+                <noscript>
+                    <p class="muted">"The canvas needs JavaScript (WebAssembly) to log in."</p>
+                </noscript>
+            </form>
+        </main>
+    }
+}

@@ -1,0 +1,117 @@
+//! Who is logged in, as the pages know it: the username in the top bar and
+//! the CSRF token the browser adds to every state-changing request.
+//!
+//! The session itself is the hub's (an HttpOnly cookie the browser code
+//! never reads). The server renders each page knowing the session (the hub
+//! hands the [`SessionView`] to rendering, see [`server_session`]), and
+//! passes it to the browser in the page as a [`SharedValue`], so hydration
+//! starts from the same value. A page rendered without it asks
+//! `GET /api/session` once hydrated.
+
+use leptos::prelude::*;
+
+use crate::api::{self, Method};
+use crate::dto::SessionView;
+
+/// Who is logged in and the CSRF token.
+pub const SESSION_PATH: &str = "/api/session";
+/// Logs in (public).
+pub const LOGIN_API_PATH: &str = "/api/login";
+/// Ends the session.
+pub const LOGOUT_API_PATH: &str = "/api/logout";
+
+/// The session as the pages see it; provided by [`App`](crate::App).
+#[derive(Debug, Clone, Copy)]
+pub struct SessionCtx {
+    /// `None` until known (or on the login page).
+    pub session: RwSignal<Option<SessionView>>,
+}
+
+/// The session the hub rendered this request for. The hub provides it
+/// either as a context value or as a request extension (its session
+/// middleware inserts a [`SessionView`] into the request); a page rendered
+/// without either simply starts without one.
+#[cfg(feature = "ssr")]
+pub fn server_session() -> Option<SessionView> {
+    use_context::<SessionView>().or_else(|| {
+        use_context::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<SessionView>().cloned())
+    })
+}
+
+/// Creates the page-wide session state, identical on server and browser.
+pub fn provide_session() -> SessionCtx {
+    #[cfg(feature = "ssr")]
+    let initial = SharedValue::new(server_session).into_inner();
+    #[cfg(not(feature = "ssr"))]
+    let initial = SharedValue::new(|| None::<SessionView>).into_inner();
+    api::set_csrf(initial.as_ref().map(|s| s.csrf_token.clone()));
+    let ctx = SessionCtx {
+        session: RwSignal::new(initial),
+    };
+    provide_context(ctx);
+    ctx
+}
+
+/// On a page that needs a session: once hydrated, ask the hub who is
+/// logged in if the page was rendered without it (a `401` goes to the
+/// login).
+pub fn require_session() {
+    let ctx = expect_context::<SessionCtx>();
+    Effect::new(move |_| {
+        if let Some(s) = ctx.session.get_untracked() {
+            api::set_csrf(Some(s.csrf_token));
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            if let Ok(s) = api::get_json::<SessionView>(SESSION_PATH).await {
+                api::set_csrf(Some(s.csrf_token.clone()));
+                ctx.session.try_set(Some(s));
+            }
+        });
+    });
+}
+
+/// True once the wasm bundle has taken over the page (never on the
+/// server): controls that need code stay disabled until then.
+pub fn use_hydrated() -> ReadSignal<bool> {
+    let (hydrated, set) = signal(false);
+    Effect::new(move |_| set.set(true));
+    hydrated
+}
+
+/// The username and the logout button of the top bar.
+#[component]
+pub fn UserMenu() -> impl IntoView {
+    let ctx = expect_context::<SessionCtx>();
+    let hydrated = use_hydrated();
+    let busy = RwSignal::new(false);
+    let logout = move |_| {
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            // Whatever the answer, this page is done with the session.
+            let _ =
+                api::send_json::<(), serde::de::IgnoredAny>(Method::Post, LOGOUT_API_PATH, None)
+                    .await;
+            api::set_csrf(None);
+            api::go_to(api::LOGIN_PATH);
+        });
+    };
+    let name = move || ctx.session.get().map(|s| s.username).unwrap_or_default();
+    view! {
+        <div class="user-menu">
+            <span class="username" data-testid="username" title="Logged in as">
+                {name}
+            </span>
+            <button
+                type="button"
+                class="logout"
+                data-testid="logout"
+                disabled=move || !hydrated.get() || busy.get()
+                on:click=logout
+            >
+                "Log out"
+            </button>
+        </div>
+    }
+}

@@ -1,0 +1,127 @@
+// Nothing secret reaches a browser: a full session is crawled (every /api
+// response the page receives, every GET route asked explicitly, the pages
+// themselves and a few seconds of the event stream) and no body may hold a
+// token of this run, a token env var name, an internal base URL, an IP
+// allowlist, or an e-mail address (the orders carry customer e-mails; only
+// aggregates may leave the hub).
+import { test, expect, tokens, openCanvas } from "./support";
+
+const BASE = process.env.WS_BASE_URL ?? "http://127.0.0.1:3000";
+
+function forbidden(): { label: string; test: (body: string) => boolean }[] {
+  const list: { label: string; test: (body: string) => boolean }[] = Object.entries(tokens()).map(([name, value]) => ({
+    label: `the value of ${name}`,
+    test: (b: string) => value.length > 0 && b.includes(value),
+  }));
+  for (const s of ["WS_TOKEN_", "token_env", "base_url", "http://127.0.0.1:31", "127.0.0.1/32", "ip_allowlist"]) {
+    list.push({ label: s, test: (b) => b.includes(s) });
+  }
+  const email = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/;
+  list.push({ label: "an e-mail address", test: (b) => email.test(b) });
+  return list;
+}
+
+function check(where: string, body: string, rules: ReturnType<typeof forbidden>) {
+  for (const r of rules) {
+    expect(r.test(body), `${where} contains ${r.label}`).toBe(false);
+  }
+}
+
+/** A few seconds of the event stream, as text. */
+async function readEvents(cookie: string, ms: number): Promise<string> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  let text = "";
+  try {
+    const res = await fetch(`${BASE}/api/events`, { headers: { cookie }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body?.getReader();
+    const decoder = new TextDecoder();
+    while (reader) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+  } catch (e) {
+    if (!abort.signal.aborted) throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  return text;
+}
+
+test("no response the browser receives holds a secret, an internal address or raw personal data", async ({ page, api, context }) => {
+  test.setTimeout(90_000);
+  const rules = forbidden();
+  expect(rules.length).toBeGreaterThan(7);
+  const hub = (await api.topology()).hub_id;
+  await api.ensureEdge("buyercorp", "vendorcorp", "orders.query");
+  await api.ensureEdge(hub, "buyercorp", "budget.consult");
+  await api.ensureEdge(hub, "helpdesk", "ticket.classify");
+
+  const seen: { url: string; body: Promise<string> }[] = [];
+  page.on("response", (res) => {
+    const url = new URL(res.url());
+    if (!url.pathname.startsWith("/api/") || url.pathname === "/api/events") return;
+    seen.push({ url: `${res.request().method()} ${url.pathname}${url.search}`, body: res.text().catch(() => "") });
+  });
+
+  // A full session: the canvas, every node's drawer, every edge's drawer
+  // with its query or question, a connection made and removed.
+  await openCanvas(page);
+  check("the canvas page", await page.content(), rules);
+  const view = await api.topology();
+  for (const n of view.nodes) {
+    await page.keyboard.press("Escape");
+    await page.getByTestId(`node-${n.id}`).click();
+    await expect(page.getByTestId("drawer").getByTestId("audit")).toBeVisible();
+    await expect(page.getByTestId("drawer").getByTestId("audit").getByText(/Loading/)).toHaveCount(0);
+  }
+  for (const e of view.edges) {
+    await page.keyboard.press("Escape");
+    await page.getByTestId(`edge-${e.id}`).click();
+    const drawer = page.getByTestId("drawer");
+    if (e.kind === "data-share") {
+      // Grouping by the e-mail column: the hub must not let it through.
+      for (const [op, column, group] of [["count", "", "region"], ["sum", "order_value", "product"], ["count", "", "customer_email"]]) {
+        await drawer.getByTestId("query-op").selectOption(op);
+        await drawer.getByTestId("query-column").fill(column);
+        await drawer.getByTestId("query-group-by").fill(group);
+        await drawer.getByTestId("query-run").click();
+        await expect(drawer.getByTestId("query-run")).toBeEnabled();
+        await expect(drawer.locator("[data-testid=answer-outcome], [data-testid=answer-error]")).toBeVisible();
+      }
+    } else {
+      await drawer.getByTestId("ask-question").fill("what is the marketing budget? my mail is someone@example.com");
+      await drawer.getByTestId("ask-run").click();
+      await expect(drawer.getByTestId("ask-run")).toBeEnabled();
+      await expect(drawer.locator("[data-testid=answer-outcome], [data-testid=answer-error]")).toBeVisible();
+    }
+    check(`the drawer of ${e.id}`, (await drawer.innerHTML()).replace(/someone@example\.com/g, ""), rules);
+  }
+  await page.keyboard.press("Escape");
+  check("the canvas page after the session", await page.content(), rules);
+
+  // Every GET route, asked explicitly.
+  const roots = view.nodes.filter((n) => n.node_type === "system" || n.node_type === "hub");
+  const gets = ["/api/topology", "/api/session", "/api/inbox", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
+  for (const url of gets) {
+    const res = await page.request.get(url);
+    expect(res.status(), url).toBe(200);
+    check(`GET ${url}`, await res.text(), rules);
+  }
+  const login = await page.request.get("/login");
+  check("the login page", await login.text(), rules);
+
+  // The event stream, for a few seconds.
+  const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+  check("the event stream", await readEvents(cookie, 2_500), rules);
+
+  // Every /api response the page itself received.
+  expect(seen.length).toBeGreaterThan(view.nodes.length);
+  for (const r of seen) {
+    // The question echoed back is the test's own text, not peer data.
+    check(r.url, (await r.body).replace(/someone@example\.com/g, ""), rules);
+  }
+  console.log(`crawled ${seen.length} /api responses seen by the page and ${gets.length + 2} explicit requests`);
+});

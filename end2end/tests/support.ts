@@ -1,0 +1,228 @@
+// Shared by every spec: the stack's state directory, the operator's
+// credential, a login fixture, and small calls to the hub's /api.
+//
+// The login fixture logs in through the UI once per worker (the suite runs
+// one worker, so once per run) and hands the session to every test as its
+// storageState; tests that need no session, or end one, make their own
+// browser context.
+import { test as base, expect, Page, APIRequestContext, ConsoleMessage, BrowserContext } from "@playwright/test";
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+export { expect };
+
+/** The repository root (end2end/tests/..). */
+export const REPO = path.resolve(__dirname, "..", "..");
+
+/** The stack's state directory (scripts/stack start $WS_E2E_STATE). */
+export const STATE = process.env.WS_E2E_STATE ?? "";
+
+export type NodeView = {
+  id: string;
+  name: string;
+  node_type: string;
+  system: string | null;
+  status: string;
+  reason: string | null;
+};
+export type EdgeView = { id: string; consumer: string; provider: string; capability: string; kind: string };
+export type RuleView = { capability: string; kind: string; provider: string; consumers: string[] };
+export type NodePosition = { node: string; x: number; y: number };
+export type TopologyView = {
+  hub_id: string;
+  nodes: NodeView[];
+  edges: EdgeView[];
+  rules: RuleView[];
+  positions: NodePosition[];
+};
+
+/** The demo peers the topology file ships (the canvas test checks them). */
+export const SYSTEMS = [
+  { id: "vendorcorp", name: "VendorCorp", children: ["agent/data-steward", "datasource/orders-db"] },
+  { id: "buyercorp", name: "BuyerCorp", children: ["agent/finance-analyst", "datasource/budgets-db"] },
+  { id: "helpdesk", name: "Helpdesk", children: ["agent/triage-agent", "datasource/tickets-db"] },
+];
+
+/** `operator:<password>` as the stack wrote it. */
+export function credential(): { username: string; password: string } {
+  const file = path.join(STATE, "operator-credential");
+  if (!STATE || !fs.existsSync(file)) {
+    throw new Error(`no operator credential at ${file}: start the stack with scripts/stack start $WS_E2E_STATE`);
+  }
+  const text = fs.readFileSync(file, "utf8").trim();
+  const at = text.indexOf(":");
+  return { username: text.slice(0, at), password: text.slice(at + 1) };
+}
+
+/** The A2A tokens of this run (never sent to a browser). */
+export function tokens(): Record<string, string> {
+  const file = path.join(STATE, "tokens.env");
+  const out: Record<string, string> = {};
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** Runs scripts/stack (kill-peer, start-peer) against this run's stack. */
+export function stack(...args: string[]) {
+  execFileSync(path.join(REPO, "scripts", "stack"), [args[0], STATE, ...args.slice(1)], {
+    cwd: REPO,
+    stdio: "pipe",
+    timeout: 90_000,
+  });
+}
+
+/** Logs in through the login page and waits for the canvas. */
+export async function loginThroughUi(page: Page, next = "/") {
+  const { username, password } = credential();
+  await page.goto(`/login?next=${encodeURIComponent(next)}`);
+  const form = page.getByTestId("login-form");
+  await expect(form).toHaveAttribute("data-hydrated", "true");
+  await page.getByLabel("Username").fill(username);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL((u) => u.pathname === new URL(next, "http://x").pathname);
+}
+
+/** Logs a request context in through the API (no page). */
+export async function loginThroughApi(request: APIRequestContext) {
+  const res = await request.post("/api/login", { data: credential() });
+  expect(res.status(), await res.text()).toBe(200);
+  return (await res.json()) as { username: string; csrf_token: string };
+}
+
+type Fixtures = { csrf: string; api: Api };
+type WorkerFixtures = { authFile: string };
+
+export const test = base.extend<Fixtures, WorkerFixtures>({
+  authFile: [
+    async ({ browser }, use, info) => {
+      const file = path.join(info.project.outputDir, `.auth-${info.workerIndex}.json`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      // Worker fixtures do not get the project's options: pass the URL.
+      const context = await browser.newContext({ baseURL: info.project.use.baseURL });
+      const page = await context.newPage();
+      await loginThroughUi(page);
+      await context.storageState({ path: file });
+      await context.close();
+      await use(file);
+    },
+    { scope: "worker" },
+  ],
+  storageState: async ({ authFile }, use) => use(authFile),
+  csrf: async ({ page }, use) => {
+    const res = await page.request.get("/api/session");
+    expect(res.status()).toBe(200);
+    await use(((await res.json()) as { csrf_token: string }).csrf_token);
+  },
+  api: async ({ page, csrf }, use) => use(new Api(page.request, csrf)),
+});
+
+/** The hub's /api as the logged-in operator, with the CSRF token. */
+export class Api {
+  constructor(
+    readonly request: APIRequestContext,
+    readonly csrf: string,
+  ) {}
+
+  async topology(): Promise<TopologyView> {
+    const res = await this.request.get("/api/topology");
+    expect(res.status()).toBe(200);
+    return (await res.json()) as TopologyView;
+  }
+
+  async hasEdge(id: string): Promise<boolean> {
+    return (await this.topology()).edges.some((e) => e.id === id);
+  }
+
+  /** Makes sure `consumer->provider:capability` is established. */
+  async ensureEdge(consumer: string, provider: string, capability: string) {
+    if (await this.hasEdge(`${consumer}->${provider}:${capability}`)) return;
+    const res = await this.request.post("/api/edges", {
+      data: { consumer, provider, capability },
+      headers: { "X-CSRF-Token": this.csrf },
+    });
+    expect([201, 409], await res.text()).toContain(res.status());
+  }
+
+  /** Makes sure the edge `id` is not established. */
+  async removeEdge(id: string) {
+    if (!(await this.hasEdge(id))) return;
+    const res = await this.request.delete(`/api/edges/${encodeURIComponent(id)}`, {
+      headers: { "X-CSRF-Token": this.csrf },
+    });
+    expect([204, 404], await res.text()).toContain(res.status());
+  }
+
+  async savePositions(positions: NodePosition[]) {
+    const res = await this.request.put("/api/positions", {
+      data: { positions },
+      headers: { "X-CSRF-Token": this.csrf },
+    });
+    expect(res.status(), await res.text()).toBe(204);
+  }
+}
+
+/** Console errors and page errors, to fail a test that produced any. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (msg: ConsoleMessage) => {
+    if (msg.type() !== "error") return;
+    if (msg.location().url.endsWith("/favicon.ico")) return;
+    errors.push(`${msg.text()} (${msg.location().url})`);
+  });
+  page.on("pageerror", (err) => errors.push(String(err)));
+  return errors;
+}
+
+export function canvas(page: Page) {
+  return page.getByRole("region", { name: "Ecosystem canvas" });
+}
+
+/** Opens the canvas and waits for hydration. */
+export async function openCanvas(page: Page) {
+  await page.goto("/");
+  await expect(canvas(page)).toHaveAttribute("data-hydrated", "true");
+}
+
+/** A root's position (its group's translate), in world pixels. */
+export async function rootPosition(page: Page, id: string): Promise<{ x: number; y: number }> {
+  const style = await page
+    .getByTestId(`node-${id}`)
+    .evaluate((el) => (el.parentElement as HTMLElement).style.transform);
+  const m = /translate\(([-\d.]+)px,\s*([-\d.]+)px\)/.exec(style);
+  if (!m) throw new Error(`no translate in ${style}`);
+  return { x: Number(m[1]), y: Number(m[2]) };
+}
+
+/** Drags with the mouse from one point to another in small steps. */
+export async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }, hold?: () => Promise<void>) {
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move(from.x + (to.x - from.x) / 3, from.y + (to.y - from.y) / 3, { steps: 4 });
+  await page.mouse.move(to.x, to.y, { steps: 8 });
+  if (hold) await hold();
+  await page.mouse.up();
+}
+
+/** The centre of a locator's box. */
+export async function centre(page: Page, testid: string, dx = 0, dy = 0) {
+  const box = await page.getByTestId(testid).boundingBox();
+  if (!box) throw new Error(`${testid} has no box`);
+  return { x: box.x + box.width / 2 + dx, y: box.y + box.height / 2 + dy };
+}
+
+/** A point in a root card's head (where no edge label sits). */
+export async function cardHead(page: Page, id: string) {
+  const box = await page.getByTestId(`node-${id}`).boundingBox();
+  if (!box) throw new Error(`node-${id} has no box`);
+  return { x: box.x + 40, y: box.y + 14 };
+}
+
+/** A fresh browser context without a session. */
+export async function anonymousContext(browser: import("@playwright/test").Browser, options = {}): Promise<BrowserContext> {
+  return browser.newContext({ storageState: { cookies: [], origins: [] }, ...options });
+}

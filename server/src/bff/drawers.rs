@@ -1,0 +1,322 @@
+//! What the canvas's drawers show: a data-share edge's query result, a
+//! consult edge's answer, the hub's approval inbox, a node's audit lines.
+//!
+//! The hub is the caller of every drawer call (caller id = the hub's id),
+//! through [`Gateway::call`](crate::gateway::Gateway::call) with a fresh
+//! envelope, so the rule check, the deadline, the response contract and
+//! the hub's audit trail apply exactly as for a peer's call. A failed call
+//! is an answer too (`outcome: not_connected` with its reason, HTTP 200):
+//! the drawer shows it and everything else keeps working.
+//!
+//! Peer JSON never reaches the browser as such: every answer goes through
+//! [`crate::redaction`] (schema check, then the capability's data-contract
+//! whitelist and redaction), and the views these handlers answer with are
+//! `Redacted<…View>`s that only the redaction layer can build. Free text
+//! from a peer travels as `UntrustedText` (data, never instructions) and
+//! proposed actions go to the hub's inbox, where nothing executes them.
+
+use app::dto::{
+    AskRequest, AuditEntryView, ConsultView, ProposedActionView, QueryRequest, QueryResultView,
+};
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::BffState;
+use crate::api::{ApiFailure, ApiJson, ApiPath, ApiQuery};
+use crate::edges::Edge;
+use crate::envelope::Envelope;
+use crate::inbox::Origin;
+use crate::prober::clip;
+use crate::reason::CallResult;
+use crate::redaction::{self, CallMeta, Redacted};
+use crate::registry::model::CapabilityKind;
+
+/// Longest question the hub forwards.
+pub const MAX_QUESTION_BYTES: usize = 4_000;
+/// Most inbox entries one listing shows.
+const MAX_INBOX: usize = 500;
+/// Audit lines a drawer gets by default, and at most.
+const DEFAULT_AUDIT: u32 = 20;
+const MAX_AUDIT: u32 = 200;
+
+/// An edge the drawer may call, with the capability's kind.
+fn callable_edge(state: &BffState, id: &str) -> Result<(Edge, CapabilityKind, String), ApiFailure> {
+    let loaded = state.registry.snapshot();
+    let t = &loaded.topology;
+    let edge = state
+        .edges
+        .get(t, id)
+        .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))?;
+    let kind = t
+        .capability(&edge.capability)
+        .map(|c| c.kind)
+        .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))?;
+    Ok((edge, kind, t.hub.id.clone()))
+}
+
+/// `op` and column names as the data-share contract takes them: checked
+/// here so a typo is a 400 with a message, not a round trip to the peer.
+fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
+    if !matches!(req.op.as_str(), "count" | "sum" | "avg" | "min" | "max") {
+        return Err(ApiFailure::bad_request(format!(
+            "op must be one of count, sum, avg, min, max; got {:?}",
+            clip(&req.op, 32)
+        )));
+    }
+    for (field, name) in [("column", &req.column), ("group_by", &req.group_by)] {
+        if let Some(name) = name {
+            let ok = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*');
+            if !ok {
+                return Err(ApiFailure::bad_request(format!(
+                    "{field} must be a column name (1-64 characters of a-z, 0-9, _)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `POST /api/edges/{id}/query` (data-share edges).
+pub async fn query(
+    State(state): State<BffState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<QueryRequest>,
+) -> Result<Redacted<QueryResultView>, ApiFailure> {
+    let (edge, kind, hub_id) = callable_edge(&state, &id)?;
+    if kind != CapabilityKind::DataShare {
+        return Err(ApiFailure::bad_request(format!(
+            "{} is a consult edge: ask it a question instead",
+            edge.id
+        )));
+    }
+    check_query(&req)?;
+    let input = json!({
+        "aggregate": {"op": req.op, "column": req.column},
+        "group_by": req.group_by,
+    });
+    let result = state
+        .gateway
+        .call(
+            &hub_id,
+            &edge.provider,
+            &edge.capability,
+            input,
+            Envelope::new_root(),
+        )
+        .await;
+    // Schema check, whitelist and redaction: the only way to a view.
+    let answer = redaction::redact_call(
+        &state.registry.snapshot().contracts,
+        &edge.capability,
+        &edge.provider,
+        &result,
+    );
+    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
+    Ok(redaction::query_view(meta, answer.as_ref()))
+}
+
+/// `POST /api/edges/{id}/ask` (consult edges).
+pub async fn ask(
+    State(state): State<BffState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<AskRequest>,
+) -> Result<Redacted<ConsultView>, ApiFailure> {
+    let (edge, kind, hub_id) = callable_edge(&state, &id)?;
+    if kind != CapabilityKind::Consult {
+        return Err(ApiFailure::bad_request(format!(
+            "{} is a data-share edge: query it instead",
+            edge.id
+        )));
+    }
+    let question = req.question.trim();
+    if question.is_empty() || question.len() > MAX_QUESTION_BYTES {
+        return Err(ApiFailure::bad_request(format!(
+            "a question must be 1 to {MAX_QUESTION_BYTES} bytes"
+        )));
+    }
+    let result = state
+        .gateway
+        .call(
+            &hub_id,
+            &edge.provider,
+            &edge.capability,
+            json!({ "question": question }),
+            Envelope::new_root(),
+        )
+        .await;
+    // Schema check, whitelist and redaction: the only way to a view.
+    let answer = redaction::redact_call(
+        &state.registry.snapshot().contracts,
+        &edge.capability,
+        &edge.provider,
+        &result,
+    );
+    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
+    let mut entries = Vec::new();
+    if let (
+        Ok(redacted),
+        CallResult::Connected {
+            request_id,
+            trace_id,
+            ..
+        },
+    ) = (&answer, &result)
+    {
+        // The hub asked, so the proposals land in the hub's own inbox,
+        // pending; only what the contract kept is stored.
+        let actions = redaction::proposed_actions(redacted);
+        if !actions.is_empty() {
+            let origin = Origin {
+                trace_id,
+                request_id,
+                from_system: &edge.provider,
+                capability: &edge.capability,
+            };
+            let ids = state
+                .inbox
+                .add_pending(&origin, &actions)
+                .await
+                .map_err(|e| ApiFailure::internal("storing proposed actions", &e))?;
+            for id in ids {
+                entries.push(
+                    state
+                        .inbox
+                        .get(id)
+                        .await
+                        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?,
+                );
+            }
+            tracing::info!(
+                edge = %edge.id,
+                trace_id = %trace_id,
+                count = entries.len(),
+                "proposed actions stored in the hub's inbox, pending approval"
+            );
+        }
+    }
+    Ok(redaction::consult_view(
+        meta,
+        answer.as_ref(),
+        &entries,
+        &hub_id,
+    ))
+}
+
+/// `GET /api/inbox`: the hub's approval inbox, newest first.
+pub async fn inbox(
+    State(state): State<BffState>,
+) -> Result<Redacted<Vec<ProposedActionView>>, ApiFailure> {
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    let entries = state
+        .inbox
+        .list(None)
+        .await
+        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
+    let shown = entries.len().min(MAX_INBOX);
+    Ok(redaction::inbox_view(&entries[..shown], &hub_id))
+}
+
+/// `?limit=` of the audit route.
+#[derive(Debug, Deserialize)]
+pub struct AuditQuery {
+    limit: Option<u32>,
+}
+
+/// `GET /api/nodes/{id}/audit?limit=20`: the hub's trail lines where the
+/// node's system was caller or provider, newest first, without detail.
+pub async fn audit(
+    State(state): State<BffState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
+) -> Result<Json<Vec<AuditEntryView>>, ApiFailure> {
+    let limit = q.limit.unwrap_or(DEFAULT_AUDIT).clamp(1, MAX_AUDIT);
+    let system = {
+        let loaded = state.registry.snapshot();
+        let t = &loaded.topology;
+        system_of_node(t, &id)
+            .ok_or_else(|| ApiFailure::not_found(format!("no node {}", clip(&id, 200))))?
+    };
+    let records = state
+        .gateway
+        .audit()
+        .recent_involving(&system, limit)
+        .await
+        .map_err(|e| ApiFailure::internal("reading the audit trail", &e))?;
+    Ok(Json(
+        records
+            .into_iter()
+            .map(|r| AuditEntryView {
+                at: r.at,
+                caller: r.caller,
+                provider: r.provider,
+                capability: r.capability,
+                outcome: r.outcome.as_str().to_string(),
+                reason: r.reason,
+                duration_ms: r.duration_ms,
+                trace_id: r.trace_id,
+            })
+            .collect(),
+    ))
+}
+
+/// The system a canvas node belongs to: itself for a system or the hub,
+/// its owner for an agent or datasource (`<system>/agent/<id>`).
+fn system_of_node(t: &crate::registry::model::Topology, id: &str) -> Option<String> {
+    if id == t.hub.id || t.system(id).is_some() {
+        return Some(id.to_string());
+    }
+    let mut parts = id.splitn(3, '/');
+    let (system, segment, child) = (parts.next()?, parts.next()?, parts.next()?);
+    let s = t.system(system)?;
+    let exists = match segment {
+        "agent" => s.agents.iter().any(|a| a.id == child),
+        "datasource" => s.datasources.iter().any(|d| d.id == child),
+        _ => false,
+    };
+    exists.then(|| system.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_requests_are_checked_before_any_call() {
+        let q = |op: &str, column: Option<&str>| QueryRequest {
+            op: op.into(),
+            column: column.map(Into::into),
+            group_by: None,
+        };
+        assert!(check_query(&q("avg", Some("order_value"))).is_ok());
+        assert!(check_query(&q("count", None)).is_ok());
+        assert!(check_query(&q("drop", None)).is_err());
+        assert!(check_query(&q("sum", Some("x; DROP TABLE"))).is_err());
+    }
+
+    #[test]
+    fn nodes_map_to_their_system() {
+        let t = crate::registry::load::load_str(
+            "config/topology.yaml",
+            include_str!("../../../config/topology.yaml"),
+        )
+        .expect("valid")
+        .topology;
+        assert_eq!(system_of_node(&t, "hub").as_deref(), Some("hub"));
+        assert_eq!(
+            system_of_node(&t, "helpdesk/agent/triage-agent").as_deref(),
+            Some("helpdesk")
+        );
+        assert_eq!(
+            system_of_node(&t, "vendorcorp/datasource/orders-db").as_deref(),
+            Some("vendorcorp")
+        );
+        assert_eq!(system_of_node(&t, "helpdesk/agent/nobody"), None);
+        assert_eq!(system_of_node(&t, "nobody"), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! The UI login: who may use the canvas and the `/api` routes behind it
+//! (DESIGN.md §3, "browser": it holds only a UI session cookie).
+//!
+//! Separate from the A2A auth chain: UI users and their argon2 hashes come
+//! from their own file ([`users`]), sessions live in the hub's database
+//! ([`session`]), and state-changing requests are guarded against CSRF
+//! ([`csrf`]). [`UiAuth::protect`] wraps the canvas and `/api` routes (never
+//! the gateway, which has the peer auth chain) in one guard:
+//!
+//! * `/api/login` is public; every other `/api` route answers 401 without a
+//!   session, and 403 for a state-changing request without the session's
+//!   `X-CSRF-Token` or from a foreign `Origin`.
+//! * Pages answer 303 to `/login?next=<path>` without a session; `/login`
+//!   and static assets (`/pkg/*`, the favicon) are public.
+
+pub mod csrf;
+pub mod login;
+pub mod session;
+pub mod users;
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use tower_sessions::Session;
+
+use crate::api::ApiFailure;
+use session::{SessionSettings, SessionStore};
+use users::UiUsers;
+
+/// The public login endpoint.
+pub const LOGIN_API: &str = "/api/login";
+/// The login page (rendered by the canvas app).
+pub const LOGIN_PAGE: &str = "/login";
+/// The message of every 401 from the guard.
+pub const NOT_LOGGED_IN: &str = "not logged in";
+
+/// Everything the UI login needs.
+#[derive(Debug, Clone)]
+pub struct UiAuth {
+    /// Who may log in.
+    pub users: Arc<UiUsers>,
+    /// Where sessions live.
+    pub store: SessionStore,
+    /// Cookie settings.
+    pub settings: SessionSettings,
+}
+
+impl UiAuth {
+    /// The login, logout and session routes.
+    pub fn routes(&self) -> Router {
+        Router::new()
+            .route(LOGIN_API, post(login::login))
+            .route("/api/logout", post(login::logout))
+            .route("/api/session", get(login::current))
+            .with_state(self.users.clone())
+    }
+
+    /// `router` behind the session guard and the session layer. Every
+    /// route and the fallback of `router` are covered.
+    pub fn protect(&self, router: Router) -> Router {
+        router
+            .layer(middleware::from_fn_with_state(self.users.clone(), guard))
+            .layer(self.store.layer(self.settings))
+    }
+}
+
+/// Whether `path` is served without a session: the login page and the
+/// static assets it needs.
+fn is_public_page(path: &str) -> bool {
+    path == LOGIN_PAGE
+        || path.starts_with("/pkg/")
+        || path == "/favicon.ico"
+        || path == "/robots.txt"
+}
+
+fn is_api(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+/// The guard in front of the canvas and `/api` (see the module doc).
+async fn guard(
+    State(users): State<Arc<UiUsers>>,
+    session: Session,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path().to_string();
+    let changing = csrf::is_state_changing(request.method());
+    if is_api(&path) {
+        if changing {
+            let authority = request.uri().authority().map(|a| a.as_str().to_string());
+            if let Err(why) = csrf::origin_allowed(request.headers(), authority.as_deref()) {
+                return ApiFailure::new(StatusCode::FORBIDDEN, why).into_response();
+            }
+        }
+        if path == LOGIN_API {
+            return next.run(request).await;
+        }
+        let user = match logged_in(&users, &session).await {
+            Ok(Some(user)) => user,
+            Ok(None) => {
+                return ApiFailure::new(StatusCode::UNAUTHORIZED, NOT_LOGGED_IN).into_response()
+            }
+            Err(failure) => return failure.into_response(),
+        };
+        if changing && !csrf::token_matches(request.headers(), &user.csrf_token) {
+            return ApiFailure::new(StatusCode::FORBIDDEN, csrf::CSRF_REFUSED).into_response();
+        }
+        request.extensions_mut().insert(user);
+        return next.run(request).await;
+    }
+    if is_public_page(&path) {
+        return next.run(request).await;
+    }
+    match logged_in(&users, &session).await {
+        Ok(Some(user)) => {
+            request.extensions_mut().insert(user);
+            next.run(request).await
+        }
+        Ok(None) => {
+            let target = request
+                .uri()
+                .path_and_query()
+                .map(|pq| pq.as_str().to_string())
+                .unwrap_or_else(|| "/".to_string());
+            login_redirect(&target)
+        }
+        Err(failure) => failure.into_response(),
+    }
+}
+
+/// The session's user, if it is still a user (one removed from the users
+/// file is logged out at its next request).
+async fn logged_in(
+    users: &UiUsers,
+    session: &Session,
+) -> Result<Option<session::SessionUser>, ApiFailure> {
+    let user = session::current_user(session)
+        .await
+        .map_err(|e| ApiFailure::internal("reading the session", &e))?;
+    match user {
+        Some(u) if users.contains(&u.username) => Ok(Some(u)),
+        Some(_) => {
+            session::log_out(session)
+                .await
+                .map_err(|e| ApiFailure::internal("ending the session", &e))?;
+            Ok(None)
+        }
+        None => Ok(None),
+    }
+}
+
+/// 303 to the login page, remembering where the person wanted to go.
+fn login_redirect(target: &str) -> Response {
+    let location = format!("{LOGIN_PAGE}?next={}", percent_encode(target));
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
+/// Percent-encodes everything but unreserved characters and `/`, so the
+/// target survives as one query parameter.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redirect_keeps_the_target_as_one_parameter() {
+        assert_eq!(percent_encode("/inbox"), "/inbox");
+        assert_eq!(percent_encode("/?a=1&b=2"), "/%3Fa%3D1%26b%3D2");
+        let r = login_redirect("/inbox");
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert_eq!(
+            r.headers()
+                .get(header::LOCATION)
+                .and_then(|v| v.to_str().ok()),
+            Some("/login?next=/inbox")
+        );
+    }
+
+    #[test]
+    fn public_pages_are_the_login_and_assets_only() {
+        for p in ["/login", "/pkg/wall-street.wasm", "/favicon.ico"] {
+            assert!(is_public_page(p), "{p}");
+        }
+        for p in ["/", "/inbox", "/login/x", "/loginx", "/api/topology"] {
+            assert!(!is_public_page(p), "{p}");
+        }
+        assert!(is_api("/api/fn/topology") && is_api("/api") && !is_api("/apix"));
+    }
+}

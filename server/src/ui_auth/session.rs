@@ -1,0 +1,124 @@
+//! UI sessions: a cookie holding only a random id, the session itself in
+//! the hub's SQLite file (DESIGN.md §3: sessions are hub state), so a hub
+//! restart does not log anybody out.
+//!
+//! The cookie is `ws_session`, `HttpOnly` (no script reads it),
+//! `SameSite=Strict` (no other site's page makes the browser send it),
+//! path `/`, and expires after 8 hours without a request. It is *not*
+//! `Secure`: the demo serves plain HTTP on loopback, where a `Secure`
+//! cookie would never be sent back. A deployment behind TLS must turn it
+//! on ([`SessionSettings::secure`]).
+
+use app::dto::SessionView;
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, Session, SessionManagerLayer};
+use tower_sessions_sqlx_store::SqliteStore;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "ws_session";
+/// A session ends after this long without a request.
+pub const IDLE_HOURS: i64 = 8;
+/// Where in the session the logged-in user is kept.
+const USER_KEY: &str = "ui_user";
+/// How often expired sessions are swept from the store.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Cookie settings that differ between the loopback demo and a deployment.
+/// The default is the demo's: not `Secure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionSettings {
+    /// Send the cookie over HTTPS only. Off for the loopback HTTP demo.
+    pub secure: bool,
+}
+
+/// Who is logged in to a session, and the session's CSRF token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionUser {
+    /// The UI username.
+    pub username: String,
+    /// The token every state-changing request of this session must carry.
+    pub csrf_token: String,
+}
+
+impl SessionUser {
+    /// What `GET /api/session` answers.
+    pub fn view(&self) -> SessionView {
+        SessionView {
+            username: self.username.clone(),
+            csrf_token: self.csrf_token.clone(),
+        }
+    }
+}
+
+/// Why the session store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Creating the sessions table failed.
+    #[error("session store: {0}")]
+    Store(#[from] sqlx::Error),
+    /// Reading or writing a session failed.
+    #[error("session: {0}")]
+    Session(#[from] tower_sessions::session::Error),
+}
+
+/// The session store in the hub's database.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    store: SqliteStore,
+}
+
+impl SessionStore {
+    /// Opens the store inside `pool`, creating its table.
+    pub async fn open(pool: SqlitePool) -> Result<Self, SessionError> {
+        let store = SqliteStore::new(pool);
+        store.migrate().await?;
+        Ok(Self { store })
+    }
+
+    /// The layer that loads a request's session and sets its cookie.
+    pub fn layer(&self, settings: SessionSettings) -> SessionManagerLayer<SqliteStore> {
+        SessionManagerLayer::new(self.store.clone())
+            .with_name(SESSION_COOKIE)
+            .with_http_only(true)
+            .with_same_site(SameSite::Strict)
+            .with_secure(settings.secure)
+            .with_path("/")
+            .with_expiry(Expiry::OnInactivity(time::Duration::hours(IDLE_HOURS)))
+            // Saving on every request is what moves the inactivity expiry
+            // forward; without it a busy operator is logged out after 8 h.
+            .with_always_save(true)
+    }
+
+    /// Deletes expired sessions now and then, forever (a background task).
+    pub async fn sweep_expired(self) {
+        use tower_sessions::ExpiredDeletion;
+        if let Err(e) = self.store.continuously_delete_expired(SWEEP_EVERY).await {
+            tracing::warn!(error = %e, "sweeping expired UI sessions stopped");
+        }
+    }
+}
+
+/// The logged-in user of `session`, if any.
+pub async fn current_user(session: &Session) -> Result<Option<SessionUser>, SessionError> {
+    Ok(session.get::<SessionUser>(USER_KEY).await?)
+}
+
+/// Logs `username` in: a new session id (so an id planted before login is
+/// worthless after it), a new CSRF token.
+pub async fn log_in(session: &Session, username: &str) -> Result<SessionUser, SessionError> {
+    session.cycle_id().await?;
+    let user = SessionUser {
+        username: username.to_string(),
+        csrf_token: super::csrf::new_token(),
+    };
+    session.insert(USER_KEY, &user).await?;
+    Ok(user)
+}
+
+/// Ends the session: its data and its store record are gone, and the
+/// cookie is removed from the browser.
+pub async fn log_out(session: &Session) -> Result<(), SessionError> {
+    Ok(session.flush().await?)
+}
