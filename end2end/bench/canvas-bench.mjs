@@ -182,17 +182,23 @@ async function emptyPoint(page) {
   });
 }
 
-/** Moves the mouse in `steps` single events, one after the other. */
+/** Moves the mouse in `steps` single events, one after the other, each
+ * awaited until the page has handled it and painted a frame; returns the
+ * mean time per step (input → handled → next frame). */
 async function sweep(page, from, dx, dy, steps) {
   await page.mouse.move(from.x, from.y);
   await page.mouse.down();
+  const t0 = Date.now();
   for (let i = 1; i <= steps; i++) {
     const t = i / steps;
     // There and back, so the view ends where it started.
     const k = t < 0.5 ? t * 2 : (1 - t) * 2;
     await page.mouse.move(from.x + dx * k, from.y + dy * k);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(null))));
   }
+  const perStep = (Date.now() - t0) / steps;
   await page.mouse.up();
+  return perStep;
 }
 
 async function main() {
@@ -278,8 +284,8 @@ async function main() {
     const start = await emptyPoint(page);
     if (!start) throw new Error("no empty spot to pan from");
     await startFrames(page);
-    await sweep(page, start, 600, -300, 120);
-    const pan = await stopFrames(page);
+    const panStep = await sweep(page, start, 600, -300, 120);
+    const pan = { ...(await stopFrames(page)), step: panStep };
 
     // Drag the first system card that is fully on screen (its 20 edges follow).
     const card = await page.evaluate(() => {
@@ -293,16 +299,16 @@ async function main() {
     });
     if (!card) throw new Error("no node card on screen to drag");
     await startFrames(page);
-    await sweep(page, card, 300, 200, 120);
-    const dragNode = await stopFrames(page);
+    const dragStep = await sweep(page, card, 300, 200, 120);
+    const dragNode = { ...(await stopFrames(page)), step: dragStep };
 
     // Zoom out to see everything, then pan the whole graph.
     await page.getByTestId("fit-view").click();
     await page.waitForTimeout(300);
     const start2 = (await emptyPoint(page)) ?? start;
     await startFrames(page);
-    await sweep(page, start2, 400, 200, 120);
-    const panAll = await stopFrames(page);
+    const panAllStep = await sweep(page, start2, 400, 200, 120);
+    const panAll = { ...(await stopFrames(page)), step: panAllStep };
 
     const wasmFile = fs.readdirSync(path.join(SITE, "pkg")).find((f) => f.endsWith(".wasm"));
     const wasm = fs.readFileSync(path.join(SITE, "pkg", wasmFile));
@@ -325,7 +331,7 @@ async function main() {
       const s = stats(r.frames);
       const longSum = r.long.reduce((a, b) => a + b, 0);
       out.push(
-        `  frames while ${name}: ${s.frames} frames, p50 ${fmt(s.p50)}, p95 ${fmt(s.p95)}, max ${fmt(s.max)}, >50 ms: ${s.over50ms}; long tasks: ${r.long.length} (${fmt(longSum)})`,
+        `  frames while ${name}: ${s.frames} frames, p50 ${fmt(s.p50)}, p95 ${fmt(s.p95)}, max ${fmt(s.max)}, >50 ms: ${s.over50ms}; long tasks: ${r.long.length} (${fmt(longSum)}); mouse step → next frame: ${fmt(r.step)} mean`,
       );
     }
     out.push(`  wasm ${wasmFile}: ${kib(wasm.length)} raw, ${kib(zlib.gzipSync(wasm, { level: 9 }).length)} gzip`);

@@ -10,6 +10,7 @@ use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
 use super::connector::remove_edge;
+use super::graph::Point;
 use super::kind_label;
 use super::scene::SceneCtx;
 use super::state::{CanvasCtx, Health, Selection};
@@ -34,6 +35,30 @@ fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
         })
     };
     EdgeState { health, active }
+}
+
+/// Is one of the edge's ends being dragged? Then the edge is drawn on the
+/// drag layers instead (hidden in the main ones, so those big layers are
+/// not repainted on every frame of the drag).
+fn lifted(scene: &SceneCtx, edge: &EdgeView) -> Memo<bool> {
+    let scene = scene.clone();
+    let c = scene.model.root_of(&edge.consumer).to_string();
+    let p = scene.model.root_of(&edge.provider).to_string();
+    Memo::new(move |_| {
+        scene.lifted.selected(&Some(c.clone())) || scene.lifted.selected(&Some(p.clone()))
+    })
+}
+
+/// The edges with an end on the root being dragged, by index.
+fn lifted_edges(scene: &SceneCtx, root: &str) -> Vec<(usize, EdgeView)> {
+    let model = &scene.model;
+    model
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| model.root_of(&e.consumer) == root || model.root_of(&e.provider) == root)
+        .map(|(i, e)| (i, e.clone()))
+        .collect()
 }
 
 fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
@@ -77,9 +102,17 @@ pub(crate) fn EdgePath(
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let st = edge_state(ctx, &scene, &edge);
+    let lifted = lifted(&scene, &edge);
+    // While lifted, the hidden line keeps its place: moving it would still
+    // repaint the big layer it is hidden in.
     let geom = {
         let geom = scene.edge_geom.get(index).copied();
-        Memo::new(move |_| geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.path.clone()))))
+        Memo::new(
+            move |prev: Option<&Option<std::sync::Arc<str>>>| match prev {
+                Some(prev) if lifted.get() => prev.clone(),
+                _ => geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.path.clone()))),
+            },
+        )
     };
     let d = move || geom.get().unwrap_or_else(|| std::sync::Arc::from(""));
     let marker = {
@@ -99,7 +132,13 @@ pub(crate) fn EdgePath(
     };
     let class = {
         let edge = edge.clone();
-        move || edge_class("edge", &edge, st)
+        move || {
+            let mut c = edge_class("edge", &edge, st);
+            if lifted.get() {
+                c.push_str(" lifted");
+            }
+            c
+        }
     };
     let id = edge.id.clone();
     let (id_enter, id_click) = (id.clone(), id.clone());
@@ -118,6 +157,109 @@ pub(crate) fn EdgePath(
     }
 }
 
+/// The edges of the node being dragged, on an SVG layer of their own (a
+/// composited layer: `will-change` in CSS). Repainting a few paths there
+/// each frame is cheap; repainting the main edge layer, with every other
+/// edge in it, is what made drags stutter on large graphs.
+#[component]
+pub(crate) fn DragLayer(
+    /// Width of the edge layer.
+    width: Memo<String>,
+    /// Height of the edge layer.
+    height: Memo<String>,
+) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let scene_class = scene.clone();
+    let paths = move || {
+        let root = scene.dragging.get()?;
+        let lines = lifted_edges(&scene, &root)
+            .into_iter()
+            .map(|(i, e)| {
+                let kind = kind_label(e.kind);
+                let health = untrack(|| scene.edge_health(&ctx, &e));
+                let marker = if health.is_degraded() {
+                    "arrow-degraded"
+                } else if kind == "consult" {
+                    "arrow-consult"
+                } else {
+                    "arrow-data-share"
+                };
+                let geom = scene.edge_geom.get(i).copied();
+                let d = move || {
+                    geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.path.clone())))
+                        .unwrap_or_else(|| std::sync::Arc::from(""))
+                };
+                view! {
+                    <g class=format!("edge {kind} {}", health.word())>
+                        <path class="edge-line" d=d marker-end=format!("url(#{marker})")></path>
+                    </g>
+                }
+            })
+            .collect_view();
+        Some(lines)
+    };
+    view! {
+        <svg
+            class=move || {
+                if scene_class.dragging.with(Option::is_some) {
+                    "edge-layer drag-layer lifting"
+                } else {
+                    "edge-layer drag-layer"
+                }
+            }
+            width=move || width.get()
+            height=move || height.get()
+            aria-hidden="true"
+        >
+            {paths}
+        </svg>
+    }
+}
+
+/// The labels of the edges of the node being dragged, on a layer of their
+/// own (see [`DragLayer`]); plain text, since nobody clicks mid-drag.
+#[component]
+pub(crate) fn DragLabels() -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let dragging = scene.dragging;
+    let labels = move || {
+        let root = scene.dragging.get()?;
+        let labels = lifted_edges(&scene, &root)
+            .into_iter()
+            .map(|(i, e)| {
+                let kind = kind_label(e.kind);
+                let word = untrack(|| scene.edge_health(&ctx, &e)).word();
+                let geom = scene.edge_geom.get(i).copied();
+                let transform = move || {
+                    geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label)))
+                        .map_or_else(String::new, |p| {
+                            format!(
+                                "translate({:.1}px, {:.1}px) translate(-50%, -50%)",
+                                p.x, p.y
+                            )
+                        })
+                };
+                view! {
+                    <span class=format!("edge-label {kind} {word}") style:transform=transform>
+                        {short_label(&e.capability)}
+                    </span>
+                }
+            })
+            .collect_view();
+        Some(labels)
+    };
+    let class = move || {
+        if dragging.with(Option::is_some) {
+            "label-layer drag-labels lifting"
+        } else {
+            "label-layer drag-labels"
+        }
+    };
+    view! { <div class=class aria-hidden="true">{labels}</div> }
+}
+
 /// The label of an edge: its capability, as a button opening its drawer.
 #[component]
 pub(crate) fn EdgeLabel(
@@ -128,9 +270,13 @@ pub(crate) fn EdgeLabel(
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let st = edge_state(ctx, &scene, &edge);
+    let lifted = lifted(&scene, &edge);
     let pos = {
         let geom = scene.edge_geom.get(index).copied();
-        Memo::new(move |_| geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label))))
+        Memo::new(move |prev: Option<&Option<Point>>| match prev {
+            Some(prev) if lifted.get() => *prev,
+            _ => geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label))),
+        })
     };
     let transform = move || {
         pos.get().map_or_else(
@@ -168,7 +314,13 @@ pub(crate) fn EdgeLabel(
     };
     let class = {
         let edge = edge.clone();
-        move || edge_class("edge-label", &edge, st)
+        move || {
+            let mut c = edge_class("edge-label", &edge, st);
+            if lifted.get() {
+                c.push_str(" lifted");
+            }
+            c
+        }
     };
     let id = edge.id.clone();
     let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());

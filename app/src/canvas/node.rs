@@ -100,6 +100,10 @@ pub(crate) fn RootNode(
                 .with(|h| h.as_deref() == Some(id.as_str()))
         })
     };
+    let dragged = {
+        let (scene, id) = (scene.clone(), id.clone());
+        Memo::new(move |_| scene.lifted.selected(&Some(id.clone())))
+    };
     let group_class = move || {
         let mut c = String::from("node-group");
         if let Some(r) = role.get() {
@@ -108,6 +112,9 @@ pub(crate) fn RootNode(
         }
         if hovered.get() {
             c.push_str(" connect-hover");
+        }
+        if dragged.get() {
+            c.push_str(" dragging");
         }
         c
     };

@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 use super::connect::Connections;
 use super::connector::{self, Chooser, ChooserPanel, ConnectDrag, ConnectLine};
 use super::drawer::{focus_testid, Drawer};
-use super::edge::{EdgeLabel, EdgePath};
+use super::edge::{DragLabels, DragLayer, EdgeLabel, EdgePath};
 use super::graph::{EdgeGeom, GraphModel, Point, LABEL_RUN};
 use super::minimap::Minimap;
 use super::node::RootNode;
@@ -83,6 +83,11 @@ pub(crate) struct SceneCtx {
     pub highlighted: Selector<Option<String>>,
     /// What the drawer shows, as a per-key selector.
     pub selected: Selector<Option<Selection>>,
+    /// The root being dragged: it and its edges are lifted onto layers of
+    /// their own for the drag (see `edge::DragLayer`).
+    pub dragging: RwSignal<Option<String>>,
+    /// [`Self::dragging`] as a per-key selector.
+    pub lifted: Selector<Option<String>>,
     /// The pointer gesture in progress.
     pub gesture: StoredValue<Option<Gesture>>,
     /// Set when a drag ends, so the click the browser fires after it does
@@ -215,6 +220,11 @@ impl SceneCtx {
     }
 }
 
+/// Rounds a layer dimension up to a multiple of 1024 world pixels.
+fn coarse(v: f64) -> f64 {
+    ((v.max(1.0)) / 1024.0).ceil() * 1024.0
+}
+
 /// Health of a root: the live status if newer than the load drawn, else
 /// the served one.
 fn root_health(ctx: &CanvasCtx, model: &GraphModel, seq: u64, system: &str) -> (Health, bool) {
@@ -315,6 +325,7 @@ pub(crate) fn Scene(
     });
 
     let viewport = NodeRef::<leptos::html::Div>::new();
+    let dragging = RwSignal::new(None::<String>);
     let scene = SceneCtx {
         model: model.clone(),
         connections: Arc::new(Connections::new(&view)),
@@ -325,6 +336,8 @@ pub(crate) fn Scene(
         root_health: Arc::new(root_health_memos),
         highlighted: Selector::new(move || ctx.highlight.get()),
         selected: Selector::new(move || ctx.selection.get()),
+        dragging,
+        lifted: Selector::new(move || dragging.get()),
         gesture: StoredValue::new(None),
         suppress_click: StoredValue::new(false),
         connecting: RwSignal::new(None),
@@ -427,6 +440,7 @@ pub(crate) fn Scene(
                             *moved = true;
                         }
                     });
+                    scene_move.dragging.set(Some(root.clone()));
                 }
                 let zoom = ctx.camera.get_untracked().zoom;
                 let pos = Point {
@@ -479,6 +493,9 @@ pub(crate) fn Scene(
             return;
         }
         scene_up.gesture.set_value(None);
+        if scene_up.dragging.get_untracked().is_some() {
+            scene_up.dragging.set(None);
+        }
         match gesture {
             Gesture::Move {
                 root, moved: true, ..
@@ -527,13 +544,18 @@ pub(crate) fn Scene(
         .into_iter()
         .map(|id| view! { <RootNode id/> })
         .collect_view();
-    let layer_w = move || {
-        format!(
-            "{:.0}",
-            (bounds.get().x + bounds.get().w + 2.0 * LABEL_RUN).max(1.0)
-        )
-    };
-    let layer_h = move || format!("{:.0}", (bounds.get().y + bounds.get().h + 200.0).max(1.0));
+    // The edge layers' size, rounded up to a coarse step: resizing an SVG
+    // repaints all of it, so a drag near the graph's edge must not resize
+    // it on every frame (paths outside its box still show: overflow is
+    // visible).
+    let layer_w = Memo::new(move |_| {
+        let b = bounds.get();
+        format!("{:.0}", coarse(b.x + b.w + 2.0 * LABEL_RUN))
+    });
+    let layer_h = Memo::new(move |_| {
+        let b = bounds.get();
+        format!("{:.0}", coarse(b.y + b.h + 200.0))
+    });
     let reload_error = scene.view.reload_error.clone();
 
     view! {
@@ -552,7 +574,12 @@ pub(crate) fn Scene(
                 data-testid="world"
                 style:transform=move || ctx.camera.get().transform()
             >
-                <svg class="edge-layer" width=layer_w height=layer_h aria-hidden="true">
+                <svg
+                    class="edge-layer"
+                    width=move || layer_w.get()
+                    height=move || layer_h.get()
+                    aria-hidden="true"
+                >
                     <defs>
                         <Arrow id="arrow-data-share"/>
                         <Arrow id="arrow-consult"/>
@@ -562,8 +589,10 @@ pub(crate) fn Scene(
                     {edge_paths}
                     <ConnectLine/>
                 </svg>
+                <DragLayer width=layer_w height=layer_h/>
                 <div class="node-layer">{nodes}</div>
                 <div class="label-layer">{edge_labels}</div>
+                <DragLabels/>
             </div>
         </div>
         <Minimap/>
