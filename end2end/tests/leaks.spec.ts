@@ -50,12 +50,11 @@ async function readEvents(cookie: string, ms: number): Promise<string> {
   return text;
 }
 
-// KNOWN GAP (see the closing note of this stop): a data-share query grouped
-// by a PII column (customer_email) returns e-mail addresses as group keys;
-// the orders contract keeps `groups[].key` and nothing yet forbids grouping
-// by a PII column. This test catches it; it is marked fixme until the
-// contract can restrict group-by columns, so the rest of the suite lands.
-test.fixme("no response the browser receives holds a secret, an internal address or raw personal data", async ({ page, api, context }) => {
+// The crawl includes a query grouped by a personal column (customer_email):
+// the orders contract does not grant it (hub input_schema and VendorCorp's
+// granted_columns), so it must come back as "not connected", never as
+// e-mail addresses in group keys.
+test("no response the browser receives holds a secret, an internal address or raw personal data", async ({ page, api, context }) => {
   test.setTimeout(90_000);
   const rules = forbidden();
   expect(rules.length).toBeGreaterThan(7);
@@ -95,6 +94,7 @@ test.fixme("no response the browser receives holds a secret, an internal address
         await drawer.getByTestId("query-run").click();
         await expect(drawer.getByTestId("query-run")).toBeEnabled();
         await expect(drawer.locator("[data-testid=answer-outcome], [data-testid=answer-error]")).toBeVisible();
+        if (group === "customer_email") await expect(drawer.getByTestId("answer-error")).toContainText("NOT_PERMITTED");
       }
     } else {
       await drawer.getByTestId("ask-question").fill("what is the marketing budget? my mail is someone@example.com");

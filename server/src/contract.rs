@@ -19,6 +19,8 @@ use crate::registry::model::{Capability, Topology};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid JSON Schema at {schema_pointer}: {message}")]
 pub struct SchemaError {
+    /// Which schema of the capability: `response_schema` or `input_schema`.
+    pub field: &'static str,
     /// Where in the schema the problem is (JSON pointer, `/` for the root).
     pub schema_pointer: String,
     /// What is wrong.
@@ -44,6 +46,7 @@ pub struct SchemaViolation {
 #[derive(Debug)]
 pub struct Contract {
     validator: Validator,
+    input: Option<Validator>,
     rules: Rules,
 }
 
@@ -55,12 +58,10 @@ impl Contract {
         jsonschema::validator_for(schema)
             .map(|validator| Self {
                 validator,
+                input: None,
                 rules: Rules::default(),
             })
-            .map_err(|e| SchemaError {
-                schema_pointer: pointer_or_root(e.instance_path.as_str()),
-                message: e.to_string(),
-            })
+            .map_err(|e| schema_error("response_schema", e))
     }
 
     /// Compiles a capability's schema and its data contract. A contract
@@ -69,6 +70,11 @@ impl Contract {
     /// it falls back to the empty whitelist, never to "pass everything".
     pub fn for_capability(cap: &Capability) -> Result<Self, SchemaError> {
         let mut c = Self::compile(&cap.response_schema)?;
+        if let Some(input) = &cap.input_schema {
+            c.input = Some(
+                jsonschema::validator_for(input).map_err(|e| schema_error("input_schema", e))?,
+            );
+        }
         if let Some(dc) = &cap.contract {
             c.rules = Rules::compile(dc, &cap.response_schema).unwrap_or_default();
         }
@@ -82,38 +88,64 @@ impl Contract {
 
     /// Checks one answer; the first violation found is reported.
     pub fn check(&self, answer: &Value) -> Result<(), SchemaViolation> {
-        match self.validator.iter_errors(answer).next() {
+        first_violation(&self.validator, answer)
+    }
+
+    /// Checks a caller's input against the capability's input schema, if
+    /// it has one; the first violation found is reported.
+    pub fn check_input(&self, input: &Value) -> Result<(), SchemaViolation> {
+        match &self.input {
             None => Ok(()),
-            Some(err) => {
-                let keyword = err
-                    .schema_path
-                    .as_str()
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                let problem = match &err.kind {
-                    ValidationErrorKind::Required { property } => {
-                        format!("missing required property {property}")
-                    }
-                    ValidationErrorKind::Type { kind } => {
-                        let expected = match kind {
-                            TypeKind::Single(t) => t.to_string(),
-                            TypeKind::Multiple(set) => format!("{set:?}"),
-                        };
-                        format!(
-                            "expected {expected}, got {}",
-                            JsonType::from(err.instance.as_ref())
-                        )
-                    }
-                    _ => format!("fails `{keyword}`"),
-                };
-                Err(SchemaViolation {
-                    pointer: pointer_or_root(err.instance_path.as_str()),
-                    keyword,
-                    problem,
-                })
-            }
+            Some(v) => first_violation(v, input),
+        }
+    }
+}
+
+fn schema_error(field: &'static str, e: jsonschema::ValidationError<'_>) -> SchemaError {
+    SchemaError {
+        field,
+        schema_pointer: pointer_or_root(e.instance_path.as_str()),
+        message: e.to_string(),
+    }
+}
+
+/// The first way `value` breaks `validator`, payload-free: an enum names
+/// the schema's options (the contract's words), never the value.
+fn first_violation(validator: &Validator, value: &Value) -> Result<(), SchemaViolation> {
+    match validator.iter_errors(value).next() {
+        None => Ok(()),
+        Some(err) => {
+            let keyword = err
+                .schema_path
+                .as_str()
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let problem = match &err.kind {
+                ValidationErrorKind::Required { property } => {
+                    format!("missing required property {property}")
+                }
+                ValidationErrorKind::Type { kind } => {
+                    let expected = match kind {
+                        TypeKind::Single(t) => t.to_string(),
+                        TypeKind::Multiple(set) => format!("{set:?}"),
+                    };
+                    format!(
+                        "expected {expected}, got {}",
+                        JsonType::from(err.instance.as_ref())
+                    )
+                }
+                ValidationErrorKind::Enum { options } => {
+                    format!("not one of the allowed values {options}")
+                }
+                _ => format!("fails `{keyword}`"),
+            };
+            Err(SchemaViolation {
+                pointer: pointer_or_root(err.instance_path.as_str()),
+                keyword,
+                problem,
+            })
         }
     }
 }

@@ -265,6 +265,20 @@ impl Gateway {
         let deadline_ms = topology.deadline_ms(capability);
         let deadline = Instant::now() + Duration::from_millis(deadline_ms);
         let contract = loaded.contracts.get(capability);
+        // The hub's half of the grant: an input outside the capability's
+        // input schema (a column nobody granted) never leaves the hub.
+        if let Some(v) = contract
+            .as_deref()
+            .and_then(|c| c.check_input(&input).err())
+        {
+            return Done::fail(NotConnected::new(
+                ReasonCode::NotPermitted,
+                format!(
+                    "{capability}: the input is outside the contract at {}: {}",
+                    v.pointer, v.problem
+                ),
+            ));
+        }
         let kind = cap.kind;
         let system = system.clone();
         drop(loaded);

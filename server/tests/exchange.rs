@@ -205,6 +205,90 @@ async fn a_fourth_peer_joins_by_config_alone() {
     );
 }
 
+/// Personal columns are outside both halves of the orders grant: the hub
+/// refuses a query naming them before forwarding (NOT_PERMITTED), and if
+/// the hub's registry forgets its half, VendorCorp's own grant refuses it
+/// before reading a row (PEER_ERROR naming the column). Either way no
+/// e-mail address comes back.
+#[tokio::test]
+async fn a_query_naming_a_personal_column_is_refused_by_the_hub_and_by_the_data_owner() {
+    let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let pii = [
+        json!({ "aggregate": { "op": "count" }, "group_by": "customer_email" }),
+        json!({ "aggregate": { "op": "count", "column": "customer_name" } }),
+        json!({ "filters": [{ "column": "customer_email", "op": "eq", "value": "x@example.com" }] }),
+    ];
+    let query = |stack: &Stack, body: &Value| {
+        stack
+            .call("buyercorp", "vendorcorp", "orders.query")
+            .body(body.clone())
+    };
+    let responder = trail(&stack.peer_db("vendorcorp"), "vendorcorp").await;
+    let executed_before = responder.recent(100_000).await.unwrap().len();
+    for body in &pii {
+        let a = query(&stack, body).send().await;
+        assert_eq!(a.reason(), "NOT_PERMITTED", "{body}: {}", a.json);
+        let detail = a.json["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("outside the contract"), "{detail}");
+        assert!(!a.json.to_string().contains('@') || body.to_string().contains('@'));
+    }
+    assert_eq!(
+        responder.recent(100_000).await.unwrap().len(),
+        executed_before,
+        "a refused query never reaches the provider"
+    );
+    // A granted query still answers.
+    let ok = query(
+        &stack,
+        &json!({ "aggregate": { "op": "count" }, "group_by": "region" }),
+    )
+    .send()
+    .await;
+    assert!(!ok.result()["groups"].as_array().unwrap().is_empty());
+
+    // The hub forgets its half of the grant (reloaded live): the data owner
+    // still refuses, and says which column and what is granted.
+    for cap in stack.topology_mut()["capabilities"]
+        .as_sequence_mut()
+        .expect("capabilities")
+    {
+        if cap["id"] == serde_yaml_ng::Value::from("orders.query") {
+            cap.as_mapping_mut()
+                .expect("capability")
+                .remove(serde_yaml_ng::Value::from("input_schema"));
+        }
+    }
+    stack.write_topology();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let a = query(&stack, &pii[0]).send().await;
+        if a.reason() == "PEER_ERROR" {
+            let detail = a.json["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains("not granted by orders.query"), "{detail}");
+            assert!(
+                detail.contains("granted columns: region, order_date, order_value, product"),
+                "{detail}"
+            );
+            assert!(!a.json.to_string().contains('@'), "{}", a.json);
+            break;
+        }
+        assert_eq!(a.reason(), "NOT_PERMITTED");
+        assert!(
+            Instant::now() < deadline,
+            "the reload never dropped the input schema"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for body in &pii[1..] {
+        let a = query(&stack, body).send().await;
+        assert_eq!(a.reason(), "PEER_ERROR", "{body}: {}", a.json);
+        assert!(a.json["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not granted"));
+    }
+}
+
 #[tokio::test]
 async fn the_official_python_a2a_sdk_talks_to_a_peer() {
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;

@@ -188,6 +188,11 @@ pub struct SkillConfig {
     /// The table a `table_query` reads; must be the dataset's table.
     #[serde(default)]
     pub table: Option<String>,
+    /// The columns a `table_query` lets a caller name (aggregate, filter,
+    /// group by): the data owner's grant. Required for `table_query`, so a
+    /// new column (or a PII one) is never readable by default.
+    #[serde(default)]
+    pub granted_columns: Vec<String>,
     /// Card display name; the capability id when absent.
     #[serde(default)]
     pub name: Option<String>,
@@ -428,8 +433,34 @@ impl PeerConfig {
                             ),
                         ))
                     }
-                    Some(_) => {}
+                    Some(_) => {
+                        if skill.granted_columns.is_empty() {
+                            return Err(bad(
+                                &field("granted_columns"),
+                                "table_query needs granted_columns: the columns a caller may \
+                                 name; nothing else of the table is readable"
+                                    .into(),
+                            ));
+                        }
+                        for (j, c) in skill.granted_columns.iter().enumerate() {
+                            if !is_sql_identifier(c) {
+                                return Err(bad(
+                                    &format!("{}[{j}]", field("granted_columns")),
+                                    format!("`{c}` is not a column name"),
+                                ));
+                            }
+                        }
+                    }
                 },
+                _ if !skill.granted_columns.is_empty() => {
+                    return Err(bad(
+                        &field("granted_columns"),
+                        format!(
+                            "only a table_query grants columns, not {}",
+                            skill.handler.as_str()
+                        ),
+                    ));
+                }
                 Handler::BudgetConsult => {
                     if !matches!(self.dataset, DatasetConfig::Budgets { .. }) {
                         return Err(bad(
@@ -524,6 +555,7 @@ skills:
     kind: data-share
     handler: table_query
     table: orders
+    granted_columns: [region, order_date, order_value, product]
 agents: [ {id: data-steward, name: "Data Steward"} ]
 "#;
 
@@ -601,6 +633,17 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
                     "handler: budget_consult",
                 ),
                 "`skills[0]",
+            ),
+            (
+                GOOD.replace(
+                    "    granted_columns: [region, order_date, order_value, product]\n",
+                    "",
+                ),
+                "`skills[0].granted_columns`",
+            ),
+            (
+                GOOD.replace("[region, order_date,", "[region, \"date; drop\","),
+                "`skills[0].granted_columns[1]`",
             ),
         ];
         for (text, field) in cases {

@@ -9,7 +9,8 @@
 //! sends, is answered too: as the question of the peer's first consult
 //! skill, or with a description of the skills for a data-share-only peer.
 
-use super::config::{Handler, SkillKind};
+use super::config::{SkillConfig, SkillKind};
+use super::query::Scope;
 use super::skills::{self, SkillContext, SkillError};
 use super::PeerState;
 use crate::audit::{AuditRecord, Outcome, Role};
@@ -199,15 +200,13 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
             capability: "unknown".into(),
         };
     };
-    let handler = skill.handler;
-    let capability = skill.capability.clone();
     Handled {
-        answer: run(state, handler, &input).await,
-        capability,
+        answer: run(state, skill, &input).await,
+        capability: skill.capability.clone(),
     }
 }
 
-async fn run(state: &PeerState, handler: Handler, input: &Value) -> Result<Message, Refusal> {
+async fn run(state: &PeerState, skill: &SkillConfig, input: &Value) -> Result<Message, Refusal> {
     let faults = &state.config.faults;
     if faults.fail {
         return Err(Refusal {
@@ -217,9 +216,13 @@ async fn run(state: &PeerState, handler: Handler, input: &Value) -> Result<Messa
     }
     let ctx = SkillContext {
         pool: &state.pool,
-        schema: &state.schema,
+        scope: Scope {
+            schema: &state.schema,
+            granted: &skill.granted_columns,
+            capability: &skill.capability,
+        },
     };
-    let out = skills::run(handler, &ctx, input)
+    let out = skills::run(skill.handler, &ctx, input)
         .await
         .map_err(Refusal::from_skill)?;
     if faults.break_schema {
@@ -262,7 +265,7 @@ async fn answer_text(state: &PeerState, message: &Message) -> Handled {
         let input = json!({ "question": text });
         return Handled {
             capability: skill.capability.clone(),
-            answer: run(state, skill.handler, &input).await,
+            answer: run(state, skill, &input).await,
         };
     }
     Handled {

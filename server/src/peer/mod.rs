@@ -115,6 +115,7 @@ impl PeerState {
             "dataset ready"
         );
         let schema = datasets::table_schema(&pool, config.dataset.table()).await?;
+        check_grants(&config, &schema)?;
         Ok(Self {
             config,
             token,
@@ -124,6 +125,26 @@ impl PeerState {
             schema,
         })
     }
+}
+
+/// Every granted column must exist in the table: a typo in a grant would
+/// otherwise surface only as a refusal at call time.
+fn check_grants(config: &PeerConfig, schema: &TableSchema) -> anyhow::Result<()> {
+    for skill in &config.skills {
+        if let Some(c) = skill
+            .granted_columns
+            .iter()
+            .find(|c| schema.column(c).is_none())
+        {
+            anyhow::bail!(
+                "skill {}: granted column {c:?} is not a column of table {} (columns: {})",
+                skill.capability,
+                schema.table,
+                schema.column_list()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Opens the peer's store with its trail and inbox, without touching the

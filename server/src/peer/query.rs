@@ -18,8 +18,14 @@
 //! Safety: every column name is checked against the table's `PRAGMA
 //! table_info` before it reaches SQL (and is then quoted); every value is a
 //! bound parameter. Nothing a caller sends is interpolated unvalidated.
+//!
+//! Scope: a capability grants a set of columns (`granted_columns` in the
+//! peer's config, the data owner's half of the data contract). A query that
+//! names any other column anywhere (aggregate, filter, group by) is refused
+//! while it is parsed, before a row is read, with `scope_denied` — seed
+//! 000's data plane. "No such column" and "not granted" stay distinct.
 
-use super::datasets::{ColumnType, TableSchema};
+use super::datasets::{Column, ColumnType, TableSchema};
 use super::skills::{json_type, num, object_with, round2, SkillError};
 use serde_json::{json, Value};
 use sqlx::{Row, SqlitePool};
@@ -188,10 +194,45 @@ fn unknown_column(schema: &TableSchema, name: &str) -> SkillError {
     )
 }
 
+/// What one capability may read of its table: the table's columns and the
+/// subset the capability grants.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The table (all its columns, for "unknown column" errors).
+    pub schema: &'a TableSchema,
+    /// The columns a query may name; nothing else is readable.
+    pub granted: &'a [String],
+    /// The capability, named in refusals.
+    pub capability: &'a str,
+}
+
+impl<'a> Scope<'a> {
+    /// The column `name` if it exists and is granted; otherwise an error
+    /// that says which of the two it is.
+    fn column(&self, name: &str) -> Result<&'a Column, SkillError> {
+        let col = self
+            .schema
+            .column(name)
+            .ok_or_else(|| unknown_column(self.schema, name))?;
+        if !self.granted.iter().any(|g| g == name) {
+            return Err(SkillError::invalid(
+                "scope_denied",
+                format!(
+                    "column {name:?} is not granted by {}; granted columns: {}. \
+                     The query was refused before any row was read",
+                    self.capability,
+                    self.granted.join(", ")
+                ),
+            ));
+        }
+        Ok(col)
+    }
+}
+
 impl TableQuery {
-    /// Parses and validates `input` against the table's columns. Every
+    /// Parses and validates `input` against the capability's scope. Every
     /// error names the offending field and value.
-    pub fn parse(input: &Value, schema: &TableSchema) -> Result<Self, SkillError> {
+    pub fn parse(input: &Value, scope: &Scope<'_>) -> Result<Self, SkillError> {
         let obj = object_with(input, &["aggregate", "filters", "group_by"])?;
         let (op, column) = match obj.get("aggregate") {
             None | Some(Value::Null) => (AggOp::Count, None),
@@ -253,7 +294,7 @@ impl TableQuery {
             }
         };
         if let Some(c) = &column {
-            let col = schema.column(c).ok_or_else(|| unknown_column(schema, c))?;
+            let col = scope.column(c)?;
             if op != AggOp::Count && !col.ty.is_numeric() {
                 return Err(SkillError::invalid(
                     "column_not_numeric",
@@ -274,7 +315,7 @@ impl TableQuery {
         let group_by = match obj.get("group_by") {
             None | Some(Value::Null) => None,
             Some(Value::String(g)) => {
-                schema.column(g).ok_or_else(|| unknown_column(schema, g))?;
+                scope.column(g)?;
                 Some(g.clone())
             }
             Some(v) => {
@@ -300,7 +341,7 @@ impl TableQuery {
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, f)| parse_filter(i, f, schema))
+                    .map(|(i, f)| parse_filter(i, f, scope))
                     .collect::<Result<Vec<_>, _>>()?
             }
             Some(v) => {
@@ -326,7 +367,7 @@ fn bad_op(s: &str) -> SkillError {
     )
 }
 
-fn parse_filter(i: usize, f: &Value, schema: &TableSchema) -> Result<Filter, SkillError> {
+fn parse_filter(i: usize, f: &Value, scope: &Scope<'_>) -> Result<Filter, SkillError> {
     let at = |name: &str| format!("filters[{i}].{name}");
     let obj = f.as_object().ok_or_else(|| {
         SkillError::invalid(
@@ -368,9 +409,7 @@ fn parse_filter(i: usize, f: &Value, schema: &TableSchema) -> Result<Filter, Ski
             ))
         }
     };
-    let col = schema
-        .column(column)
-        .ok_or_else(|| unknown_column(schema, column))?;
+    let col = scope.column(column)?;
     let op = match obj.get("op") {
         Some(Value::String(s)) => FilterOp::parse(s).ok_or_else(|| {
             SkillError::invalid(
@@ -639,8 +678,53 @@ mod tests {
         schema: &TableSchema,
         input: Value,
     ) -> Result<Value, SkillError> {
-        let q = TableQuery::parse(&input, schema)?;
+        let all: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
+        let scope = Scope {
+            schema,
+            granted: &all,
+            capability: "orders.query",
+        };
+        let q = TableQuery::parse(&input, &scope)?;
         run(pool, schema, &q).await
+    }
+
+    #[tokio::test]
+    async fn a_column_outside_the_grant_is_refused_wherever_it_is_named() {
+        let (_pool, schema) = orders(42, 10).await;
+        let granted: Vec<String> = ["region", "order_value"].map(String::from).to_vec();
+        let scope = Scope {
+            schema: &schema,
+            granted: &granted,
+            capability: "orders.query",
+        };
+        for input in [
+            json!({"aggregate": "count", "group_by": "customer_email"}),
+            json!({"aggregate": {"op": "count", "column": "customer_name"}}),
+            json!({"filters": [{"column": "customer_email", "op": "eq", "value": "a@b.c"}]}),
+        ] {
+            match TableQuery::parse(&input, &scope) {
+                Err(SkillError::InvalidParams { code, message }) => {
+                    assert_eq!(code, "scope_denied", "{input}");
+                    assert!(message.contains("not granted by orders.query"), "{message}");
+                    assert!(
+                        message.contains("granted columns: region, order_value"),
+                        "{message}"
+                    );
+                }
+                other => panic!("{input}: expected scope_denied, got {other:?}"),
+            }
+        }
+        // A column that does not exist is still "unknown", not "denied".
+        match TableQuery::parse(&json!({"group_by": "colour"}), &scope) {
+            Err(SkillError::InvalidParams { code, .. }) => assert_eq!(code, "unknown_column"),
+            other => panic!("expected unknown_column, got {other:?}"),
+        }
+        let q = TableQuery::parse(
+            &json!({"aggregate": {"op": "sum", "column": "order_value"}, "group_by": "region"}),
+            &scope,
+        )
+        .expect("granted columns pass");
+        assert_eq!(q.group_by.as_deref(), Some("region"));
     }
 
     fn field(o: &OrderRow, c: &str) -> Scalar {

@@ -9,7 +9,7 @@
 //!   holds the token; a request without it never reaches a skill.
 
 use super::config::{Handler, PeerConfig, SkillConfig};
-use super::datasets::{ColumnType, TableSchema};
+use super::datasets::{Column, ColumnType, TableSchema};
 use super::executor::PeerExecutor;
 use super::task_store::BoundedTaskStore;
 use super::{PeerState, Token, SERVICE_ID, VERSION};
@@ -231,9 +231,7 @@ pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
             "One aggregate (count, sum, avg, min, max) over table {}, with filters (eq, ne, lt, lte, gt, gte, in) \
              and an optional group_by. Columns: {}.",
             schema.table,
-            schema
-                .columns
-                .iter()
+            granted(skill, schema)
                 .map(|c| format!("{} ({})", c.name, c.ty.as_sql()))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -247,19 +245,25 @@ pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
     }
 }
 
+/// The columns of `schema` that `skill` grants: all a card may advertise.
+fn granted<'a>(
+    skill: &'a SkillConfig,
+    schema: &'a TableSchema,
+) -> impl Iterator<Item = &'a Column> + 'a {
+    schema
+        .columns
+        .iter()
+        .filter(|c| skill.granted_columns.contains(&c.name))
+}
+
 /// A data part a client can send to call `skill`.
 pub fn sample_call(skill: &SkillConfig, schema: &TableSchema) -> Value {
     let input = match skill.handler {
         Handler::TableQuery => {
-            let numeric = schema
-                .columns
-                .iter()
+            let numeric = granted(skill, schema)
                 .find(|c| c.ty.is_numeric())
                 .map(|c| c.name.clone());
-            let group = schema
-                .columns
-                .iter()
-                .skip(1)
+            let group = granted(skill, schema)
                 .find(|c| c.ty == ColumnType::Text)
                 .map(|c| c.name.clone());
             match numeric {
@@ -413,7 +417,8 @@ hub_url: http://127.0.0.1:3000
 database: unused.db
 dataset: { kind: orders, seed: 42, rows: 624 }
 skills:
-  - { capability: orders.query, kind: data-share, handler: table_query, table: orders }
+  - { capability: orders.query, kind: data-share, handler: table_query, table: orders,
+      granted_columns: [region, order_date, order_value, product] }
 agents: [ {id: data-steward, name: "Data Steward"} ]
 "#;
 

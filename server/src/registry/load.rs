@@ -124,11 +124,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
         Ok(c) => Some(c),
         Err(errors) => {
             for (i, e) in errors {
-                let path = [
-                    Seg::Key("capabilities"),
-                    Seg::Index(i),
-                    Seg::Key("response_schema"),
-                ];
+                let path = [Seg::Key("capabilities"), Seg::Index(i), Seg::Key(e.field)];
                 issues.push(locator.issue(&path, e.to_string()));
             }
             None

@@ -154,6 +154,11 @@ pub struct Capability {
     pub deadline_ms: Option<u64>,
     /// JSON Schema every response must satisfy (else `SCHEMA_INVALID`).
     pub response_schema: serde_json::Value,
+    /// JSON Schema a caller's input must satisfy before the hub forwards
+    /// it (else `NOT_PERMITTED`): the hub's half of a data-share grant, e.g.
+    /// which columns a query may group by. Absent: the provider decides.
+    #[serde(default)]
+    pub input_schema: Option<serde_json::Value>,
     /// What of a response may reach a browser, and how redacted; which
     /// fields are untrusted free text. Absent: nothing reaches a browser.
     #[serde(default)]

@@ -9,7 +9,6 @@ pub mod budget;
 pub mod tickets;
 
 use super::config::Handler;
-use super::datasets::TableSchema;
 use super::query;
 use serde_json::{Map, Value};
 use sqlx::SqlitePool;
@@ -62,8 +61,8 @@ impl From<sqlx::Error> for SkillError {
 pub struct SkillContext<'a> {
     /// The peer's own store (read only by skills).
     pub pool: &'a SqlitePool,
-    /// The dataset table's columns.
-    pub schema: &'a TableSchema,
+    /// The dataset table and what of it this capability grants.
+    pub scope: query::Scope<'a>,
 }
 
 /// Runs `handler` on `input`.
@@ -74,8 +73,8 @@ pub async fn run(
 ) -> Result<SkillOutput, SkillError> {
     match handler {
         Handler::TableQuery => {
-            let q = query::TableQuery::parse(input, ctx.schema)?;
-            let result = query::run(ctx.pool, ctx.schema, &q).await?;
+            let q = query::TableQuery::parse(input, &ctx.scope)?;
+            let result = query::run(ctx.pool, ctx.scope.schema, &q).await?;
             let text = query::summary_line(&result);
             Ok(SkillOutput { result, text })
         }
