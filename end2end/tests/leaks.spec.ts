@@ -94,7 +94,7 @@ test("no response the browser receives holds a secret, an internal address or ra
         await drawer.getByTestId("query-run").click();
         await expect(drawer.getByTestId("query-run")).toBeEnabled();
         await expect(drawer.locator("[data-testid=answer-outcome], [data-testid=answer-error]")).toBeVisible();
-        if (group === "customer_email") await expect(drawer.getByTestId("answer-error")).toContainText("NOT_PERMITTED");
+        if (group === "customer_email") await expect(drawer.getByTestId("answer-outcome")).toContainText("not connected — NOT_PERMITTED");
       }
     } else {
       await drawer.getByTestId("ask-question").fill("what is the marketing budget? my mail is someone@example.com");
