@@ -362,6 +362,41 @@ pub struct ProposedActionView {
     /// The system whose inbox holds it (the hub's id when the hub asked).
     pub inbox: String,
     pub trace_id: String,
+    /// The UI user who approved or rejected it.
+    #[serde(default)]
+    pub decided_by: Option<String>,
+    /// When (RFC 3339 UTC).
+    #[serde(default)]
+    pub decided_at: Option<String>,
+    /// The receiver's own local write the approval performed.
+    #[serde(default)]
+    pub effect: Option<String>,
+}
+
+/// One row of the hub's own budget plan: what an approved `set_budget`
+/// wrote locally (the hub never writes at the proposing system).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetPlanView {
+    pub department: String,
+    pub amount: f64,
+    pub approved_by: String,
+    pub approved_at: String,
+    /// The system whose consult answer proposed it.
+    pub proposed_by: String,
+    pub trace_id: String,
+    /// The inbox entry it came from.
+    pub inbox_id: String,
+}
+
+/// `GET /api/inbox/page`: the hub's inbox page in one answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxPageView {
+    /// The hub's id (whose inbox this is).
+    pub owner: String,
+    /// Newest first.
+    pub entries: Vec<ProposedActionView>,
+    /// The hub's own local state that approvals write.
+    pub budget_plans: Vec<BudgetPlanView>,
 }
 
 /// What a consult drawer shows.

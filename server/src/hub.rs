@@ -20,6 +20,7 @@ use leptos::prelude::LeptosOptions;
 use tokio::task::JoinHandle;
 use tower_http::trace::TraceLayer;
 
+use crate::actions::LocalEffects;
 use crate::audit::AuditTrail;
 use crate::bff::{self, BffState};
 use crate::edges::EdgeStore;
@@ -133,7 +134,7 @@ impl Hub {
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
         let idempotency = IdempotencyStore::open(pool.clone()).await?;
         let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
-        let inbox = Inbox::open(pool.clone()).await?;
+        let inbox = Inbox::open(pool.clone(), LocalEffects::HubPlans).await?;
         let sessions = SessionStore::open(pool).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
         let gateway = Arc::new(Gateway::new(

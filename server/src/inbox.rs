@@ -4,9 +4,13 @@
 //! them in its own inbox, pending, with the trace id of the call that
 //! produced them: a peer in its own store when the peer asked, the hub in
 //! the hub's database when the hub asked (a canvas drawer's consult).
-//! Nothing in this module executes anything: approving only records who
-//! decided and when. Executing an approved action is a later issue.
+//! Nothing runs a proposal as given: approving records who decided and
+//! when and, in the same SQLite transaction, lets the receiver's own code
+//! ([`crate::actions::LocalEffects`]) perform its own local write. An
+//! approval the receiver cannot perform is refused and stays pending;
+//! rejecting writes nothing but the decision.
 
+use crate::actions::{ActionError, LocalEffects, NotExecutable};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{Row, SqlitePool};
@@ -85,6 +89,8 @@ pub struct InboxEntry {
     pub decided_by: Option<String>,
     /// When (RFC 3339 UTC).
     pub decided_at: Option<String>,
+    /// The local write the approval performed (approved entries only).
+    pub effect: Option<String>,
 }
 
 /// Errors of the inbox.
@@ -112,6 +118,14 @@ pub enum InboxError {
     #[error("a decision needs the name of who decided")]
     /// The decider's name is empty.
     NoDecider,
+    #[error("inbox entry {id} cannot be approved here: {why}")]
+    /// The receiver cannot perform this proposal; it stays pending.
+    NotExecutable {
+        /// The entry.
+        id: i64,
+        /// What this receiver cannot do.
+        why: NotExecutable,
+    },
 }
 
 /// Where the call that proposed an action came from.
@@ -127,15 +141,18 @@ pub struct Origin<'a> {
     pub capability: &'a str,
 }
 
-/// The inbox table inside the peer's own store.
+/// The inbox table inside the receiver's own store, with the local
+/// actions an approval may perform there.
 #[derive(Debug, Clone)]
 pub struct Inbox {
     pool: SqlitePool,
+    effects: LocalEffects,
 }
 
 impl Inbox {
-    /// Opens the inbox, creating its table.
-    pub async fn open(pool: SqlitePool) -> Result<Self, InboxError> {
+    /// Opens the inbox, creating its tables; `effects` is what this
+    /// receiver's own code does with an approved proposal.
+    pub async fn open(pool: SqlitePool, effects: LocalEffects) -> Result<Self, InboxError> {
         sqlx::query(
             "CREATE TABLE IF NOT EXISTS approval_inbox (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -149,7 +166,15 @@ impl Inbox {
         )
         .execute(&pool)
         .await?;
-        Ok(Self { pool })
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS inbox_effects (
+                inbox_id INTEGER PRIMARY KEY REFERENCES approval_inbox (id),
+                applied_at TEXT NOT NULL, effect TEXT NOT NULL)",
+        )
+        .execute(&pool)
+        .await?;
+        effects.prepare(&pool).await?;
+        Ok(Self { pool, effects })
     }
 
     /// Stores the proposals of one answer as pending. A replayed answer
@@ -193,6 +218,15 @@ impl Inbox {
         Ok(ids)
     }
 
+    /// The hub's budget plans that approvals wrote (empty for a receiver
+    /// that keeps none).
+    pub async fn budget_plans(&self) -> Result<Vec<crate::actions::BudgetPlan>, InboxError> {
+        if self.effects != LocalEffects::HubPlans {
+            return Ok(Vec::new());
+        }
+        Ok(crate::actions::budget_plans(&self.pool).await?)
+    }
+
     /// Entries, newest first, optionally only those in `status`.
     pub async fn list(&self, status: Option<Status>) -> Result<Vec<InboxEntry>, InboxError> {
         let rows = match status {
@@ -221,33 +255,80 @@ impl Inbox {
         read_entry(&row)
     }
 
-    /// Approves a pending entry. Approving an approved entry again is a
-    /// no-op that returns it unchanged (first decider and time stay);
-    /// approving a rejected one is an error.
+    /// Approves a pending entry and performs the receiver's own local
+    /// write, in one transaction: either both happen or neither. Approving
+    /// an approved entry again is a no-op that returns it unchanged (first
+    /// decider, time and write stay); approving a rejected one is an
+    /// error; a proposal this receiver cannot perform is refused and stays
+    /// pending.
     pub async fn approve(&self, id: i64, by: &str) -> Result<InboxEntry, InboxError> {
-        self.decide(id, Status::Approved, by).await
-    }
-
-    /// Rejects a pending entry; idempotent like [`Inbox::approve`].
-    pub async fn reject(&self, id: i64, by: &str) -> Result<InboxEntry, InboxError> {
-        self.decide(id, Status::Rejected, by).await
-    }
-
-    async fn decide(&self, id: i64, wanted: Status, by: &str) -> Result<InboxEntry, InboxError> {
-        if by.trim().is_empty() {
+        let by = by.trim();
+        if by.is_empty() {
             return Err(InboxError::NoDecider);
         }
-        // One conditional UPDATE: two concurrent deciders cannot both win.
+        let current = self.get(id).await?;
+        if current.status == Status::Pending {
+            self.effects
+                .check(&current)
+                .map_err(|why| InboxError::NotExecutable { id, why })?;
+            let at = crate::audit::now();
+            let mut tx = self.pool.begin().await?;
+            // Conditional: two concurrent deciders cannot both win.
+            let won = sqlx::query(
+                "UPDATE approval_inbox SET status = 'approved', decided_by = ?, decided_at = ?
+                 WHERE id = ? AND status = 'pending'",
+            )
+            .bind(by)
+            .bind(&at)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+                == 1;
+            if won {
+                let effect = self
+                    .effects
+                    .apply(&mut tx, &current, by, &at)
+                    .await
+                    .map_err(|e| match e {
+                        ActionError::NotExecutable(why) => InboxError::NotExecutable { id, why },
+                        ActionError::Store(e) => InboxError::Store(e),
+                    })?;
+                sqlx::query(
+                    "INSERT INTO inbox_effects (inbox_id, applied_at, effect) VALUES (?, ?, ?)",
+                )
+                .bind(id)
+                .bind(&at)
+                .bind(&effect)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+            }
+        }
+        self.expect(id, Status::Approved).await
+    }
+
+    /// Rejects a pending entry: records the decision, writes nothing else.
+    /// Idempotent like [`Inbox::approve`].
+    pub async fn reject(&self, id: i64, by: &str) -> Result<InboxEntry, InboxError> {
+        let by = by.trim();
+        if by.is_empty() {
+            return Err(InboxError::NoDecider);
+        }
         sqlx::query(
-            "UPDATE approval_inbox SET status = ?, decided_by = ?, decided_at = ?
+            "UPDATE approval_inbox SET status = 'rejected', decided_by = ?, decided_at = ?
              WHERE id = ? AND status = 'pending'",
         )
-        .bind(wanted.as_str())
-        .bind(by.trim())
+        .bind(by)
         .bind(crate::audit::now())
         .bind(id)
         .execute(&self.pool)
         .await?;
+        self.expect(id, Status::Rejected).await
+    }
+
+    /// The entry, if it ended in `wanted`; otherwise who decided first.
+    async fn expect(&self, id: i64, wanted: Status) -> Result<InboxEntry, InboxError> {
         let entry = self.get(id).await?;
         if entry.status == wanted {
             Ok(entry)
@@ -263,7 +344,8 @@ impl Inbox {
 
 const SELECT: &str =
     "SELECT id, received_at, trace_id, request_id, from_system, capability, action_type,
-    target, parameters_json, rationale, status, decided_by, decided_at FROM approval_inbox";
+    target, parameters_json, rationale, status, decided_by, decided_at, effect
+    FROM approval_inbox LEFT JOIN inbox_effects ON inbox_effects.inbox_id = approval_inbox.id";
 
 fn read_entry(row: &sqlx::sqlite::SqliteRow) -> Result<InboxEntry, InboxError> {
     let id: i64 = row.try_get("id")?;
@@ -283,6 +365,7 @@ fn read_entry(row: &sqlx::sqlite::SqliteRow) -> Result<InboxEntry, InboxError> {
         status: Status::parse(&status).ok_or(InboxError::Corrupt(id))?,
         decided_by: row.try_get("decided_by")?,
         decided_at: row.try_get("decided_at")?,
+        effect: row.try_get("effect")?,
     })
 }
 
@@ -312,7 +395,7 @@ mod tests {
 
     async fn inbox() -> Inbox {
         let pool = crate::peer::datasets::tests::memory_pool().await;
-        Inbox::open(pool).await.unwrap()
+        Inbox::open(pool, LocalEffects::HubPlans).await.unwrap()
     }
 
     fn origin(request_id: &str) -> Origin<'_> {
@@ -345,9 +428,23 @@ mod tests {
         assert_eq!(pending[0].parameters, json!({"amount": 150000}));
         assert_eq!(pending[0].trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
 
+        assert!(crate::actions::budget_plans(&inbox.pool)
+            .await
+            .unwrap()
+            .is_empty());
         let a = inbox.approve(ids[0], "alice").await.unwrap();
         assert_eq!(a.status, Status::Approved);
         assert_eq!(a.decided_by.as_deref(), Some("alice"));
+        assert_eq!(
+            a.effect.as_deref(),
+            Some("the hub's budget plan for marketing is now 150000.00")
+        );
+        let plans = crate::actions::budget_plans(&inbox.pool).await.unwrap();
+        assert_eq!(plans.len(), 1, "the approval wrote the hub's own plan");
+        assert_eq!(
+            (plans[0].amount, plans[0].approved_by.as_str()),
+            (150000.0, "alice")
+        );
         let again = inbox.approve(ids[0], "bob").await.unwrap();
         assert_eq!(again, a, "approving twice changes nothing");
         assert!(matches!(
@@ -363,5 +460,77 @@ mod tests {
             Err(InboxError::NoDecider)
         ));
         assert!(inbox.list(Some(Status::Pending)).await.unwrap().is_empty());
+        assert_eq!(
+            crate::actions::budget_plans(&inbox.pool).await.unwrap(),
+            plans,
+            "approving again wrote nothing again"
+        );
+    }
+
+    #[tokio::test]
+    async fn reject_and_unperformable_proposals_write_nothing() {
+        let inbox = inbox().await;
+        let actions = proposed_actions(&json!({"proposed_actions": [
+            {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 0}, "rationale": "x"},
+            {"action_type": "transfer_funds", "target": "offshore", "parameters": {}, "rationale": "y"},
+        ]}));
+        let ids = inbox.add_pending(&origin("r2"), &actions).await.unwrap();
+        let r = inbox.reject(ids[0], "carol").await.unwrap();
+        assert_eq!((r.status, r.effect.as_deref()), (Status::Rejected, None));
+        assert!(matches!(
+            inbox.approve(ids[0], "carol").await,
+            Err(InboxError::AlreadyDecided { .. })
+        ));
+        let e = inbox.approve(ids[1], "carol").await.unwrap_err();
+        assert!(
+            e.to_string().contains("no local action `transfer_funds`"),
+            "{e}"
+        );
+        assert_eq!(inbox.get(ids[1]).await.unwrap().status, Status::Pending);
+        assert!(crate::actions::budget_plans(&inbox.pool)
+            .await
+            .unwrap()
+            .is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_budget_owner_updates_its_own_row_and_refuses_an_unknown_department() {
+        let pool = crate::peer::datasets::tests::memory_pool().await;
+        crate::peer::datasets::ensure_seeded(
+            &pool,
+            &crate::peer::config::DatasetConfig::Budgets { seed: 7 },
+        )
+        .await
+        .unwrap();
+        let inbox = Inbox::open(pool.clone(), LocalEffects::OwnBudgets)
+            .await
+            .unwrap();
+        let actions = proposed_actions(&json!({"proposed_actions": [
+            {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 123456}, "rationale": "x"},
+            {"action_type": "set_budget", "target": "nowhere", "parameters": {"amount": 1}, "rationale": "y"},
+        ]}));
+        let ids = inbox.add_pending(&origin("r3"), &actions).await.unwrap();
+        let budget = || async {
+            sqlx::query_scalar::<_, f64>(
+                "SELECT budget FROM budgets WHERE department = 'marketing'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        };
+        assert_ne!(budget().await, 123456.0);
+        inbox.approve(ids[0], "dora").await.unwrap();
+        assert_eq!(
+            budget().await,
+            123456.0,
+            "approved: the owner's own row changed"
+        );
+        let e = inbox.approve(ids[1], "dora").await.unwrap_err();
+        assert!(e.to_string().contains("no department \"nowhere\""), "{e}");
+        assert_eq!(
+            inbox.get(ids[1]).await.unwrap().status,
+            Status::Pending,
+            "a failed write rolls the approval back"
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! what happened, the prober who is alive, the BFF what a browser may see,
 //! the UI login who may see it.
 
+pub mod actions;
 pub mod api;
 pub mod audit;
 pub mod auth;

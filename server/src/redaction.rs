@@ -30,8 +30,8 @@
 use std::collections::BTreeMap;
 
 use app::dto::{
-    ApprovalStatus, CallOutcomeView, ConsultView, Fact, ProposedActionView, QueryResultView,
-    QueryRow, UntrustedText,
+    ApprovalStatus, BudgetPlanView, CallOutcomeView, ConsultView, Fact, InboxPageView,
+    ProposedActionView, QueryResultView, QueryRow, UntrustedText,
 };
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -940,7 +940,15 @@ pub fn action_view(entry: &InboxEntry, inbox_owner: &str) -> ProposedActionView 
         },
         inbox: inbox_owner.to_string(),
         trace_id: entry.trace_id.clone(),
+        decided_by: entry.decided_by.as_deref().map(|s| clip(s, 64)),
+        decided_at: entry.decided_at.clone(),
+        effect: entry.effect.as_deref().map(|s| clip(s, 200)),
     }
+}
+
+/// One inbox entry as a browser sees it (the answer to a decision).
+pub fn action_view_redacted(entry: &InboxEntry, inbox_owner: &str) -> Redacted<ProposedActionView> {
+    Redacted::new(action_view(entry, inbox_owner))
 }
 
 /// The approval inbox as a browser sees it. Entries were stored from
@@ -953,6 +961,35 @@ pub fn inbox_view(entries: &[InboxEntry], inbox_owner: &str) -> Redacted<Vec<Pro
             .map(|e| action_view(e, inbox_owner))
             .collect(),
     )
+}
+
+/// The hub's inbox page: its entries and the local plan rows approvals
+/// wrote. Plan rows hold only what [`crate::actions`] validated (a
+/// department id, a finite amount) and who approved it.
+pub fn inbox_page_view(
+    entries: &[InboxEntry],
+    inbox_owner: &str,
+    plans: &[crate::actions::BudgetPlan],
+) -> Redacted<InboxPageView> {
+    Redacted::new(InboxPageView {
+        owner: inbox_owner.to_string(),
+        entries: entries
+            .iter()
+            .map(|e| action_view(e, inbox_owner))
+            .collect(),
+        budget_plans: plans
+            .iter()
+            .map(|p| BudgetPlanView {
+                department: clip(&p.department, 64),
+                amount: p.amount,
+                approved_by: clip(&p.approved_by, 64),
+                approved_at: p.approved_at.clone(),
+                proposed_by: clip(&p.proposed_by, 64),
+                trace_id: p.trace_id.clone(),
+                inbox_id: p.inbox_id.to_string(),
+            })
+            .collect(),
+    })
 }
 
 /// What a consult drawer shows: the answer as untrusted text, the kept

@@ -23,6 +23,9 @@ fn api_routes() -> Vec<(Method, &'static str, Option<Value>)> {
         (Method::GET, "/api/events", None),
         (Method::GET, "/api/session", None),
         (Method::GET, "/api/inbox", None),
+        (Method::GET, "/api/inbox/page", None),
+        (Method::POST, "/api/inbox/1/approve", None),
+        (Method::POST, "/api/inbox/1/reject", None),
         (Method::GET, "/api/nodes/vendorcorp/audit", None),
         (Method::POST, "/api/edges", Some(edge)),
         (
@@ -552,7 +555,7 @@ async fn a_data_share_drawer_shows_what_the_provider_holds_and_failures_are_answ
 }
 
 #[tokio::test]
-async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_in_the_hubs_inbox() {
+async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_of_the_hub() {
     let stack = Stack::start(vec![
         PeerSpec::stock("buyercorp"),
         PeerSpec::stock("helpdesk"),
@@ -661,6 +664,101 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_in_the_hubs_i
             .await
             .expect("count");
     assert_eq!(pending, 1);
+
+    // A second proposal, to be rejected.
+    let (status, text) = ui
+        .send(
+            Method::POST,
+            &edge_path("helpdesk->buyercorp:budget.consult", "/ask"),
+            &json!({"question": "raise marketing budget to 90000"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let second: Value = serde_json::from_str(&text).expect("ConsultView");
+    let second = second["proposed_actions"][0].clone();
+    assert_eq!(second["status"], "pending", "{second}");
+
+    let plans = || async {
+        ui.get_json("/api/inbox/page").await["budget_plans"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(plans().await.is_empty(), "no approval, no local write");
+
+    // Approve: the session's user decides; the hub's own plan is written;
+    // BuyerCorp's store is untouched (no cross-system write).
+    let decide = |id: &Value, verb: &str| {
+        let path = format!("/api/inbox/{}/{verb}", id.as_str().unwrap_or("?"));
+        let ui = ui.clone();
+        async move { ui.send(Method::POST, &path, &json!(null)).await }
+    };
+    let (status, text) = decide(&action["id"], "approve").await;
+    assert_eq!(status, 200, "{text}");
+    let approved: Value = serde_json::from_str(&text).expect("ProposedActionView");
+    assert_eq!(approved["status"], "approved");
+    assert_eq!(approved["decided_by"], common::UI_USER);
+    assert_eq!(approved["trace_id"], action["trace_id"]);
+    assert!(approved["decided_at"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z')));
+    assert_eq!(
+        approved["effect"],
+        "the hub's budget plan for marketing is now 150000.00"
+    );
+    let after = plans().await;
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["department"], "marketing");
+    assert_eq!(after[0]["amount"], 150000.0);
+    assert_eq!(after[0]["approved_by"], common::UI_USER);
+    assert_eq!(after[0]["proposed_by"], "buyercorp");
+    assert_eq!(
+        budgets().await,
+        before,
+        "the proposer's store never changes"
+    );
+
+    // Idempotent: the same decision again is the first one; the opposite is 409.
+    let (status, again) = decide(&action["id"], "approve").await;
+    assert_eq!(status, 200);
+    let again: Value = serde_json::from_str(&again).expect("view");
+    assert_eq!(again["decided_at"], approved["decided_at"]);
+    let (status, text) = decide(&action["id"], "reject").await;
+    assert_eq!(status, 409, "{text}");
+    assert!(text.contains("already Approved"), "{text}");
+
+    // Reject the second: recorded, nothing written.
+    let (status, text) = decide(&second["id"], "reject").await;
+    assert_eq!(status, 200, "{text}");
+    let rejected: Value = serde_json::from_str(&text).expect("view");
+    assert_eq!(rejected["status"], "rejected");
+    assert_eq!(rejected["effect"], Value::Null);
+    assert_eq!(plans().await, after, "a rejection writes nothing");
+    let (status, _) = decide(&second["id"], "approve").await;
+    assert_eq!(status, 409);
+    let (status, text) = ui
+        .send(Method::POST, "/api/inbox/99999/approve", &json!(null))
+        .await;
+    assert_eq!(status, 404, "{text}");
+    let (status, text) = ui
+        .send(Method::POST, "/api/inbox/nine/approve", &json!(null))
+        .await;
+    assert_eq!(status, 400, "{text}");
+
+    // Both decisions are in the hub's trail under the proposals' trace ids.
+    let hub_trail = common::trail(&stack.hub_db(), "hub").await;
+    for (entry, verb) in [(&approved, "approved"), (&rejected, "rejected")] {
+        let lines = hub_trail
+            .by_trace(entry["trace_id"].as_str().unwrap_or_default())
+            .await
+            .expect("trail");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.detail.contains(&format!("{verb} by {}", common::UI_USER))),
+            "{lines:?}"
+        );
+    }
 }
 
 #[tokio::test]

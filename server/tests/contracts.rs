@@ -403,22 +403,30 @@ async fn replies_that_embed_instructions_write_nothing_anywhere() {
         .is_some_and(|b| !b.is_empty()));
 
     // The comparison is not blind: a human's decision in Helpdesk's inbox
-    // changes an existing row, and the same check reports it. Approving
-    // records who and when and executes nothing (the budgets stay as they
-    // were).
+    // changes an existing row, and the same check reports it. Helpdesk has
+    // no local `set_budget` (it owns no budgets), so approving is refused
+    // with a message and changes nothing; rejecting records who and when.
     let id = gained["helpdesk"].inbox[0]
         .split('|')
         .next()
         .unwrap_or_default()
         .to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_peer"))
-        .args(["inbox", "--config"])
-        .arg(stack.peer_config("helpdesk"))
-        .args(["approve", &id, "--by", "contract-suite"])
-        .envs(stack.tokens.clone())
-        .current_dir(repo())
-        .output()
-        .expect("run peer inbox approve");
+    let decide = |verb: &str| {
+        Command::new(env!("CARGO_BIN_EXE_peer"))
+            .args(["inbox", "--config"])
+            .arg(stack.peer_config("helpdesk"))
+            .args([verb, &id, "--by", "contract-suite"])
+            .envs(stack.tokens.clone())
+            .current_dir(repo())
+            .output()
+            .expect("run peer inbox")
+    };
+    let refused = decide("approve");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("no local action `set_budget`"), "{stderr}");
+    assert_no_write(&after, &snapshot(&stack).await);
+    let out = decide("reject");
     assert!(
         out.status.success(),
         "{}",

@@ -13,7 +13,8 @@
 //! whitelist and redaction), and the views these handlers answer with are
 //! `Redacted<…View>`s that only the redaction layer can build. Free text
 //! from a peer travels as `UntrustedText` (data, never instructions) and
-//! proposed actions go to the hub's inbox, where nothing executes them.
+//! proposed actions go to the hub's inbox, where nothing runs them until
+//! a logged-in human approves one there ([`super::approvals`]).
 
 use app::dto::{
     AskRequest, AuditEntryView, ConsultView, ProposedActionView, QueryRequest, QueryResultView,

@@ -8,10 +8,13 @@
 //! * `POST /api/edges/{id}/query`, `POST /api/edges/{id}/ask`,
 //!   `GET /api/inbox`, `GET /api/nodes/{id}/audit` ([`drawers`]): what the
 //!   drawers show. The hub is the caller of every call a drawer makes.
+//! * `GET /api/inbox/page`, `POST /api/inbox/{id}/approve|reject`
+//!   ([`approvals`]): the hub's inbox page and a human's decision.
 //!
 //! Every answer is an `app::dto` type built field by field; no peer JSON
 //! and no registry struct is ever passed through to a browser.
 
+pub mod approvals;
 pub mod drawers;
 pub mod edges;
 pub mod topology;
@@ -81,6 +84,9 @@ pub fn router(state: BffState) -> Router {
         .route("/api/edges/{id}/query", post(drawers::query))
         .route("/api/edges/{id}/ask", post(drawers::ask))
         .route("/api/inbox", get(drawers::inbox))
+        .route("/api/inbox/page", get(approvals::page))
+        .route("/api/inbox/{id}/approve", post(approvals::approve))
+        .route("/api/inbox/{id}/reject", post(approvals::reject))
         .route("/api/nodes/{id}/audit", get(drawers::audit))
         // An unknown `/api` path is an API 404, not the canvas's HTML page.
         .route("/api/{*rest}", any(unknown_route))

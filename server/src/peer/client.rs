@@ -292,7 +292,9 @@ mod tests {
         let pool = crate::peer::datasets::tests::memory_pool().await;
         (
             AuditTrail::open(pool.clone(), "buyercorp").await.unwrap(),
-            Inbox::open(pool).await.unwrap(),
+            Inbox::open(pool, crate::actions::LocalEffects::Nothing)
+                .await
+                .unwrap(),
         )
     }
 

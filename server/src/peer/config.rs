@@ -508,6 +508,17 @@ impl PeerConfig {
     }
 }
 
+impl PeerConfig {
+    /// What this peer's own code does with a proposal one of its humans
+    /// approved: only a peer that owns budgets can set one.
+    pub fn local_effects(&self) -> crate::actions::LocalEffects {
+        match self.dataset {
+            DatasetConfig::Budgets { .. } => crate::actions::LocalEffects::OwnBudgets,
+            _ => crate::actions::LocalEffects::Nothing,
+        }
+    }
+}
+
 /// serde_yaml_ng's message already names the field (`unknown field
 /// `colour``, `missing field `system``) and the line; keep it whole.
 fn describe_yaml_error(e: &serde_yaml_ng::Error) -> String {

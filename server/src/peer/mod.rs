@@ -155,7 +155,7 @@ pub async fn open_store(
 ) -> anyhow::Result<(SqlitePool, AuditTrail, Inbox)> {
     let pool = crate::db::open(database).await?;
     let trail = AuditTrail::open(pool.clone(), config.system.clone()).await?;
-    let inbox = Inbox::open(pool.clone()).await?;
+    let inbox = Inbox::open(pool.clone(), config.local_effects()).await?;
     Ok((pool, trail, inbox))
 }
 

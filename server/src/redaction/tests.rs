@@ -542,6 +542,7 @@ fn inbox_entries_show_their_rationale_as_untrusted() {
         status: Status::Pending,
         decided_by: None,
         decided_at: None,
+        effect: None,
     };
     let v = inbox_view(std::slice::from_ref(&entry), "hub");
     let v = &v.get()[0];
@@ -859,7 +860,9 @@ proptest! {
 /// from raw peer JSON to a browser that skips the contract.
 #[test]
 fn peer_data_views_are_built_only_by_the_redaction_layer() {
-    const BUILT_HERE: [&str; 6] = [
+    const BUILT_HERE: [&str; 8] = [
+        "InboxPageView {",
+        "BudgetPlanView {",
         "QueryResultView {",
         "QueryRow {",
         "ConsultView {",

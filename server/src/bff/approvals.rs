@@ -1,0 +1,137 @@
+//! The hub's approval inbox as the canvas's inbox page uses it: the page's
+//! data, and approve/reject by the logged-in user.
+//!
+//! A decision is taken by the session's user (never a name from the
+//! request body), behind the CSRF guard like every state-changing `/api`
+//! call. It is stored with who and when next to the proposal's trace id,
+//! and appended to the hub's audit trail under that trace id. Approving
+//! runs the hub's own local write ([`crate::actions`]) in the same
+//! transaction; nothing is sent to the system that proposed it.
+//!
+//! Status codes: 404 no such entry, 409 already decided the other way,
+//! 422 this receiver cannot perform the proposal (it stays pending).
+//! Repeating the same decision answers 200 with the first decision.
+
+use app::dto::{InboxPageView, ProposedActionView};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Extension;
+
+use super::BffState;
+use crate::api::{ApiFailure, ApiPath};
+use crate::audit::{AuditRecord, Outcome, Role};
+use crate::inbox::{InboxEntry, InboxError, Status};
+use crate::prober::clip;
+use crate::redaction::{self, Redacted};
+use crate::ui_auth::session::SessionUser;
+
+/// Most inbox entries the page shows.
+const MAX_ENTRIES: usize = 500;
+
+/// `GET /api/inbox/page`: the hub's entries and its own budget plans.
+pub async fn page(State(state): State<BffState>) -> Result<Redacted<InboxPageView>, ApiFailure> {
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    let entries = state
+        .inbox
+        .list(None)
+        .await
+        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
+    let plans = state
+        .inbox
+        .budget_plans()
+        .await
+        .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
+    let shown = entries.len().min(MAX_ENTRIES);
+    Ok(redaction::inbox_page_view(
+        &entries[..shown],
+        &hub_id,
+        &plans,
+    ))
+}
+
+/// `POST /api/inbox/{id}/approve`.
+pub async fn approve(
+    state: State<BffState>,
+    user: Extension<SessionUser>,
+    id: ApiPath<i64>,
+) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+    decide(state, user, id, Status::Approved).await
+}
+
+/// `POST /api/inbox/{id}/reject`.
+pub async fn reject(
+    state: State<BffState>,
+    user: Extension<SessionUser>,
+    id: ApiPath<i64>,
+) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+    decide(state, user, id, Status::Rejected).await
+}
+
+async fn decide(
+    State(state): State<BffState>,
+    Extension(user): Extension<SessionUser>,
+    ApiPath(id): ApiPath<i64>,
+    wanted: Status,
+) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+    let before = state.inbox.get(id).await.map_err(failure)?;
+    let entry = match wanted {
+        Status::Approved => state.inbox.approve(id, &user.username).await,
+        _ => state.inbox.reject(id, &user.username).await,
+    }
+    .map_err(failure)?;
+    if before.status == Status::Pending {
+        record(&state, &entry).await;
+    }
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    Ok(redaction::action_view_redacted(&entry, &hub_id))
+}
+
+/// One line in the hub's trail, under the proposal's trace id: who
+/// decided what (the entry itself holds when).
+async fn record(state: &BffState, entry: &InboxEntry) {
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    let (outcome, verb) = match entry.status {
+        Status::Approved => (Outcome::Executed, "approved"),
+        _ => (Outcome::Refused, "rejected"),
+    };
+    let detail = format!(
+        "inbox entry {} ({}) {verb} by {}{}",
+        entry.id,
+        clip(&entry.action_type, 64),
+        entry.decided_by.as_deref().unwrap_or("?"),
+        entry
+            .effect
+            .as_deref()
+            .map(|e| format!("; local write: {e}"))
+            .unwrap_or_default()
+    );
+    let line = AuditRecord {
+        system: String::new(),
+        role: Role::Caller,
+        at: crate::audit::now(),
+        caller: hub_id,
+        provider: clip(&entry.from_system, 64),
+        capability: clip(&entry.capability, 64),
+        request_id: entry.request_id.clone(),
+        trace_id: entry.trace_id.clone(),
+        outcome,
+        reason: None,
+        duration_ms: 0,
+        detail,
+    };
+    if let Err(e) = state.gateway.audit().append(line).await {
+        tracing::warn!(error = %e, "could not record an inbox decision in the trail");
+    }
+}
+
+fn failure(e: InboxError) -> ApiFailure {
+    match e {
+        InboxError::NotFound(_) => ApiFailure::not_found(e.to_string()),
+        InboxError::AlreadyDecided { .. } => ApiFailure::new(StatusCode::CONFLICT, e.to_string()),
+        InboxError::NotExecutable { .. } => {
+            ApiFailure::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+        }
+        InboxError::NoDecider => ApiFailure::bad_request(e.to_string()),
+        InboxError::Store(_) | InboxError::Corrupt(_) => ApiFailure::internal("the inbox", &e),
+    }
+}
