@@ -7,8 +7,10 @@
 pub mod api;
 pub mod canvas;
 pub mod dto;
+pub mod inbox;
 pub mod login;
 pub mod session;
+pub mod untrusted;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -55,6 +57,7 @@ pub fn App() -> impl IntoView {
                 // Async: the page is sent once the topology is in it, so the
                 // first HTML already shows the graph (no streamed fill-in).
                 <Route path=StaticSegment("") view=canvas::CanvasPage ssr=SsrMode::Async/>
+                <Route path=StaticSegment("inbox") view=inbox::InboxPage/>
                 <Route path=StaticSegment("login") view=login::LoginPage/>
             </Routes>
         </Router>

@@ -109,12 +109,17 @@ test("no response the browser receives holds a secret, an internal address or ra
 
   // Every GET route, asked explicitly.
   const roots = view.nodes.filter((n) => n.node_type === "system" || n.node_type === "hub");
-  const gets = ["/api/topology", "/api/session", "/api/inbox", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
+  const gets = ["/api/topology", "/api/session", "/api/inbox", "/api/inbox/page", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
   for (const url of gets) {
     const res = await page.request.get(url);
     expect(res.status(), url).toBe(200);
     check(`GET ${url}`, await res.text(), rules);
   }
+  // The inbox page, rendered and hydrated (it lists peer rationales).
+  await page.goto("/inbox");
+  await expect(page.getByTestId("inbox-page")).toHaveAttribute("data-hydrated", "true");
+  await expect(page.getByTestId("inbox-loading")).toHaveCount(0);
+  check("the inbox page", await page.content(), rules);
   const login = await page.request.get("/login");
   check("the login page", await login.text(), rules);
 

@@ -13,6 +13,9 @@ const API_ROUTES: { method: "GET" | "POST" | "PUT" | "DELETE"; path: string; dat
   { method: "GET", path: "/api/events" },
   { method: "GET", path: "/api/session" },
   { method: "GET", path: "/api/inbox" },
+  { method: "GET", path: "/api/inbox/page" },
+  { method: "POST", path: "/api/inbox/1/approve" },
+  { method: "POST", path: "/api/inbox/1/reject" },
   { method: "GET", path: "/api/nodes/vendorcorp/audit?limit=20" },
   { method: "GET", path: "/api/nodes/hub/audit" },
   { method: "POST", path: "/api/logout" },
@@ -44,7 +47,7 @@ test.describe("without a session", () => {
           expect(body, `${r.method} ${r.path}`).not.toContain("orders.query\",\"kind");
         }
       }
-      for (const page of ["/", "/?x=1", "/anything"]) {
+      for (const page of ["/", "/?x=1", "/inbox", "/anything"]) {
         const res = await req.get(page, { maxRedirects: 0 });
         expect(res.status(), page).toBe(303);
         const location = res.headers()["location"] ?? "";

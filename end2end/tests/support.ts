@@ -37,6 +37,25 @@ export type TopologyView = {
   positions: NodePosition[];
 };
 
+export type ProposedActionView = {
+  id: string;
+  action_type: string;
+  target: string;
+  parameters: string;
+  status: "pending" | "approved" | "rejected";
+  inbox: string;
+  trace_id: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  effect: string | null;
+};
+export type ConsultView = {
+  trace_id: string;
+  outcome: { status: string };
+  facts: { label: string; value: string }[];
+  proposed_actions: ProposedActionView[];
+};
+
 /** The demo peers the topology file ships (the canvas test checks them). */
 export const SYSTEMS = [
   { id: "vendorcorp", name: "VendorCorp", children: ["agent/data-steward", "datasource/orders-db"] },
@@ -155,6 +174,22 @@ export class Api {
       headers: { "X-CSRF-Token": this.csrf },
     });
     expect([204, 404], await res.text()).toContain(res.status());
+  }
+
+  /** Asks a consult edge through the hub, as the consult drawer does. */
+  async ask(edgeId: string, question: string): Promise<ConsultView> {
+    const res = await this.request.post(`/api/edges/${encodeURIComponent(edgeId)}/ask`, {
+      data: { question },
+      headers: { "X-CSRF-Token": this.csrf },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+    return (await res.json()) as ConsultView;
+  }
+
+  /** Approves or rejects an entry of the hub's inbox. */
+  async decide(id: string, verb: "approve" | "reject", csrf: string | null = this.csrf) {
+    const headers: Record<string, string> = csrf === null ? {} : { "X-CSRF-Token": csrf };
+    return this.request.post(`/api/inbox/${encodeURIComponent(id)}/${verb}`, { headers });
   }
 
   async savePositions(positions: NodePosition[]) {

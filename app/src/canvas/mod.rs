@@ -37,6 +37,8 @@ mod source;
 pub mod state;
 pub mod viewport;
 
+pub use panels::format_number;
+
 use leptos::prelude::*;
 
 use self::graph::{GraphModel, Point};
@@ -187,6 +189,10 @@ pub fn CanvasPage() -> impl IntoView {
         <header class="topbar">
             <h1>"Wall Street"</h1>
             <span class="subtitle">"A2A exchange hub"</span>
+            <nav class="nav" aria-label="Pages">
+                <a href="/" aria-current="page" data-testid="nav-canvas">"Canvas"</a>
+                <a href="/inbox" data-testid="nav-inbox">"Inbox"</a>
+            </nav>
             <LiveIndicator/>
             <UserMenu/>
         </header>

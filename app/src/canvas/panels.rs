@@ -22,6 +22,7 @@ use crate::dto::{
     ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, ProposedActionView,
     QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
+use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
 pub const OPS: [&str; 5] = ["count", "sum", "avg", "min", "max"];
@@ -416,24 +417,12 @@ fn BarChart(rows: Vec<QueryRow>) -> impl IntoView {
     }
 }
 
-/// Peer text, inert and marked: a text node in a box that says where it
-/// came from and that nobody vouched for it.
+/// Peer text, inert and marked, named as the canvas names its source.
 #[component]
 fn Untrusted(text: UntrustedText, #[prop(optional)] testid: &'static str) -> impl IntoView {
     let scene = expect_context::<SceneCtx>();
-    let from = scene.name(&text.from);
-    view! {
-        <div
-            class="untrusted"
-            data-testid=if testid.is_empty() { "untrusted" } else { testid }
-            data-untrusted="true"
-            role="note"
-            aria-label=format!("from {from}, unverified")
-        >
-            <p class="untrusted-mark">{format!("from {from}, unverified")}</p>
-            <p class="untrusted-text" data-testid="untrusted-text">{text.text}</p>
-        </div>
-    }
+    let from_name = scene.name(&text.from);
+    view! { <UntrustedBlock text from_name testid/> }
 }
 
 /// A consult answer: the peer's text, its facts, its proposed actions.
@@ -511,7 +500,11 @@ fn ProposedActions(actions: Vec<ProposedActionView>) -> impl IntoView {
         .collect_view();
     view! {
         <h4>"Proposed actions"</h4>
-        <p class="muted">"Nothing runs from here: each waits for a person to approve it in its receiver's inbox."</p>
+        <p class="muted">
+            "Nothing runs from here: each waits for a person to approve it in its receiver's inbox ("
+            <a href="/inbox" data-testid="open-inbox">"open the hub's inbox"</a>
+            ")."
+        </p>
         <ul class="proposed-actions" data-testid="proposed-actions">{items}</ul>
     }
 }
