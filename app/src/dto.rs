@@ -348,6 +348,17 @@ pub enum ApprovalStatus {
     Rejected,
 }
 
+impl ApprovalStatus {
+    /// The wire spelling, also the pages' `data-status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Approved => "approved",
+            ApprovalStatus::Rejected => "rejected",
+        }
+    }
+}
+
 /// A proposed action from a consult answer, as stored in an inbox. It runs
 /// nowhere until a logged-in human of the receiver approves it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -159,14 +159,6 @@ fn InboxBody(page: InboxPageView) -> impl IntoView {
     }
 }
 
-fn status_word(s: ApprovalStatus) -> &'static str {
-    match s {
-        ApprovalStatus::Pending => "pending",
-        ApprovalStatus::Approved => "approved",
-        ApprovalStatus::Rejected => "rejected",
-    }
-}
-
 /// One proposal: what, why (untrusted), and the decision or its controls.
 #[component]
 fn Entry(entry: ProposedActionView) -> impl IntoView {
@@ -235,7 +227,7 @@ fn Entry(entry: ProposedActionView) -> impl IntoView {
         <li
             class="inbox-entry"
             data-testid=format!("inbox-entry-{}", entry.id)
-            data-status=status_word(entry.status)
+            data-status=entry.status.as_str()
         >
             <p class="what">
                 <code>{entry.action_type}</code>

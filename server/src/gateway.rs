@@ -862,6 +862,21 @@ mod tests {
         _dir: tempfile::TempDir,
     }
 
+    impl Fixture {
+        /// One call with a fresh root envelope.
+        async fn call(
+            &self,
+            caller: &str,
+            provider: &str,
+            capability: &str,
+            input: Value,
+        ) -> CallResult {
+            self.gateway
+                .call(caller, provider, capability, input, Envelope::new_root())
+                .await
+        }
+    }
+
     /// A gateway whose vendorcorp and buyercorp point at `port`, with a
     /// deadline of `deadline_ms` and per-test token env vars.
     async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
@@ -968,16 +983,7 @@ mod tests {
         let port = fake_provider(Mode::Slow, Arc::default()).await;
         let f = fixture(port, 300, "SLOW").await;
         let started = std::time::Instant::now();
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         let took = started.elapsed();
         assert_eq!(reason(&r), Some(ReasonCode::Timeout), "{r:?}");
         assert!(
@@ -994,16 +1000,7 @@ mod tests {
     async fn contract_breach_names_the_pointer() {
         let port = fake_provider(Mode::BadSchema, Arc::default()).await;
         let f = fixture(port, 2000, "SCHEMA").await;
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::SchemaInvalid), "{r:?}");
         assert!(detail(&r).contains("/groups/0/count"), "{}", detail(&r));
         assert!(!detail(&r).contains("three"), "no payload in details");
@@ -1013,16 +1010,7 @@ mod tests {
     async fn peer_errors_are_clipped_and_non_2xx_is_peer_error() {
         let port = fake_provider(Mode::RpcError, Arc::default()).await;
         let f = fixture(port, 2000, "RPCERR").await;
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::PeerError));
         assert!(
             detail(&r).chars().count() <= MAX_PEER_DETAIL + 1,
@@ -1032,16 +1020,7 @@ mod tests {
 
         let port = fake_provider(Mode::Http500, Arc::default()).await;
         let f = fixture(port, 2000, "HTTP500").await;
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::PeerError));
         assert!(detail(&r).starts_with("HTTP 500"), "{}", detail(&r));
         assert_eq!(
@@ -1055,16 +1034,7 @@ mod tests {
         let port = fake_provider(Mode::InvalidParams, Arc::default()).await;
         let f = fixture(port, 2000, "PARAMS").await;
         f.board.record_probe("vendorcorp", Ok(()));
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::PeerError));
         assert!(detail(&r).contains("colour"), "{}", detail(&r));
         assert_eq!(f.board.status("vendorcorp"), PeerStatus::Healthy);
@@ -1078,16 +1048,7 @@ mod tests {
             l.local_addr().expect("addr").port()
         };
         let f = fixture(port, 2000, "REFUSED").await;
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "vendorcorp", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::PeerUnreachable), "{r:?}");
         assert!(
             !detail(&r).contains("127.0.0.1"),
@@ -1096,36 +1057,13 @@ mod tests {
         );
 
         let r = f
-            .gateway
-            .call(
-                "helpdesk",
-                "vendorcorp",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
+            .call("helpdesk", "vendorcorp", "orders.query", json!({}))
             .await;
         assert_eq!(reason(&r), Some(ReasonCode::NotPermitted));
-        let r = f
-            .gateway
-            .call(
-                "hub",
-                "nobody",
-                "orders.query",
-                json!({}),
-                Envelope::new_root(),
-            )
-            .await;
+        let r = f.call("hub", "nobody", "orders.query", json!({})).await;
         assert_eq!(reason(&r), Some(ReasonCode::UnknownPeer));
         let r = f
-            .gateway
-            .call(
-                "hub",
-                "vendorcorp",
-                "orders.delete",
-                json!({}),
-                Envelope::new_root(),
-            )
+            .call("hub", "vendorcorp", "orders.delete", json!({}))
             .await;
         assert_eq!(reason(&r), Some(ReasonCode::NotPermitted));
     }

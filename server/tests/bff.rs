@@ -54,6 +54,23 @@ fn api_routes() -> Vec<(Method, &'static str, Option<Value>)> {
     ]
 }
 
+/// `POST /api/edges` for `consumer -> provider : capability`.
+async fn create_edge(
+    ui: &UiClient,
+    consumer: &str,
+    provider: &str,
+    capability: &str,
+) -> (u16, String) {
+    let body = json!({"consumer": consumer, "provider": provider, "capability": capability});
+    ui.send(Method::POST, "/api/edges", &body).await
+}
+
+/// `POST /api/edges/{id}/ask` with `question`.
+async fn ask(ui: &UiClient, edge: &str, question: &str) -> (u16, String) {
+    let body = json!({ "question": question });
+    ui.send(Method::POST, &edge_path(edge, "/ask"), &body).await
+}
+
 fn edge_path(id: &str, tail: &str) -> String {
     format!("/api/edges/{}{tail}", id.replace('>', "%3E"))
 }
@@ -325,13 +342,7 @@ async fn edges_are_checked_on_the_server_persisted_and_removed() {
         .expect("stream opens");
 
     // A forged create for a pair no rule allows.
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            "/api/edges",
-            &json!({"consumer": "vendorcorp", "provider": "buyercorp", "capability": "budget.consult"}),
-        )
-        .await;
+    let (status, text) = create_edge(&ui, "vendorcorp", "buyercorp", "budget.consult").await;
     assert_eq!(status, 403, "{text}");
     let err: Value = serde_json::from_str(&text).expect("ApiError");
     assert_eq!(err["reason"], "NOT_PERMITTED");
@@ -339,36 +350,18 @@ async fn edges_are_checked_on_the_server_persisted_and_removed() {
         err["error"],
         "no rule lets vendorcorp consume budget.consult from buyercorp"
     );
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            "/api/edges",
-            &json!({"consumer": "ghostcorp", "provider": "buyercorp", "capability": "budget.consult"}),
-        )
-        .await;
+    let (status, text) = create_edge(&ui, "ghostcorp", "buyercorp", "budget.consult").await;
     assert_eq!(status, 404, "{text}");
     assert!(text.contains("UNKNOWN_PEER"), "{text}");
     assert_eq!(edge_ids(&ui.get_json("/api/topology").await), seeded);
 
     // A legal one.
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            "/api/edges",
-            &json!({"consumer": "helpdesk", "provider": "buyercorp", "capability": "budget.consult"}),
-        )
-        .await;
+    let (status, text) = create_edge(&ui, "helpdesk", "buyercorp", "budget.consult").await;
     assert_eq!(status, 201, "{text}");
     let edge: Value = serde_json::from_str(&text).expect("EdgeView");
     assert_eq!(edge["id"], "helpdesk->buyercorp:budget.consult");
     assert_eq!(edge["kind"], "consult");
-    let (status, _) = ui
-        .send(
-            Method::POST,
-            "/api/edges",
-            &json!({"consumer": "helpdesk", "provider": "buyercorp", "capability": "budget.consult"}),
-        )
-        .await;
+    let (status, _) = create_edge(&ui, "helpdesk", "buyercorp", "budget.consult").await;
     assert_eq!(status, 409);
     // Open canvases are told to refetch.
     let mut seen = String::new();
@@ -543,13 +536,12 @@ async fn a_data_share_drawer_shows_what_the_provider_holds_and_failures_are_answ
     assert_eq!(view["outcome"]["status"], "not_connected");
     assert_eq!(view["outcome"]["reason"], "PEER_UNREACHABLE");
     assert_eq!(view["rows"], json!([]));
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            &edge_path("hub->helpdesk:ticket.classify", "/ask"),
-            &json!({"question": "Login fails with 403 on the admin console"}),
-        )
-        .await;
+    let (status, text) = ask(
+        &ui,
+        "hub->helpdesk:ticket.classify",
+        "Login fails with 403 on the admin console",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("\"connected\""), "{text}");
 }
@@ -562,13 +554,12 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     ])
     .await;
     let ui = stack.ui().await;
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            &edge_path("hub->helpdesk:ticket.classify", "/ask"),
-            &json!({"question": "Our admin console returns 403 for everyone"}),
-        )
-        .await;
+    let (status, text) = ask(
+        &ui,
+        "hub->helpdesk:ticket.classify",
+        "Our admin console returns 403 for everyone",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     let view: Value = serde_json::from_str(&text).expect("ConsultView");
     assert_eq!(view["outcome"]["status"], "connected", "{view}");
@@ -617,21 +608,14 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
             .collect::<Vec<_>>()
     };
     let before = budgets().await;
-    let (status, _) = ui
-        .send(
-            Method::POST,
-            "/api/edges",
-            &json!({"consumer": "helpdesk", "provider": "buyercorp", "capability": "budget.consult"}),
-        )
-        .await;
+    let (status, _) = create_edge(&ui, "helpdesk", "buyercorp", "budget.consult").await;
     assert_eq!(status, 201);
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            &edge_path("helpdesk->buyercorp:budget.consult", "/ask"),
-            &json!({"question": "raise marketing budget to 150000"}),
-        )
-        .await;
+    let (status, text) = ask(
+        &ui,
+        "helpdesk->buyercorp:budget.consult",
+        "raise marketing budget to 150000",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     let view: Value = serde_json::from_str(&text).expect("ConsultView");
     assert_eq!(view["answer"]["from"], "buyercorp");
@@ -666,13 +650,12 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     assert_eq!(pending, 1);
 
     // A second proposal, to be rejected.
-    let (status, text) = ui
-        .send(
-            Method::POST,
-            &edge_path("helpdesk->buyercorp:budget.consult", "/ask"),
-            &json!({"question": "raise marketing budget to 90000"}),
-        )
-        .await;
+    let (status, text) = ask(
+        &ui,
+        "helpdesk->buyercorp:budget.consult",
+        "raise marketing budget to 90000",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     let second: Value = serde_json::from_str(&text).expect("ConsultView");
     let second = second["proposed_actions"][0].clone();
@@ -776,19 +759,9 @@ async fn no_api_answer_carries_a_secret_an_internal_address_or_a_customer() {
         bodies.push_str(&body);
         bodies.push('\n');
     };
-    let (s, b) = ui.send(
-        Method::POST,
-        "/api/edges",
-        &json!({"consumer": "helpdesk", "provider": "buyercorp", "capability": "budget.consult"}),
-    )
-    .await;
+    let (s, b) = create_edge(&ui, "helpdesk", "buyercorp", "budget.consult").await;
     record("create", s, b);
-    let (s, b) = ui.send(
-        Method::POST,
-        "/api/edges",
-        &json!({"consumer": "vendorcorp", "provider": "buyercorp", "capability": "budget.consult"}),
-    )
-    .await;
+    let (s, b) = create_edge(&ui, "vendorcorp", "buyercorp", "budget.consult").await;
     record("forged create", s, b);
     let query = edge_path("buyercorp->vendorcorp:orders.query", "/query");
     for body in [

@@ -261,10 +261,11 @@ async fn peer_error_when_a_peer_returns_an_error() {
         .await;
     assert_eq!(a.reason(), "PEER_ERROR");
     assert_by_deadline(&a);
-    // Bad input is a peer error too, and its detail names what was wrong.
+    // Input the contract allows but the peer refuses (a sum over a text
+    // column) is a peer error too, and its detail names what was wrong.
     let bad = stack
         .call("buyercorp", "vendorcorp", "orders.query")
-        .body(json!({ "aggregate": { "op": "sum", "column": "colour" } }))
+        .body(json!({ "aggregate": { "op": "sum", "column": "region" } }))
         .send()
         .await;
     assert_eq!(bad.reason(), "PEER_ERROR");
@@ -272,7 +273,7 @@ async fn peer_error_when_a_peer_returns_an_error() {
         bad.json["detail"]
             .as_str()
             .unwrap_or_default()
-            .contains("colour"),
+            .contains("\"region\" is TEXT"),
         "{}",
         bad.json
     );

@@ -119,6 +119,11 @@ fn non_blank(s: String) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
+/// Whether a call of edge `id` is in flight (forms disable themselves).
+fn running_memo(ctx: CanvasCtx, id: String) -> Memo<bool> {
+    Memo::new(move |_| ctx.running.with(|r| r.contains(&id)))
+}
+
 /// The data-share form and its answer.
 #[component]
 pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
@@ -127,10 +132,7 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     let op = draft_signal(ctx, &id, "op", "count");
     let column = draft_signal(ctx, &id, "column", "");
     let group_by = draft_signal(ctx, &id, "group_by", "");
-    let running = {
-        let id = id.clone();
-        Memo::new(move |_| ctx.running.with(|r| r.contains(&id)))
-    };
+    let running = running_memo(ctx, id.clone());
     let on_submit = {
         let id = id.clone();
         move |ev: SubmitEvent| {
@@ -203,10 +205,7 @@ pub(crate) fn ConsultPanel(edge: EdgeView) -> impl IntoView {
     let scene = expect_context::<SceneCtx>();
     let id = edge.id.clone();
     let question = draft_signal(ctx, &id, "question", "");
-    let running = {
-        let id = id.clone();
-        Memo::new(move |_| ctx.running.with(|r| r.contains(&id)))
-    };
+    let running = running_memo(ctx, id.clone());
     let on_submit = {
         let id = id.clone();
         move |ev: SubmitEvent| {
@@ -251,10 +250,7 @@ pub(crate) fn ConsultPanel(edge: EdgeView) -> impl IntoView {
 #[component]
 fn Answer(edge: String) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
-    let running = {
-        let edge = edge.clone();
-        Memo::new(move |_| ctx.running.with(|r| r.contains(&edge)))
-    };
+    let running = running_memo(ctx, edge.clone());
     let answer = Memo::new(move |_| ctx.answers.with(|a| a.get(&edge).cloned()));
     view! {
         <div class="answer" aria-busy=move || running.get().to_string()>
@@ -476,11 +472,7 @@ fn ProposedActions(actions: Vec<ProposedActionView>) -> impl IntoView {
         .into_iter()
         .map(|a| {
             let inbox = scene.name(&a.inbox);
-            let status = match a.status {
-                ApprovalStatus::Pending => "pending",
-                ApprovalStatus::Approved => "approved",
-                ApprovalStatus::Rejected => "rejected",
-            };
+            let status = a.status.as_str();
             view! {
                 <li class="proposed-action" data-testid="proposed-action" data-status=status>
                     <p>

@@ -25,28 +25,15 @@ use crate::prober::clip;
 use crate::redaction::{self, Redacted};
 use crate::ui_auth::session::SessionUser;
 
-/// Most inbox entries the page shows.
-const MAX_ENTRIES: usize = 500;
-
 /// `GET /api/inbox/page`: the hub's entries and its own budget plans.
 pub async fn page(State(state): State<BffState>) -> Result<Redacted<InboxPageView>, ApiFailure> {
-    let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    let entries = state
-        .inbox
-        .list(None)
-        .await
-        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
+    let (entries, hub_id) = super::drawers::inbox_entries(&state).await?;
     let plans = state
         .inbox
         .budget_plans()
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
-    let shown = entries.len().min(MAX_ENTRIES);
-    Ok(redaction::inbox_page_view(
-        &entries[..shown],
-        &hub_id,
-        &plans,
-    ))
+    Ok(redaction::inbox_page_view(&entries, &hub_id, &plans))
 }
 
 /// `POST /api/inbox/{id}/approve`.

@@ -83,6 +83,38 @@ fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
     Ok(())
 }
 
+/// A drawer's call through the gateway as the hub, then the only way to a
+/// view: schema check, whitelist and redaction.
+async fn call_and_redact(
+    state: &BffState,
+    edge: &Edge,
+    hub_id: &str,
+    input: serde_json::Value,
+) -> (
+    CallResult,
+    Result<Redacted<redaction::Data>, crate::reason::NotConnected>,
+    CallMeta,
+) {
+    let result = state
+        .gateway
+        .call(
+            hub_id,
+            &edge.provider,
+            &edge.capability,
+            input,
+            Envelope::new_root(),
+        )
+        .await;
+    let answer = redaction::redact_call(
+        &state.registry.snapshot().contracts,
+        &edge.capability,
+        &edge.provider,
+        &result,
+    );
+    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
+    (result, answer, meta)
+}
+
 /// `POST /api/edges/{id}/query` (data-share edges).
 pub async fn query(
     State(state): State<BffState>,
@@ -101,24 +133,7 @@ pub async fn query(
         "aggregate": {"op": req.op, "column": req.column},
         "group_by": req.group_by,
     });
-    let result = state
-        .gateway
-        .call(
-            &hub_id,
-            &edge.provider,
-            &edge.capability,
-            input,
-            Envelope::new_root(),
-        )
-        .await;
-    // Schema check, whitelist and redaction: the only way to a view.
-    let answer = redaction::redact_call(
-        &state.registry.snapshot().contracts,
-        &edge.capability,
-        &edge.provider,
-        &result,
-    );
-    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
+    let (_, answer, meta) = call_and_redact(&state, &edge, &hub_id, input).await;
     Ok(redaction::query_view(meta, answer.as_ref()))
 }
 
@@ -141,24 +156,8 @@ pub async fn ask(
             "a question must be 1 to {MAX_QUESTION_BYTES} bytes"
         )));
     }
-    let result = state
-        .gateway
-        .call(
-            &hub_id,
-            &edge.provider,
-            &edge.capability,
-            json!({ "question": question }),
-            Envelope::new_root(),
-        )
-        .await;
-    // Schema check, whitelist and redaction: the only way to a view.
-    let answer = redaction::redact_call(
-        &state.registry.snapshot().contracts,
-        &edge.capability,
-        &edge.provider,
-        &result,
-    );
-    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
+    let input = json!({ "question": question });
+    let (result, answer, meta) = call_and_redact(&state, &edge, &hub_id, input).await;
     let mut entries = Vec::new();
     if let (
         Ok(redacted),
@@ -213,14 +212,22 @@ pub async fn ask(
 pub async fn inbox(
     State(state): State<BffState>,
 ) -> Result<Redacted<Vec<ProposedActionView>>, ApiFailure> {
+    let (entries, hub_id) = inbox_entries(&state).await?;
+    Ok(redaction::inbox_view(&entries, &hub_id))
+}
+
+/// The hub's inbox entries (newest first, at most [`MAX_INBOX`]) and its id.
+pub(super) async fn inbox_entries(
+    state: &BffState,
+) -> Result<(Vec<crate::inbox::InboxEntry>, String), ApiFailure> {
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    let entries = state
+    let mut entries = state
         .inbox
         .list(None)
         .await
         .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
-    let shown = entries.len().min(MAX_INBOX);
-    Ok(redaction::inbox_view(&entries[..shown], &hub_id))
+    entries.truncate(MAX_INBOX);
+    Ok((entries, hub_id))
 }
 
 /// `?limit=` of the audit route.

@@ -646,28 +646,15 @@ impl UiClient {
 /// Waits until `url` answers `status` (the process is up), or panics with
 /// the log.
 async fn wait_answering(url: &str, status: u16, log: &Path) {
-    let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(r) = client
-            .get(url)
-            .timeout(Duration::from_millis(500))
-            .send()
-            .await
-        {
-            if r.status().as_u16() == status {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "{url} did not answer {status} within 30 s; log:\n{}",
-        std::fs::read_to_string(log).unwrap_or_default()
-    );
+    wait_for(url, log, |s| s == status, &format!("answer {status}")).await
 }
 
+/// Waits until `url` answers any 2xx.
 async fn wait_ready(url: &str, log: &Path) {
+    wait_for(url, log, |s| (200..300).contains(&s), "become ready").await
+}
+
+async fn wait_for(url: &str, log: &Path, ok: impl Fn(u16) -> bool, what: &str) {
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
@@ -677,14 +664,14 @@ async fn wait_ready(url: &str, log: &Path) {
             .send()
             .await
         {
-            if r.status().is_success() {
+            if ok(r.status().as_u16()) {
                 return;
             }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!(
-        "{url} not ready after 30 s; log:\n{}",
+        "{url} did not {what} within 30 s; log:\n{}",
         std::fs::read_to_string(log).unwrap_or_default()
     );
 }
