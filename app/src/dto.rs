@@ -206,6 +206,21 @@ pub struct CapabilityView {
     pub description: String,
     /// Deadline of one call in milliseconds.
     pub deadline_ms: u64,
+    /// What the capability's input contract lets a caller name, per input
+    /// field (e.g. `group_by` → `region, order_date, product`); empty when
+    /// the capability has no input contract. The query form offers these.
+    #[serde(default)]
+    pub input_grants: Vec<InputGrant>,
+}
+
+/// The values one input field may take under the capability's input
+/// contract (`input_schema` in the topology file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputGrant {
+    /// Dot path of the input field (`aggregate.column`, `filters[].column`).
+    pub field: String,
+    /// The allowed string values, in the contract's order.
+    pub allowed: Vec<String>,
 }
 
 /// Everything `GET /api/topology` answers: what the canvas draws.

@@ -51,6 +51,11 @@ test("a data-share drawer shows the provider's data, as the provider computes it
   await page.getByTestId(`edge-${id}`).click();
   const drawer = page.getByTestId("drawer");
 
+  // The form says what the contract lets a query name (from the registry).
+  const grants = drawer.getByTestId("query-grants");
+  await expect(grants).toContainText("group_by: region, order_date, product");
+  await expect(grants).not.toContainText("customer_email");
+
   // The default: count, ungrouped.
   await expect(drawer.getByTestId("query-op")).toHaveValue("count");
   await drawer.getByTestId("query-run").click();

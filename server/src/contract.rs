@@ -150,6 +150,42 @@ fn first_violation(validator: &Validator, value: &Value) -> Result<(), SchemaVio
     }
 }
 
+/// The string enums of an input schema, by dot path (`group_by`,
+/// `aggregate.column`, `filters[].column`): what a caller may name. Only
+/// `properties` and array `items` are followed; `null` and `*` are left
+/// out (they name no column).
+pub fn input_grants(schema: &Value) -> Vec<(String, Vec<String>)> {
+    fn walk(node: &Value, path: String, out: &mut Vec<(String, Vec<String>)>) {
+        if let Some(values) = node.get("enum").and_then(Value::as_array) {
+            let allowed: Vec<String> = values
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|v| *v != "*")
+                .map(str::to_string)
+                .collect();
+            if !allowed.is_empty() && !path.is_empty() {
+                out.push((path.clone(), allowed));
+            }
+        }
+        if let Some(props) = node.get("properties").and_then(Value::as_object) {
+            for (name, sub) in props {
+                let p = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                walk(sub, p, out);
+            }
+        }
+        if let Some(items) = node.get("items") {
+            walk(items, format!("{path}[]"), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, String::new(), &mut out);
+    out
+}
+
 fn pointer_or_root(p: &str) -> String {
     if p.is_empty() {
         "/".to_string()
@@ -223,6 +259,26 @@ mod tests {
         assert_eq!(err.pointer, "/");
         assert_eq!(err.keyword, "required");
         assert!(err.problem.contains("groups"));
+    }
+
+    #[test]
+    fn input_grants_list_the_string_enums_by_path() {
+        let schema = json!({"type": "object", "properties": {
+            "aggregate": {"properties": {"column": {"enum": ["order_value", "*", null]}}},
+            "group_by": {"enum": ["region", "product", null]},
+            "filters": {"type": "array", "items": {"properties": {"column": {"enum": ["region"]}}}}
+        }});
+        let mut grants = input_grants(&schema);
+        grants.sort();
+        assert_eq!(
+            grants,
+            vec![
+                ("aggregate.column".into(), vec!["order_value".into()]),
+                ("filters[].column".into(), vec!["region".into()]),
+                ("group_by".into(), vec!["region".into(), "product".into()]),
+            ]
+        );
+        assert!(input_grants(&json!({"type": "object"})).is_empty());
     }
 
     #[test]

@@ -19,8 +19,8 @@ use super::scene::SceneCtx;
 use super::state::{CanvasCtx, EdgeAnswer};
 use crate::api::{self, encode_segment, ApiFailure, Method};
 use crate::dto::{
-    ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, ProposedActionView,
-    QueryRequest, QueryResultView, QueryRow, UntrustedText,
+    ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant,
+    ProposedActionView, QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
 use crate::untrusted::UntrustedBlock;
 
@@ -128,7 +128,46 @@ fn running_memo(ctx: CanvasCtx, id: String) -> Memo<bool> {
 #[component]
 pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
     let id = edge.id.clone();
+    // What the capability's input contract grants, per field: offered as
+    // suggestions and said in words (the hub refuses anything else).
+    let grants: Vec<InputGrant> = scene
+        .view
+        .capabilities
+        .iter()
+        .find(|c| c.id == edge.capability)
+        .map(|c| c.input_grants.clone())
+        .unwrap_or_default();
+    let allowed = |field: &str| -> Vec<String> {
+        grants
+            .iter()
+            .find(|g| g.field == field)
+            .map(|g| g.allowed.clone())
+            .unwrap_or_default()
+    };
+    let (columns, groups) = (allowed("aggregate.column"), allowed("group_by"));
+    let list_id = |what: &str| format!("grants-{what}-{}", encode_segment(&id));
+    let (columns_list, groups_list) = (list_id("column"), list_id("group"));
+    let datalist = |dom_id: String, values: Vec<String>| {
+        view! {
+            <datalist id=dom_id>
+                {values.into_iter().map(|v| view! { <option value=v></option> }).collect_view()}
+            </datalist>
+        }
+    };
+    let granted_words = (!grants.is_empty()).then(|| {
+        let fields = grants
+            .iter()
+            .map(|g| format!("{}: {}", g.field, g.allowed.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        view! {
+            <p class="muted grants" data-testid="query-grants">
+                "The contract lets a query name only — " {fields}
+            </p>
+        }
+    });
     let op = draft_signal(ctx, &id, "op", "count");
     let column = draft_signal(ctx, &id, "column", "");
     let group_by = draft_signal(ctx, &id, "group_by", "");
@@ -158,6 +197,7 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     view! {
         <section class="drawer-section" aria-label="Query" data-testid="query-panel">
             <h3>"Query through the hub"</h3>
+            {granted_words}
             <form class="drawer-form" on:submit=on_submit>
                 <label>
                     <span>"Aggregate"</span>
@@ -176,6 +216,7 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
                         data-testid="query-column"
                         placeholder="e.g. order_value (not needed for count)"
                         spellcheck="false"
+                        list=(!columns.is_empty()).then(|| columns_list.clone())
                         bind:value=column
                     />
                 </label>
@@ -186,9 +227,12 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
                         data-testid="query-group-by"
                         placeholder="e.g. region (optional)"
                         spellcheck="false"
+                        list=(!groups.is_empty()).then(|| groups_list.clone())
                         bind:value=group_by
                     />
                 </label>
+                {datalist(columns_list.clone(), columns.clone())}
+                {datalist(groups_list.clone(), groups.clone())}
                 <button type="submit" class="primary" data-testid="query-run" disabled=running>
                     {move || if running.get() { "Running…" } else { "Run query" }}
                 </button>

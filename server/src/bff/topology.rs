@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use app::dto::{
-    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, NodeKind, NodePosition,
-    NodeView, RuleView, TopologyView,
+    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind,
+    NodePosition, NodeView, RuleView, TopologyView,
 };
 
 use crate::edges::Edge;
@@ -137,6 +137,14 @@ pub fn topology_view(
             kind: dto_kind(c.kind),
             description: c.description.clone(),
             deadline_ms: t.deadline_ms(&c.id),
+            input_grants: c
+                .input_schema
+                .as_ref()
+                .map(crate::contract::input_grants)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(field, allowed)| InputGrant { field, allowed })
+                .collect(),
         })
         .collect();
 

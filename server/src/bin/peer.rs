@@ -117,7 +117,10 @@ enum InboxAction {
         #[arg(long)]
         status: Option<String>,
     },
-    /// Approve a pending entry (records who; executes nothing).
+    /// Approve a pending entry: records who and when and, in the same
+    /// transaction, performs this peer's own local write (a budgets owner
+    /// sets its own row); refused, and left pending, for a proposal this
+    /// peer cannot perform.
     Approve {
         id: i64,
         #[arg(long)]
