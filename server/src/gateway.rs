@@ -311,8 +311,10 @@ impl Gateway {
             };
         };
 
-        // A consult with the caller's request id: at most one execution.
-        if let Some(done) = self.replay(&key).await {
+        // A consult with the caller's request id: at most one execution,
+        // and only ever for the input the id was first used with.
+        let digest = crate::idempotency::input_digest(&input);
+        if let Some(done) = self.replay(&key, &digest).await {
             return done;
         }
         let slot = self.slot(&key);
@@ -322,7 +324,7 @@ impl Gateway {
                 format!("an identical consult is still running after {deadline_ms} ms"),
             ));
         };
-        if let Some(done) = self.replay(&key).await {
+        if let Some(done) = self.replay(&key, &digest).await {
             return done;
         }
         let result = self
@@ -340,7 +342,7 @@ impl Gateway {
         if let Ok(answer) = &result {
             if let Err(e) = self
                 .idempotency
-                .put(&key, answer, &envelope.trace.trace_id)
+                .put(&key, &digest, answer, &envelope.trace.trace_id)
                 .await
             {
                 tracing::warn!(error = %e, "could not store a consult answer for replay");
@@ -353,8 +355,28 @@ impl Gateway {
         }
     }
 
-    async fn replay(&self, key: &IdempotencyKey) -> Option<Done> {
+    /// The stored answer for `key` if it was given for this input; a
+    /// refusal (409) if the key was first used with another input.
+    async fn replay(&self, key: &IdempotencyKey, digest: &str) -> Option<Done> {
         match self.idempotency.get(key).await {
+            Ok(Some(stored)) if stored.input_digest.as_deref().is_some_and(|d| d != digest) => {
+                Some(Done {
+                    result: Err(NotConnected::new(
+                        ReasonCode::PeerError,
+                        format!(
+                            "X-Request-Id {} was first used with a different input for {}; \
+                             a retry must repeat the same input, a new request needs a new id",
+                            clip(&key.request_id, 64),
+                            key.capability
+                        ),
+                    )),
+                    note: format!(
+                        "request id reused with another input (first trace {})",
+                        stored.trace_id
+                    ),
+                    status: Some(StatusCode::CONFLICT),
+                })
+            }
             Ok(Some(stored)) => Some(Done {
                 result: Ok((stored.answer, true)),
                 note: format!("replay of trace {}", stored.trace_id),
@@ -1126,6 +1148,22 @@ mod tests {
         ));
         assert_eq!(seen.calls.load(Ordering::SeqCst), 2);
         assert_eq!(good_budget()["answer"], "fine");
+
+        // The same id with another input: refused, not answered with the
+        // first input's answer, and nothing executes.
+        let other = f
+            .gateway
+            .call(
+                "hub",
+                "buyercorp",
+                "budget.consult",
+                json!({"question": "something else"}),
+                env.clone(),
+            )
+            .await;
+        assert_eq!(reason(&other), Some(ReasonCode::PeerError), "{other:?}");
+        assert!(detail(&other).contains("first used with a different input"));
+        assert_eq!(seen.calls.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

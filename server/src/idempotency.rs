@@ -4,9 +4,57 @@
 //! the stored answer and never executes the consult twice. Answers live in
 //! the hub's own SQLite file, so the guarantee survives a hub restart. Only
 //! successful consult answers are stored: a failure must stay retryable.
+//!
+//! A key is bound to the input it was first used with (a SHA-256 digest of
+//! the input as canonical JSON): a retry repeats the same input and gets
+//! the stored answer; the same id with a different input is a caller bug
+//! (two questions under one key) and is refused, never answered with the
+//! other question's answer.
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};
+
+/// The digest a key is bound to: SHA-256 (hex) of `input` with object
+/// keys sorted at every level, so `{"a":1,"b":2}` and `{"b":2,"a":1}`
+/// are the same input.
+pub fn input_digest(input: &Value) -> String {
+    fn canonical(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(&map[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canonical(item, out);
+                }
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
+    }
+    let mut text = String::new();
+    canonical(input, &mut text);
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Errors of the store (the gateway logs them and carries on: losing the
 /// ability to replay must not turn into losing the call).
@@ -43,6 +91,9 @@ pub struct StoredAnswer {
     pub trace_id: String,
     /// When it was stored (RFC 3339).
     pub created_at: String,
+    /// [`input_digest`] of the input it answered (`None` for rows stored
+    /// before digests existed: those replay for any input, as they did).
+    pub input_digest: Option<String>,
 }
 
 /// The store, inside the hub's database.
@@ -58,11 +109,22 @@ impl IdempotencyStore {
             "CREATE TABLE IF NOT EXISTS idempotency (
                 caller TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
                 request_id TEXT NOT NULL, answer TEXT NOT NULL, trace_id TEXT NOT NULL,
-                created_at TEXT NOT NULL,
+                created_at TEXT NOT NULL, input_digest TEXT,
                 PRIMARY KEY (caller, provider, capability, request_id))",
         )
         .execute(&pool)
         .await?;
+        // Files from before input digests: add the column in place.
+        let has_digest: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pragma_table_info('idempotency') WHERE name = 'input_digest'",
+        )
+        .fetch_one(&pool)
+        .await?;
+        if has_digest == 0 {
+            sqlx::query("ALTER TABLE idempotency ADD COLUMN input_digest TEXT")
+                .execute(&pool)
+                .await?;
+        }
         Ok(Self { pool })
     }
 
@@ -72,7 +134,7 @@ impl IdempotencyStore {
         key: &IdempotencyKey,
     ) -> Result<Option<StoredAnswer>, IdempotencyError> {
         let row = sqlx::query(
-            "SELECT answer, trace_id, created_at FROM idempotency
+            "SELECT answer, trace_id, created_at, input_digest FROM idempotency
              WHERE caller = ? AND provider = ? AND capability = ? AND request_id = ?",
         )
         .bind(&key.caller)
@@ -89,6 +151,7 @@ impl IdempotencyStore {
                     answer: serde_json::from_str(&answer)?,
                     trace_id: row.try_get("trace_id")?,
                     created_at: row.try_get("created_at")?,
+                    input_digest: row.try_get("input_digest")?,
                 }))
             }
         }
@@ -99,13 +162,14 @@ impl IdempotencyStore {
     pub async fn put(
         &self,
         key: &IdempotencyKey,
+        input_digest: &str,
         answer: &Value,
         trace_id: &str,
     ) -> Result<(), IdempotencyError> {
         sqlx::query(
             "INSERT OR IGNORE INTO idempotency
-                (caller, provider, capability, request_id, answer, trace_id, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&key.caller)
         .bind(&key.provider)
@@ -114,6 +178,7 @@ impl IdempotencyStore {
         .bind(serde_json::to_string(answer)?)
         .bind(trace_id)
         .bind(crate::audit::now())
+        .bind(input_digest)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -142,11 +207,11 @@ mod tests {
             let pool = crate::db::open(&path).await.expect("open");
             let store = IdempotencyStore::open(pool.clone()).await.expect("store");
             store
-                .put(&key("r1"), &json!({"answer": "first"}), "t1")
+                .put(&key("r1"), "d1", &json!({"answer": "first"}), "t1")
                 .await
                 .expect("put");
             store
-                .put(&key("r1"), &json!({"answer": "second"}), "t2")
+                .put(&key("r1"), "d2", &json!({"answer": "second"}), "t2")
                 .await
                 .expect("put");
             pool.close().await;
@@ -156,9 +221,53 @@ mod tests {
         let got = store.get(&key("r1")).await.expect("get").expect("stored");
         assert_eq!(got.answer, json!({"answer": "first"}), "first answer wins");
         assert_eq!(got.trace_id, "t1");
+        assert_eq!(got.input_digest.as_deref(), Some("d1"));
         assert!(store.get(&key("r2")).await.expect("get").is_none());
         let mut other_caller = key("r1");
         other_caller.caller = "hub".into();
         assert!(store.get(&other_caller).await.expect("get").is_none());
+    }
+
+    #[test]
+    fn the_digest_ignores_key_order_and_sees_every_value() {
+        let a = input_digest(&json!({"question": "q", "opts": {"x": 1, "y": [1, 2]}}));
+        let b = input_digest(&json!({"opts": {"y": [1, 2], "x": 1}, "question": "q"}));
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        assert_ne!(
+            a,
+            input_digest(&json!({"question": "q", "opts": {"x": 1, "y": [2, 1]}}))
+        );
+        assert_ne!(
+            a,
+            input_digest(&json!({"question": "Q", "opts": {"x": 1, "y": [1, 2]}}))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_from_before_digests_gains_the_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pool = crate::db::open(&dir.path().join("old.db"))
+            .await
+            .expect("open");
+        sqlx::query(
+            "CREATE TABLE idempotency (caller TEXT NOT NULL, provider TEXT NOT NULL,
+                capability TEXT NOT NULL, request_id TEXT NOT NULL, answer TEXT NOT NULL,
+                trace_id TEXT NOT NULL, created_at TEXT NOT NULL,
+                PRIMARY KEY (caller, provider, capability, request_id))",
+        )
+        .execute(&pool)
+        .await
+        .expect("old table");
+        sqlx::query("INSERT INTO idempotency VALUES ('helpdesk', 'buyercorp', 'budget.consult', 'old', '{}', 't0', 'then')")
+            .execute(&pool)
+            .await
+            .expect("old row");
+        let store = IdempotencyStore::open(pool).await.expect("migrates");
+        let old = store.get(&key("old")).await.expect("get").expect("row");
+        assert_eq!(
+            old.input_digest, None,
+            "old rows keep replaying for any input"
+        );
     }
 }

@@ -43,6 +43,17 @@ async fn a_repeated_consult_request_id_executes_once_even_across_a_hub_restart()
         1
     );
 
+    // The same id with another question: refused (409), never answered
+    // with the first question's answer.
+    let reused = stack
+        .call("helpdesk", "buyercorp", "budget.consult")
+        .header("x-request-id", "idem-consult-1")
+        .body(json!({ "question": "Raise marketing to 1000000" }))
+        .send()
+        .await;
+    assert_eq!(reused.status, 409, "{}", reused.json);
+    assert_eq!(reused.reason(), "PEER_ERROR");
+
     stack.kill_hub();
     stack.start_hub().await;
     let third = ask(&stack, "idem-consult-1").send().await;
