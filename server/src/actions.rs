@@ -210,7 +210,12 @@ impl LocalEffects {
                 }
                 Ok(format!("{department}'s budget is now {amount:.2}"))
             }
-            LocalEffects::Nothing => unreachable!("check refused it"),
+            // `check` already refused it; said again rather than assumed.
+            LocalEffects::Nothing => Err(NotExecutable::UnknownAction {
+                receiver: self.receiver(),
+                action_type: crate::prober::clip(&entry.action_type, 64),
+            }
+            .into()),
         }
     }
 }

@@ -128,6 +128,18 @@ pub enum InboxError {
     },
 }
 
+/// The answer to a decision: the entry as it now stands, and whether this
+/// call took the decision (`false`: it had already been taken the same way,
+/// so nothing was written and nothing needs recording again).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decided {
+    /// The entry after the decision.
+    #[serde(flatten)]
+    pub entry: InboxEntry,
+    /// True only for the call that changed the entry.
+    pub decided_now: bool,
+}
+
 /// Where the call that proposed an action came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin<'a> {
@@ -261,12 +273,13 @@ impl Inbox {
     /// decider, time and write stay); approving a rejected one is an
     /// error; a proposal this receiver cannot perform is refused and stays
     /// pending.
-    pub async fn approve(&self, id: i64, by: &str) -> Result<InboxEntry, InboxError> {
+    pub async fn approve(&self, id: i64, by: &str) -> Result<Decided, InboxError> {
         let by = by.trim();
         if by.is_empty() {
             return Err(InboxError::NoDecider);
         }
         let current = self.get(id).await?;
+        let mut decided_now = false;
         if current.status == Status::Pending {
             self.effects
                 .check(&current)
@@ -304,18 +317,19 @@ impl Inbox {
                 .await?;
                 tx.commit().await?;
             }
+            decided_now = won;
         }
-        self.expect(id, Status::Approved).await
+        self.expect(id, Status::Approved, decided_now).await
     }
 
     /// Rejects a pending entry: records the decision, writes nothing else.
     /// Idempotent like [`Inbox::approve`].
-    pub async fn reject(&self, id: i64, by: &str) -> Result<InboxEntry, InboxError> {
+    pub async fn reject(&self, id: i64, by: &str) -> Result<Decided, InboxError> {
         let by = by.trim();
         if by.is_empty() {
             return Err(InboxError::NoDecider);
         }
-        sqlx::query(
+        let done = sqlx::query(
             "UPDATE approval_inbox SET status = 'rejected', decided_by = ?, decided_at = ?
              WHERE id = ? AND status = 'pending'",
         )
@@ -324,14 +338,20 @@ impl Inbox {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        self.expect(id, Status::Rejected).await
+        self.expect(id, Status::Rejected, done.rows_affected() == 1)
+            .await
     }
 
     /// The entry, if it ended in `wanted`; otherwise who decided first.
-    async fn expect(&self, id: i64, wanted: Status) -> Result<InboxEntry, InboxError> {
+    async fn expect(
+        &self,
+        id: i64,
+        wanted: Status,
+        decided_now: bool,
+    ) -> Result<Decided, InboxError> {
         let entry = self.get(id).await?;
         if entry.status == wanted {
-            Ok(entry)
+            Ok(Decided { entry, decided_now })
         } else {
             Err(InboxError::AlreadyDecided {
                 id,
@@ -432,7 +452,9 @@ mod tests {
             .await
             .unwrap()
             .is_empty());
-        let a = inbox.approve(ids[0], "alice").await.unwrap();
+        let decided = inbox.approve(ids[0], "alice").await.unwrap();
+        assert!(decided.decided_now);
+        let a = decided.entry;
         assert_eq!(a.status, Status::Approved);
         assert_eq!(a.decided_by.as_deref(), Some("alice"));
         assert_eq!(
@@ -446,7 +468,8 @@ mod tests {
             (150000.0, "alice")
         );
         let again = inbox.approve(ids[0], "bob").await.unwrap();
-        assert_eq!(again, a, "approving twice changes nothing");
+        assert!(!again.decided_now);
+        assert_eq!(again.entry, a, "approving twice changes nothing");
         assert!(matches!(
             inbox.reject(ids[0], "bob").await,
             Err(InboxError::AlreadyDecided { .. })
@@ -475,7 +498,7 @@ mod tests {
             {"action_type": "transfer_funds", "target": "offshore", "parameters": {}, "rationale": "y"},
         ]}));
         let ids = inbox.add_pending(&origin("r2"), &actions).await.unwrap();
-        let r = inbox.reject(ids[0], "carol").await.unwrap();
+        let r = inbox.reject(ids[0], "carol").await.unwrap().entry;
         assert_eq!((r.status, r.effect.as_deref()), (Status::Rejected, None));
         assert!(matches!(
             inbox.approve(ids[0], "carol").await,

@@ -60,17 +60,16 @@ async fn decide(
     ApiPath(id): ApiPath<i64>,
     wanted: Status,
 ) -> Result<Redacted<ProposedActionView>, ApiFailure> {
-    let before = state.inbox.get(id).await.map_err(failure)?;
-    let entry = match wanted {
+    let decided = match wanted {
         Status::Approved => state.inbox.approve(id, &user.username).await,
         _ => state.inbox.reject(id, &user.username).await,
     }
     .map_err(failure)?;
-    if before.status == Status::Pending {
-        record(&state, &entry).await;
+    if decided.decided_now {
+        record(&state, &decided.entry).await;
     }
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    Ok(redaction::action_view_redacted(&entry, &hub_id))
+    Ok(redaction::action_view_redacted(&decided.entry, &hub_id))
 }
 
 /// One line in the hub's trail, under the proposal's trace id: who
