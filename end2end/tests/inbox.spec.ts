@@ -18,11 +18,16 @@ function shown(n: number): string {
   return n.toLocaleString("en-US");
 }
 
-/** A consult from the hub that proposes `set_budget` on `department`. */
-async function propose(api: Api, department: string, to: number): Promise<ProposedActionView> {
+/** Asks BuyerCorp's budget consult as the hub (making the edge if needed). */
+async function askBuyer(api: Api, question: string) {
   const hub = (await api.topology()).hub_id;
   await api.ensureEdge(hub, "buyercorp", "budget.consult");
-  const view = await api.ask(`${hub}->buyercorp:budget.consult`, `raise ${department} budget to ${to}`);
+  return api.ask(`${hub}->buyercorp:budget.consult`, question);
+}
+
+/** A consult from the hub that proposes `set_budget` on `department`. */
+async function propose(api: Api, department: string, to: number): Promise<ProposedActionView> {
+  const view = await askBuyer(api, `raise ${department} budget to ${to}`);
   expect(view.outcome.status).toBe("connected");
   const action = view.proposed_actions.find((a) => a.action_type === "set_budget" && a.target === department);
   expect(action, JSON.stringify(view)).toBeTruthy();
@@ -33,8 +38,7 @@ async function propose(api: Api, department: string, to: number): Promise<Propos
 
 /** What BuyerCorp itself says about a department's budget (read through the hub). */
 async function buyerFacts(api: Api, department: string): Promise<string> {
-  const hub = (await api.topology()).hub_id;
-  const view = await api.ask(`${hub}->buyercorp:budget.consult`, `what is the ${department} budget?`);
+  const view = await askBuyer(api, `what is the ${department} budget?`);
   expect(view.outcome.status).toBe("connected");
   expect(view.proposed_actions).toEqual([]);
   return JSON.stringify(view.facts);

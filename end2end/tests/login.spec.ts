@@ -141,3 +141,11 @@ test("the top bar names who is logged in", async ({ page }) => {
   await expect(page.getByTestId("username")).toHaveText(credential().username);
   await expect(page.getByTestId("logout")).toBeEnabled();
 });
+
+test("the server-rendered page already names who is logged in", async ({ page }) => {
+  // The HTML as the hub sends it, before any script runs.
+  const res = await page.request.get("/");
+  expect(res.status()).toBe(200);
+  const html = await res.text();
+  expect(html).toMatch(new RegExp(`data-testid="username"[^>]*>\\s*${credential().username}\\s*<`));
+});

@@ -119,6 +119,9 @@ async fn guard(
     }
     match logged_in(&users, &session).await {
         Ok(Some(user)) => {
+            // The page is rendered knowing who is logged in (the top bar
+            // shows the name before any script runs; see app::session).
+            request.extensions_mut().insert(user.view());
             request.extensions_mut().insert(user);
             next.run(request).await
         }
