@@ -470,6 +470,18 @@ pub enum HubEvent {
     /// The topology file was reloaded: refetch `/api/topology`. Also sent
     /// when a slow listener missed events, as a signal to resynchronise.
     TopologyChanged,
+    /// The hub's approval inbox changed (a proposal arrived or a decision
+    /// was taken): how many entries wait now.
+    InboxChanged {
+        /// Pending entries in the hub's inbox.
+        pending: u64,
+    },
+}
+
+/// `GET /api/inbox/pending`: how many proposals wait in the hub's inbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxPendingView {
+    pub pending: u64,
 }
 
 #[cfg(test)]

@@ -142,3 +142,23 @@ test("the canvas and the inbox link to each other", async ({ page }) => {
   await page.getByTestId("nav-canvas").click();
   await expect(page).toHaveURL(/\/$/);
 });
+
+test("the canvas's Inbox link counts waiting proposals, live", async ({ page, api }) => {
+  await page.goto("/");
+  await expect(page.getByRole("region", { name: "Ecosystem canvas" })).toHaveAttribute("data-hydrated", "true");
+  await expect(page.getByTestId("live-status")).toHaveAttribute("data-state", "live");
+  const pending = async () => ((await (await page.request.get("/api/inbox/pending")).json()) as { pending: number }).pending;
+  const before = await pending();
+  const link = page.getByTestId("nav-inbox");
+  if (before > 0) await expect(link.getByTestId("inbox-pending")).toHaveText(String(before));
+
+  // A proposal arrives (another tab, here the API): the count follows, no reload.
+  const action = await propose(api, "finance", amount());
+  await expect(link.getByTestId("inbox-pending")).toHaveText(String(before + 1));
+  await expect(link).toHaveAttribute("aria-label", `Inbox, ${before + 1} waiting for approval`);
+
+  // A decision: it goes back down.
+  expect((await api.decide(action.id, "reject")).status()).toBe(200);
+  if (before > 0) await expect(link.getByTestId("inbox-pending")).toHaveText(String(before));
+  else await expect(link.getByTestId("inbox-pending")).toHaveCount(0);
+});

@@ -14,6 +14,7 @@ const API_ROUTES: { method: "GET" | "POST" | "PUT" | "DELETE"; path: string; dat
   { method: "GET", path: "/api/session" },
   { method: "GET", path: "/api/inbox" },
   { method: "GET", path: "/api/inbox/page" },
+  { method: "GET", path: "/api/inbox/pending" },
   { method: "POST", path: "/api/inbox/1/approve" },
   { method: "POST", path: "/api/inbox/1/reject" },
   { method: "GET", path: "/api/nodes/vendorcorp/audit?limit=20" },

@@ -239,6 +239,15 @@ impl Inbox {
         Ok(crate::actions::budget_plans(&self.pool).await?)
     }
 
+    /// How many entries wait for a decision.
+    pub async fn pending_count(&self) -> Result<u64, InboxError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM approval_inbox WHERE status = 'pending'")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// Entries, newest first, optionally only those in `status`.
     pub async fn list(&self, status: Option<Status>) -> Result<Vec<InboxEntry>, InboxError> {
         let rows = match status {

@@ -231,7 +231,7 @@ impl StatusBoard {
                 } => {
                     tracing::info!(%system, ?status, ?reason, detail = detail.as_deref().unwrap_or(""), "status changed")
                 }
-                HubEvent::TopologyChanged => {}
+                HubEvent::TopologyChanged | HubEvent::InboxChanged { .. } => {}
             }
             self.events.publish(ev);
         }
@@ -532,7 +532,7 @@ mod tests {
         let seen: Vec<NodeStatus> = std::iter::from_fn(|| events.try_recv().ok())
             .filter_map(|e| match e {
                 HubEvent::StatusChanged { status, .. } => Some(status),
-                HubEvent::TopologyChanged => None,
+                HubEvent::TopologyChanged | HubEvent::InboxChanged { .. } => None,
             })
             .collect();
         assert_eq!(

@@ -24,6 +24,7 @@ fn api_routes() -> Vec<(Method, &'static str, Option<Value>)> {
         (Method::GET, "/api/session", None),
         (Method::GET, "/api/inbox", None),
         (Method::GET, "/api/inbox/page", None),
+        (Method::GET, "/api/inbox/pending", None),
         (Method::POST, "/api/inbox/1/approve", None),
         (Method::POST, "/api/inbox/1/reject", None),
         (Method::GET, "/api/nodes/vendorcorp/audit", None),
@@ -608,6 +609,11 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
             .collect::<Vec<_>>()
     };
     let before = budgets().await;
+    let mut events = ui
+        .request(Method::GET, "/api/events")
+        .send()
+        .await
+        .expect("stream opens");
     let (status, _) = create_edge(&ui, "helpdesk", "buyercorp", "budget.consult").await;
     assert_eq!(status, 201);
     let (status, text) = ask(
@@ -631,6 +637,26 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     assert_eq!(action["target"], "marketing");
     assert_eq!(action["rationale"]["from"], "buyercorp");
     assert_eq!(action["trace_id"], view["trace_id"]);
+
+    // Open pages hear that one proposal waits.
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.contains(r#""type":"inbox_changed","pending":1"#) && Instant::now() < deadline {
+        if let Ok(Ok(Some(chunk))) =
+            tokio::time::timeout(Duration::from_secs(5), events.chunk()).await
+        {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+    assert!(
+        seen.contains(r#""type":"inbox_changed","pending":1"#),
+        "{seen}"
+    );
+    drop(events);
+    assert_eq!(
+        ui.get_json("/api/inbox/pending").await,
+        json!({"pending": 1})
+    );
 
     let inbox = ui.get_json("/api/inbox").await;
     let inbox = inbox.as_array().cloned().unwrap_or_default();

@@ -2,10 +2,13 @@
 //! without a reload.
 //!
 //! `status_changed` patches one system's health (its node, children and
-//! edges follow); `topology_changed` refetches the topology. The browser's
+//! edges follow); `topology_changed` refetches the topology;
+//! `inbox_changed` updates the Inbox link's count of waiting proposals. The browser's
 //! `EventSource` retries by itself after a network error; when it gives up
 //! (an HTTP error answer) this module reopens it with a growing delay, and
 //! any reconnection refetches, since events may have been missed.
+
+use leptos::prelude::Set;
 
 use crate::dto::{HubEvent, NodeStatus};
 
@@ -40,6 +43,10 @@ pub(crate) fn apply(ctx: &CanvasCtx, json: &str, now: impl FnOnce() -> String) -
         }
         Ok(HubEvent::TopologyChanged) => {
             ctx.refetch();
+            true
+        }
+        Ok(HubEvent::InboxChanged { pending }) => {
+            ctx.inbox_pending.set(Some(pending));
             true
         }
         Err(_) => false,
@@ -213,6 +220,9 @@ mod tests {
 
             assert!(apply(&ctx, r#"{"type":"topology_changed"}"#, String::new));
             assert_eq!(ctx.refresh.get_untracked(), 1);
+            assert_eq!(ctx.inbox_pending.get_untracked(), None);
+            assert!(apply(&ctx, r#"{"type":"inbox_changed","pending":3}"#, String::new));
+            assert_eq!(ctx.inbox_pending.get_untracked(), Some(3));
             assert!(!apply(&ctx, r#"{"type":"something_new"}"#, String::new));
             assert!(!apply(&ctx, "not json", String::new));
         });

@@ -191,7 +191,7 @@ pub fn CanvasPage() -> impl IntoView {
             <span class="subtitle">"A2A exchange hub"</span>
             <nav class="nav" aria-label="Pages">
                 <a href="/" aria-current="page" data-testid="nav-canvas">"Canvas"</a>
-                <a href="/inbox" data-testid="nav-inbox">"Inbox"</a>
+                <InboxLink/>
             </nav>
             <LiveIndicator/>
             <UserMenu/>
@@ -365,6 +365,37 @@ fn Announcer() -> impl IntoView {
 }
 
 /// Whether live updates are arriving.
+/// The Inbox link, with how many proposals wait there: read once the page
+/// is hydrated, then kept current by the live channel (`inbox_changed`).
+#[component]
+fn InboxLink() -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(v) =
+                crate::api::get_json::<crate::dto::InboxPendingView>("/api/inbox/pending").await
+            {
+                // A live event may have arrived first: it is newer.
+                if ctx.inbox_pending.get_untracked().is_none() {
+                    ctx.inbox_pending.try_set(Some(v.pending));
+                }
+            }
+        });
+    });
+    let label = move || match ctx.inbox_pending.get() {
+        Some(n) if n > 0 => format!("Inbox, {n} waiting for approval"),
+        _ => "Inbox".to_string(),
+    };
+    view! {
+        <a href="/inbox" data-testid="nav-inbox" aria-label=label>
+            "Inbox"
+            {move || ctx.inbox_pending.get().filter(|n| *n > 0).map(|n| view! {
+                <span class="badge" data-testid="inbox-pending">{n}</span>
+            })}
+        </a>
+    }
+}
+
 #[component]
 fn LiveIndicator() -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();

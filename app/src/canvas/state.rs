@@ -222,6 +222,9 @@ pub struct CanvasCtx {
     /// The element (by test id) to focus once the next load is drawn: the
     /// edge just created, for someone working with the keyboard.
     pub focus_after_load: StoredValue<Option<String>>,
+    /// Proposals waiting in the hub's inbox (the Inbox link's badge);
+    /// `None` until known.
+    pub inbox_pending: RwSignal<Option<u64>>,
 }
 
 impl CanvasCtx {
@@ -247,6 +250,7 @@ impl CanvasCtx {
             running: RwSignal::new(HashSet::new()),
             drafts: StoredValue::new(HashMap::new()),
             focus_after_load: StoredValue::new(None),
+            inbox_pending: RwSignal::new(None),
         }
     }
 

@@ -12,7 +12,7 @@
 //! 422 this receiver cannot perform the proposal (it stays pending).
 //! Repeating the same decision answers 200 with the first decision.
 
-use app::dto::{InboxPageView, ProposedActionView};
+use app::dto::{HubEvent, InboxPageView, InboxPendingView, ProposedActionView};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Extension;
@@ -34,6 +34,28 @@ pub async fn page(State(state): State<BffState>) -> Result<Redacted<InboxPageVie
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
     Ok(redaction::inbox_page_view(&entries, &hub_id, &plans))
+}
+
+/// `GET /api/inbox/pending`: the count the canvas's Inbox link shows.
+pub async fn pending(
+    State(state): State<BffState>,
+) -> Result<axum::Json<InboxPendingView>, ApiFailure> {
+    let pending = state
+        .inbox
+        .pending_count()
+        .await
+        .map_err(|e| ApiFailure::internal("counting the inbox", &e))?;
+    Ok(axum::Json(InboxPendingView { pending }))
+}
+
+/// Tells open pages how many proposals wait now (after one arrived or a
+/// decision was taken). A count that cannot be read is only logged: the
+/// change itself already happened.
+pub(super) async fn announce(state: &BffState) {
+    match state.inbox.pending_count().await {
+        Ok(pending) => state.events.publish(HubEvent::InboxChanged { pending }),
+        Err(e) => tracing::warn!(error = %e, "could not count the inbox for the live channel"),
+    }
 }
 
 /// `POST /api/inbox/{id}/approve`.
@@ -67,6 +89,7 @@ async fn decide(
     .map_err(failure)?;
     if decided.decided_now {
         record(&state, &decided.entry).await;
+        announce(&state).await;
     }
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
     Ok(redaction::action_view_redacted(&decided.entry, &hub_id))

@@ -198,6 +198,7 @@ pub async fn ask(
                 count = entries.len(),
                 "proposed actions stored in the hub's inbox, pending approval"
             );
+            super::approvals::announce(&state).await;
         }
     }
     Ok(redaction::consult_view(

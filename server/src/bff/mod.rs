@@ -8,7 +8,8 @@
 //! * `POST /api/edges/{id}/query`, `POST /api/edges/{id}/ask`,
 //!   `GET /api/inbox`, `GET /api/nodes/{id}/audit` ([`drawers`]): what the
 //!   drawers show. The hub is the caller of every call a drawer makes.
-//! * `GET /api/inbox/page`, `POST /api/inbox/{id}/approve|reject`
+//! * `GET /api/inbox/page`, `GET /api/inbox/pending`,
+//!   `POST /api/inbox/{id}/approve|reject`
 //!   ([`approvals`]): the hub's inbox page and a human's decision.
 //!
 //! Every answer is an `app::dto` type built field by field; no peer JSON
@@ -85,6 +86,7 @@ pub fn router(state: BffState) -> Router {
         .route("/api/edges/{id}/ask", post(drawers::ask))
         .route("/api/inbox", get(drawers::inbox))
         .route("/api/inbox/page", get(approvals::page))
+        .route("/api/inbox/pending", get(approvals::pending))
         .route("/api/inbox/{id}/approve", post(approvals::approve))
         .route("/api/inbox/{id}/reject", post(approvals::reject))
         .route("/api/nodes/{id}/audit", get(drawers::audit))
