@@ -673,4 +673,48 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
             assert_eq!(c.system, name);
         }
     }
+
+    /// The two halves of each shipped data-share grant say the same thing:
+    /// the columns the hub's `input_schema` lets a query name are exactly
+    /// the columns the data owner grants (a drift would refuse good
+    /// queries at one side; it could never widen what is read).
+    #[test]
+    fn shipped_grants_match_the_hubs_input_contracts() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config");
+        let yaml = |path: PathBuf| -> serde_json::Value {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+        };
+        let mut capabilities = Vec::new();
+        for file in ["topology.yaml", "peers/logistics.topology.yaml"] {
+            if let Some(list) = yaml(root.join(file))["capabilities"].as_array() {
+                capabilities.extend(list.iter().cloned());
+            }
+        }
+        let mut checked = 0;
+        for name in ["vendorcorp", "logistics"] {
+            let c = PeerConfig::load(&root.join(format!("peers/{name}.yaml")))
+                .unwrap_or_else(|e| panic!("{e}"));
+            for skill in c.skills.iter().filter(|s| s.handler == Handler::TableQuery) {
+                let cap = capabilities
+                    .iter()
+                    .find(|cap| cap["id"] == skill.capability.as_str())
+                    .unwrap_or_else(|| panic!("{} has no topology section", skill.capability));
+                let hub: std::collections::BTreeSet<String> =
+                    crate::contract::input_grants(&cap["input_schema"])
+                        .into_iter()
+                        .flat_map(|(_, allowed)| allowed)
+                        .collect();
+                let owner: std::collections::BTreeSet<String> =
+                    skill.granted_columns.iter().cloned().collect();
+                assert_eq!(
+                    hub, owner,
+                    "{}: hub input_schema vs {name}'s granted_columns",
+                    skill.capability
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 2);
+    }
 }
