@@ -162,6 +162,26 @@ pub struct NodeView {
     pub consumes: Vec<CapabilityRef>,
 }
 
+impl NodeView {
+    /// A healthy node with no description or capabilities: where test and
+    /// generated views start (fields are then set as needed).
+    pub fn healthy(id: &str, name: &str, node_type: NodeKind, system: Option<&str>) -> Self {
+        NodeView {
+            id: id.into(),
+            name: name.into(),
+            node_type,
+            system: system.map(Into::into),
+            description: String::new(),
+            status: NodeStatus::Healthy,
+            reason: None,
+            detail: None,
+            since: None,
+            provides: vec![],
+            consumes: vec![],
+        }
+    }
+}
+
 /// One edge of the canvas: a legal (for now: rule-permitted) connection
 /// `consumer → provider` for one capability.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

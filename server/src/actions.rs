@@ -161,17 +161,19 @@ impl LocalEffects {
         LocalAction::parse(entry, self.receiver())
     }
 
-    /// Performs the approved `entry` on this receiver's own store, inside
-    /// the caller's transaction; returns a one-line description of the
-    /// write for the inbox and the audit trail.
+    /// Performs `action` (what [`Self::check`] made of the approved
+    /// `entry`) on this receiver's own store, inside the caller's
+    /// transaction; returns a one-line description of the write for the
+    /// inbox and the audit trail.
     pub async fn apply(
         self,
         conn: &mut SqliteConnection,
+        action: LocalAction,
         entry: &InboxEntry,
         approved_by: &str,
         approved_at: &str,
     ) -> Result<String, ActionError> {
-        let LocalAction::SetBudget { department, amount } = self.check(entry)?;
+        let LocalAction::SetBudget { department, amount } = action;
         match self {
             LocalEffects::HubPlans => {
                 sqlx::query(
@@ -210,7 +212,7 @@ impl LocalEffects {
                 }
                 Ok(format!("{department}'s budget is now {amount:.2}"))
             }
-            // `check` already refused it; said again rather than assumed.
+            // `check` refuses every action here; said again, not assumed.
             LocalEffects::Nothing => Err(NotExecutable::UnknownAction {
                 receiver: self.receiver(),
                 action_type: crate::prober::clip(&entry.action_type, 64),

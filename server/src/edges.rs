@@ -307,6 +307,10 @@ mod tests {
         .topology
     }
 
+    fn visible_ids(store: &EdgeStore, t: &Topology) -> Vec<String> {
+        store.visible(t).into_iter().map(|e| e.id).collect()
+    }
+
     #[tokio::test]
     async fn seeds_once_checks_rules_and_survives_reopening() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -318,9 +322,8 @@ mod tests {
             let store = EdgeStore::open(pool, &t.initial_edges)
                 .await
                 .expect("store");
-            let ids: Vec<String> = store.visible(&t).into_iter().map(|e| e.id).collect();
             assert_eq!(
-                ids,
+                visible_ids(&store, &t),
                 [
                     "buyercorp->vendorcorp:orders.query",
                     "hub->helpdesk:ticket.classify"
@@ -376,9 +379,8 @@ mod tests {
         let store = EdgeStore::open(pool, &t.initial_edges)
             .await
             .expect("store");
-        let ids: Vec<String> = store.visible(&t).into_iter().map(|e| e.id).collect();
         assert_eq!(
-            ids,
+            visible_ids(&store, &t),
             [
                 "buyercorp->vendorcorp:orders.query",
                 "helpdesk->buyercorp:budget.consult"

@@ -290,7 +290,8 @@ impl Inbox {
         let current = self.get(id).await?;
         let mut decided_now = false;
         if current.status == Status::Pending {
-            self.effects
+            let action = self
+                .effects
                 .check(&current)
                 .map_err(|why| InboxError::NotExecutable { id, why })?;
             let at = crate::audit::now();
@@ -310,7 +311,7 @@ impl Inbox {
             if won {
                 let effect = self
                     .effects
-                    .apply(&mut tx, &current, by, &at)
+                    .apply(&mut tx, action, &current, by, &at)
                     .await
                     .map_err(|e| match e {
                         ActionError::NotExecutable(why) => InboxError::NotExecutable { id, why },

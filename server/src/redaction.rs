@@ -297,6 +297,13 @@ fn admits(schema: &Value) -> Admits {
 }
 
 /// The schema node a path leads to.
+/// `path` parsed and found in `schema`: its steps and the schema node.
+fn locate<'s>(schema: &'s Value, path: &str) -> Result<(Vec<Step>, &'s Value), String> {
+    let steps = parse_path(path)?;
+    let node = resolve(schema, &steps, path)?;
+    Ok((steps, node))
+}
+
 fn resolve<'s>(schema: &'s Value, steps: &[Step], shown: &str) -> Result<&'s Value, String> {
     let mut node = schema;
     let mut so_far = String::new();
@@ -359,15 +366,8 @@ impl Rules {
 
         for (path, rule) in &contract.fields {
             let at = vec![PathSeg::Key("fields".into()), PathSeg::Key(path.clone())];
-            let steps = match parse_path(path) {
-                Ok(s) => s,
-                Err(e) => {
-                    issues.push(issue(at, e));
-                    continue;
-                }
-            };
-            let node_schema = match resolve(schema, &steps, path) {
-                Ok(n) => n,
+            let (steps, node_schema) = match locate(schema, path) {
+                Ok(found) => found,
                 Err(e) => {
                     issues.push(issue(at, e));
                     continue;
@@ -404,8 +404,8 @@ impl Rules {
         let mut seen: Vec<Vec<Step>> = Vec::new();
         for (k, path) in contract.untrusted.iter().enumerate() {
             let at = vec![PathSeg::Key("untrusted".into()), PathSeg::Index(k)];
-            let steps = match parse_path(path) {
-                Ok(s) => s,
+            let (steps, node_schema) = match locate(schema, path) {
+                Ok(found) => found,
                 Err(e) => {
                     issues.push(issue(at, e));
                     continue;
@@ -416,13 +416,6 @@ impl Rules {
                 continue;
             }
             seen.push(steps.clone());
-            let node_schema = match resolve(schema, &steps, path) {
-                Ok(n) => n,
-                Err(e) => {
-                    issues.push(issue(at, e));
-                    continue;
-                }
-            };
             let a = admits(node_schema);
             if !(a.declared && a.string && !a.numeric && !a.boolean && !a.structured) {
                 issues.push(issue(

@@ -64,19 +64,7 @@ mod tests {
     use tower::ServiceExt;
 
     fn node(id: &str, name: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
-        NodeView {
-            id: id.into(),
-            name: name.into(),
-            node_type: kind,
-            system: system.map(Into::into),
-            description: String::new(),
-            status: NodeStatus::Healthy,
-            reason: None,
-            detail: None,
-            since: None,
-            provides: vec![],
-            consumes: vec![],
-        }
+        NodeView::healthy(id, name, kind, system)
     }
 
     fn view() -> TopologyView {

@@ -772,12 +772,7 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
 
 #[tokio::test]
 async fn no_api_answer_carries_a_secret_an_internal_address_or_a_customer() {
-    let stack = Stack::start(vec![
-        PeerSpec::stock("vendorcorp"),
-        PeerSpec::stock("buyercorp"),
-        PeerSpec::stock("helpdesk"),
-    ])
-    .await;
+    let stack = Stack::demo().await;
     let ui = stack.ui().await;
     let mut bodies = String::new();
     let mut record = |what: &str, status: u16, body: String| {

@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{repo, PeerSpec, Stack};
+use common::{repo, Stack};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -207,12 +207,7 @@ const HOSTILE_TICKET_IDS: [&str; 3] = ["T-1041", "T-1042", "T-1043"];
 
 #[tokio::test]
 async fn replies_that_embed_instructions_write_nothing_anywhere() {
-    let stack = Stack::start(vec![
-        PeerSpec::stock("vendorcorp"),
-        PeerSpec::stock("buyercorp"),
-        PeerSpec::stock("helpdesk"),
-    ])
-    .await;
+    let stack = Stack::demo().await;
     // Set-up a human does on the canvas, before the snapshot: the hub's
     // consult edge to BuyerCorp (its edge to Helpdesk is an initial edge).
     let ui = stack.ui().await;

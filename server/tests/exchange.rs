@@ -423,12 +423,7 @@ async fn a_dead_peer_is_degraded_within_three_seconds_and_recovers() {
 
 #[tokio::test]
 async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
-    let stack = Stack::start(vec![
-        PeerSpec::stock("vendorcorp"),
-        PeerSpec::stock("buyercorp"),
-        PeerSpec::stock("helpdesk"),
-    ])
-    .await;
+    let stack = Stack::demo().await;
     let (status, body) = stack.ui().await.get("/api/topology").await;
     assert_eq!(status, 200, "{body}");
     assert!(

@@ -201,23 +201,12 @@ mod tests {
     };
 
     fn node(id: &str) -> NodeView {
-        NodeView {
-            id: id.into(),
-            name: id.to_uppercase(),
-            node_type: if id == "hub" {
-                NodeKind::Hub
-            } else {
-                NodeKind::System
-            },
-            system: None,
-            description: String::new(),
-            status: NodeStatus::Healthy,
-            reason: None,
-            detail: None,
-            since: None,
-            provides: vec![],
-            consumes: vec![],
-        }
+        let kind = if id == "hub" {
+            NodeKind::Hub
+        } else {
+            NodeKind::System
+        };
+        NodeView::healthy(id, &id.to_uppercase(), kind, None)
     }
 
     fn rule(cap: &str, kind: CapabilityKind, provider: &str, consumers: &[&str]) -> RuleView {

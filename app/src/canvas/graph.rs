@@ -517,19 +517,7 @@ pub(crate) mod tests {
     use crate::dto::{CapabilityKind, CapabilityRef, NodeStatus, RuleView};
 
     fn node(id: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
-        NodeView {
-            id: id.into(),
-            name: id.into(),
-            node_type: kind,
-            system: system.map(Into::into),
-            description: String::new(),
-            status: NodeStatus::Healthy,
-            reason: None,
-            detail: None,
-            since: None,
-            provides: vec![],
-            consumes: vec![],
-        }
+        NodeView::healthy(id, id, kind, system)
     }
 
     fn cap(id: &str, kind: CapabilityKind) -> CapabilityRef {

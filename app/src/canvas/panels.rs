@@ -148,14 +148,6 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     };
     let (columns, groups) = (allowed("aggregate.column"), allowed("group_by"));
     let list_id = |what: &str| format!("grants-{what}-{}", encode_segment(&id));
-    let (columns_list, groups_list) = (list_id("column"), list_id("group"));
-    let datalist = |dom_id: String, values: Vec<String>| {
-        view! {
-            <datalist id=dom_id>
-                {values.into_iter().map(|v| view! { <option value=v></option> }).collect_view()}
-            </datalist>
-        }
-    };
     let granted_words = (!grants.is_empty()).then(|| {
         let fields = grants
             .iter()
@@ -209,36 +201,58 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
                         {options}
                     </select>
                 </label>
-                <label>
-                    <span>"Column"</span>
-                    <input
-                        type="text"
-                        data-testid="query-column"
-                        placeholder="e.g. order_value (not needed for count)"
-                        spellcheck="false"
-                        list=(!columns.is_empty()).then(|| columns_list.clone())
-                        bind:value=column
-                    />
-                </label>
-                <label>
-                    <span>"Group by"</span>
-                    <input
-                        type="text"
-                        data-testid="query-group-by"
-                        placeholder="e.g. region (optional)"
-                        spellcheck="false"
-                        list=(!groups.is_empty()).then(|| groups_list.clone())
-                        bind:value=group_by
-                    />
-                </label>
-                {datalist(columns_list.clone(), columns.clone())}
-                {datalist(groups_list.clone(), groups.clone())}
+                <ColumnField
+                    label="Column"
+                    testid="query-column"
+                    placeholder="e.g. order_value (not needed for count)"
+                    list_id=list_id("column")
+                    suggestions=columns
+                    value=column
+                />
+                <ColumnField
+                    label="Group by"
+                    testid="query-group-by"
+                    placeholder="e.g. region (optional)"
+                    list_id=list_id("group")
+                    suggestions=groups
+                    value=group_by
+                />
                 <button type="submit" class="primary" data-testid="query-run" disabled=running>
                     {move || if running.get() { "Running…" } else { "Run query" }}
                 </button>
             </form>
             <Answer edge=id/>
         </section>
+    }
+}
+
+/// A column-name field of the query form, with the columns the contract
+/// grants for it as suggestions (a free text field still: the hub decides).
+#[component]
+fn ColumnField(
+    label: &'static str,
+    testid: &'static str,
+    placeholder: &'static str,
+    list_id: String,
+    suggestions: Vec<String>,
+    value: RwSignal<String>,
+) -> impl IntoView {
+    let list = (!suggestions.is_empty()).then(|| list_id.clone());
+    view! {
+        <label>
+            <span>{label}</span>
+            <input
+                type="text"
+                data-testid=testid
+                placeholder=placeholder
+                spellcheck="false"
+                list=list
+                bind:value=value
+            />
+            <datalist id=list_id>
+                {suggestions.into_iter().map(|v| view! { <option value=v></option> }).collect_view()}
+            </datalist>
+        </label>
     }
 }
 

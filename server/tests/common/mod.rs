@@ -107,6 +107,17 @@ pub fn token_env(id: &str) -> String {
 }
 
 impl Stack {
+    /// The demo's three peers, stock, with the hub: what the end-to-end
+    /// checks of the whole exchange run against.
+    pub async fn demo() -> Stack {
+        Stack::start(
+            ["vendorcorp", "buyercorp", "helpdesk"]
+                .map(PeerSpec::stock)
+                .to_vec(),
+        )
+        .await
+    }
+
     /// Writes configs for `specs` (plus rules letting `buyercorp` and the hub
     /// consume every cloned provider's capabilities) and starts everything.
     pub async fn start(specs: Vec<PeerSpec>) -> Stack {
