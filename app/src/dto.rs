@@ -4,87 +4,15 @@
 //! env var names, internal base URLs, IP allowlists) has a field to live in.
 //!
 //! This module compiles for the browser (wasm) as well as for the hub, so it
-//! depends on serde only. The reason-code enum lives here because both sides
-//! need its wire spelling and there must be exactly one definition of it:
-//! `server::reason` re-exports it.
+//! depends on serde and on the plain vocabulary of the `exchange` crate
+//! (its reason codes) only.
 
 use serde::{Deserialize, Serialize};
 
-/// The nine reasons a call can end `not_connected` (DESIGN.md §2).
-///
-/// Defined once, here, so the hub (which produces the codes) and the canvas
-/// (which draws them) can never disagree on a spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReasonCode {
-    /// The caller's bearer token is missing or wrong, or the caller is unknown.
-    AuthRejected,
-    /// The caller's source address is not in its IP allowlist.
-    IpNotAllowed,
-    /// No connection rule lets this consumer use this capability of this provider.
-    NotPermitted,
-    /// The provider is not in the registry (or a port answered as someone else).
-    UnknownPeer,
-    /// The provider could not be reached at all (refused, reset, DNS).
-    PeerUnreachable,
-    /// The provider did not answer before the deadline.
-    Timeout,
-    /// The caller spoke an A2A version the hub does not support.
-    VersionUnsupported,
-    /// The provider answered, but the answer broke the capability's contract.
-    SchemaInvalid,
-    /// The provider answered with an error.
-    PeerError,
-}
-
-impl ReasonCode {
-    /// Every code, in DESIGN.md order: handy for tests and documentation.
-    pub const ALL: [ReasonCode; 9] = [
-        ReasonCode::AuthRejected,
-        ReasonCode::IpNotAllowed,
-        ReasonCode::NotPermitted,
-        ReasonCode::UnknownPeer,
-        ReasonCode::PeerUnreachable,
-        ReasonCode::Timeout,
-        ReasonCode::VersionUnsupported,
-        ReasonCode::SchemaInvalid,
-        ReasonCode::PeerError,
-    ];
-
-    /// The wire spelling, e.g. `PEER_UNREACHABLE`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReasonCode::AuthRejected => "AUTH_REJECTED",
-            ReasonCode::IpNotAllowed => "IP_NOT_ALLOWED",
-            ReasonCode::NotPermitted => "NOT_PERMITTED",
-            ReasonCode::UnknownPeer => "UNKNOWN_PEER",
-            ReasonCode::PeerUnreachable => "PEER_UNREACHABLE",
-            ReasonCode::Timeout => "TIMEOUT",
-            ReasonCode::VersionUnsupported => "VERSION_UNSUPPORTED",
-            ReasonCode::SchemaInvalid => "SCHEMA_INVALID",
-            ReasonCode::PeerError => "PEER_ERROR",
-        }
-    }
-
-    /// The HTTP status the gateway answers with, so plain HTTP tooling sees
-    /// the class of failure too. The JSON body stays the contract.
-    pub fn http_status(self) -> u16 {
-        match self {
-            ReasonCode::AuthRejected => 401,
-            ReasonCode::IpNotAllowed | ReasonCode::NotPermitted => 403,
-            ReasonCode::UnknownPeer => 404,
-            ReasonCode::VersionUnsupported => 400,
-            ReasonCode::PeerUnreachable | ReasonCode::SchemaInvalid | ReasonCode::PeerError => 502,
-            ReasonCode::Timeout => 504,
-        }
-    }
-}
-
-impl std::fmt::Display for ReasonCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The nine reasons a call can end `not_connected`: defined once in the
+/// shared `exchange` crate (the hub produces them, peers read them, the
+/// canvas draws them), re-exported here for the browser.
+pub use exchange::reason::ReasonCode;
 
 /// What the canvas draws a node as. `System` is the generic peer type that
 /// needs no frontend code; agents and datasources hang off their system;

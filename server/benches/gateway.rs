@@ -82,7 +82,7 @@ async fn main() {
         move || {
             let body = json!({
                 "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": { "message": server::wire::call_message("orders.query", input.clone()) }
+                "params": { "message": exchange::wire::call_message("orders.query", input.clone()) }
             });
             let req = client
                 .post(&url)

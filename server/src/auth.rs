@@ -15,8 +15,8 @@ use std::net::SocketAddr;
 use axum::http::{header::AUTHORIZATION, HeaderMap};
 use subtle::{Choice, ConstantTimeEq};
 
-use crate::reason::{NotConnected, ReasonCode};
 use crate::registry::model::{System, Topology};
+use exchange::reason::{NotConnected, ReasonCode};
 
 /// What a layer sees of one incoming call.
 #[derive(Debug, Clone, Copy)]

@@ -111,7 +111,7 @@ impl EdgeStore {
                 .bind(&e.consumer)
                 .bind(&e.provider)
                 .bind(&e.capability)
-                .bind(crate::audit::now())
+                .bind(exchange::audit::now())
                 .execute(&mut *tx)
                 .await?;
             }
@@ -182,7 +182,7 @@ impl EdgeStore {
         provider: &str,
         capability: &str,
     ) -> Result<Edge, EdgeError> {
-        let clipped = |s: &str| crate::prober::clip(s, 64);
+        let clipped = |s: &str| exchange::text::clip(s, 64);
         if consumer != topology.hub.id && topology.system(consumer).is_none() {
             return Err(EdgeError::UnknownSystem(clipped(consumer)));
         }
@@ -204,7 +204,7 @@ impl EdgeStore {
             consumer: consumer.to_string(),
             provider: provider.to_string(),
             capability: capability.to_string(),
-            created_at: crate::audit::now(),
+            created_at: exchange::audit::now(),
         };
         let inserted = sqlx::query(
             "INSERT OR IGNORE INTO edges (id, consumer, provider, capability, created_at)
@@ -235,7 +235,7 @@ impl EdgeStore {
             .await?
             .rows_affected();
         if removed == 0 {
-            return Err(EdgeError::NotFound(crate::prober::clip(id, 200)));
+            return Err(EdgeError::NotFound(exchange::text::clip(id, 200)));
         }
         if let Ok(mut edges) = self.edges.write() {
             edges.retain(|e| e.id != id);
@@ -265,11 +265,11 @@ impl EdgeStore {
             if !x.is_finite() || !y.is_finite() {
                 return Err(EdgeError::BadPosition(format!(
                     "the position of {} is not a finite number",
-                    crate::prober::clip(node, 64)
+                    exchange::text::clip(node, 64)
                 )));
             }
         }
-        let now = crate::audit::now();
+        let now = exchange::audit::now();
         let mut tx = self.pool.begin().await?;
         for (node, x, y) in positions {
             sqlx::query(
@@ -318,7 +318,7 @@ mod tests {
         let t = topology();
         assert_eq!(t.initial_edges.len(), 2, "the shipped file seeds two edges");
         {
-            let pool = crate::db::open(&path).await.expect("open");
+            let pool = exchange::db::open(&path).await.expect("open");
             let store = EdgeStore::open(pool, &t.initial_edges)
                 .await
                 .expect("store");
@@ -375,7 +375,7 @@ mod tests {
                 .await
                 .is_err());
         }
-        let pool = crate::db::open(&path).await.expect("reopen");
+        let pool = exchange::db::open(&path).await.expect("reopen");
         let store = EdgeStore::open(pool, &t.initial_edges)
             .await
             .expect("store");

@@ -27,15 +27,17 @@ use axum::Json;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use crate::audit::{AuditRecord, AuditTrail, Outcome, Role};
 use crate::auth::{token_for, AuthChain, AuthContext};
-use crate::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use crate::idempotency::{IdempotencyKey, IdempotencyStore};
-use crate::prober::{clip, read_limited, transport_failure, StatusBoard};
-use crate::reason::{CallResult, NotConnected, ReasonCode};
+use crate::prober::StatusBoard;
 use crate::registry::model::{CapabilityKind, System};
 use crate::registry::Registry;
-use crate::wire;
+use exchange::audit::{AuditRecord, AuditTrail, Outcome, Role};
+use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
+use exchange::http::{read_limited, transport_failure};
+use exchange::reason::{CallResult, NotConnected, ReasonCode};
+use exchange::text::clip;
+use exchange::wire;
 
 /// Largest request body the gateway accepts from a caller.
 pub const MAX_REQUEST_BODY: usize = 1024 * 1024;
@@ -601,7 +603,7 @@ fn version_unsupported(envelope: &Envelope) -> NotConnected {
         format!(
             "A2A version {} is not supported (supported: {})",
             clip(&envelope.version, 32),
-            crate::envelope::SUPPORTED_VERSIONS.join(", ")
+            exchange::envelope::SUPPORTED_VERSIONS.join(", ")
         ),
     )
 }
@@ -654,7 +656,7 @@ impl Gateway {
         let record = AuditRecord {
             system: String::new(),
             role: Role::Hub,
-            at: crate::audit::now(),
+            at: exchange::audit::now(),
             caller: clip(caller, 64),
             provider: clip(provider, 64),
             capability: clip(capability, 64),
@@ -915,7 +917,7 @@ mod tests {
         let registry = Arc::new(Registry::with_loaded("t.yaml", loaded, bus.clone()));
         let board = Arc::new(StatusBoard::new(bus));
         let dir = tempfile::tempdir().expect("tempdir");
-        let pool = crate::db::open(&dir.path().join("hub.db"))
+        let pool = exchange::db::open(&dir.path().join("hub.db"))
             .await
             .expect("db");
         let idem = IdempotencyStore::open(pool.clone()).await.expect("idem");
@@ -974,7 +976,7 @@ mod tests {
         let tp = headers
             .get(TRACEPARENT_HEADER)
             .and_then(|v| v.to_str().ok())
-            .and_then(crate::envelope::TraceParent::parse)
+            .and_then(exchange::envelope::TraceParent::parse)
             .expect("traceparent forwarded");
         assert_eq!(tp.trace_id, env.trace.trace_id, "same trace id");
         assert_ne!(tp.span_id, env.trace.span_id, "new span");

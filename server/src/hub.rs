@@ -20,19 +20,19 @@ use leptos::prelude::LeptosOptions;
 use tokio::task::JoinHandle;
 use tower_http::trace::TraceLayer;
 
-use crate::actions::LocalEffects;
-use crate::audit::AuditTrail;
 use crate::bff::{self, BffState};
+use crate::budget_plans::HubPlans;
 use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
 use crate::idempotency::IdempotencyStore;
-use crate::inbox::Inbox;
 use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::ui_auth::session::{SessionSettings, SessionStore};
 use crate::ui_auth::users::UiUsers;
 use crate::ui_auth::UiAuth;
+use exchange::audit::AuditTrail;
+use exchange::inbox::Inbox;
 
 /// Where the hub's inputs are.
 #[derive(Debug, Clone)]
@@ -58,10 +58,10 @@ pub enum HubError {
     UiUsers(#[from] crate::ui_auth::users::UsersError),
     /// The database could not be opened.
     #[error(transparent)]
-    Database(#[from] crate::db::OpenError),
+    Database(#[from] exchange::db::OpenError),
     /// The audit trail could not be set up.
     #[error(transparent)]
-    Audit(#[from] crate::audit::AuditError),
+    Audit(#[from] exchange::audit::AuditError),
     /// The idempotency store could not be set up.
     #[error(transparent)]
     Idempotency(#[from] crate::idempotency::IdempotencyError),
@@ -70,7 +70,7 @@ pub enum HubError {
     Edges(#[from] crate::edges::EdgeError),
     /// The hub's inbox could not be set up.
     #[error(transparent)]
-    Inbox(#[from] crate::inbox::InboxError),
+    Inbox(#[from] exchange::inbox::InboxError),
     /// The session store could not be set up.
     #[error(transparent)]
     Sessions(#[from] crate::ui_auth::session::SessionError),
@@ -130,11 +130,11 @@ impl Hub {
         };
         let loaded = registry.snapshot();
         let hub_id = loaded.topology.hub.id.clone();
-        let pool = crate::db::open(&config.database).await?;
+        let pool = exchange::db::open(&config.database).await?;
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
         let idempotency = IdempotencyStore::open(pool.clone()).await?;
         let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
-        let inbox = Inbox::open(pool.clone(), LocalEffects::HubPlans).await?;
+        let inbox = Inbox::open(pool.clone(), Arc::new(HubPlans)).await?;
         let sessions = SessionStore::open(pool).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
         let gateway = Arc::new(Gateway::new(
@@ -226,8 +226,8 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reason::{NotConnected, ReasonCode};
     use app::dto::{HubEvent, NodeStatus, TopologyView};
+    use exchange::reason::{NotConnected, ReasonCode};
     use std::net::SocketAddr;
     use std::time::Duration;
 

@@ -177,7 +177,7 @@ impl IdempotencyStore {
         .bind(&key.request_id)
         .bind(serde_json::to_string(answer)?)
         .bind(trace_id)
-        .bind(crate::audit::now())
+        .bind(exchange::audit::now())
         .bind(input_digest)
         .execute(&self.pool)
         .await?;
@@ -204,7 +204,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("hub.db");
         {
-            let pool = crate::db::open(&path).await.expect("open");
+            let pool = exchange::db::open(&path).await.expect("open");
             let store = IdempotencyStore::open(pool.clone()).await.expect("store");
             store
                 .put(&key("r1"), "d1", &json!({"answer": "first"}), "t1")
@@ -216,7 +216,7 @@ mod tests {
                 .expect("put");
             pool.close().await;
         }
-        let pool = crate::db::open(&path).await.expect("reopen");
+        let pool = exchange::db::open(&path).await.expect("reopen");
         let store = IdempotencyStore::open(pool).await.expect("store");
         let got = store.get(&key("r1")).await.expect("get").expect("stored");
         assert_eq!(got.answer, json!({"answer": "first"}), "first answer wins");
@@ -247,7 +247,7 @@ mod tests {
     #[tokio::test]
     async fn a_file_from_before_digests_gains_the_column() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let pool = crate::db::open(&dir.path().join("old.db"))
+        let pool = exchange::db::open(&dir.path().join("old.db"))
             .await
             .expect("open");
         sqlx::query(

@@ -1,32 +1,45 @@
-//! The Wall Street hub and its reference peer, as a library so that the
-//! binaries stay thin and the integration tests can reach every module.
+//! The Wall Street hub, as a library so that the `hub` binary stays thin
+//! and the integration tests reach every module.
 //!
-//! One module per concept of DESIGN.md: the registry decides who exists and
-//! who may talk to whom, the auth chain who is calling, the envelope what
-//! travels with a call, the gateway how a call is forwarded, the audit trail
-//! what happened, the prober who is alive, the BFF what a browser may see,
-//! the UI login who may see it.
+//! The hub links the shared `exchange` crate (what both sides speak:
+//! envelope, reason codes, wire, audit trail, inbox, untrusted text) and
+//! the browser crate `app` (pages and the DTOs a browser may see). It links
+//! no peer code: the reference peer is its own package (`server/peer`), so
+//! nothing here can know a peer's tables.
+//!
+//! Layout — one module per concept of DESIGN.md, in the order a call
+//! meets them:
+//!
+//! | module | where it is decided |
+//! |---|---|
+//! | [`registry`] | who exists and who may talk to whom (the topology file, reloadable) |
+//! | [`contract`] | what a capability's input and answer must be, and what of it a browser may see |
+//! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
+//! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
+//! | [`idempotency`] | a repeated consult id answers from the store, never runs twice |
+//! | [`prober`] | who is alive: health probes and the status board |
+//! | [`events`] | what changed, pushed live to open canvases |
+//! | [`edges`] | the connections made on the canvas, and node positions |
+//! | [`redaction`] | the only road from a peer's answer to a browser |
+//! | [`budget_plans`] | the hub's own local write when its operator approves a proposal |
+//! | [`bff`] | the `/api` a browser calls, and the views it gets |
+//! | [`api`] | the one error shape of every `/api` route |
+//! | [`ui_auth`] | who may use the canvas: login, sessions, CSRF |
+//! | [`web`] | the server-rendered Leptos pages |
+//! | [`hub`] | wiring it all into one process |
 
-pub mod actions;
 pub mod api;
-pub mod audit;
 pub mod auth;
 pub mod bff;
+pub mod budget_plans;
 pub mod contract;
-pub mod db;
 pub mod edges;
-pub mod envelope;
 pub mod events;
 pub mod gateway;
 pub mod hub;
 pub mod idempotency;
-pub mod inbox;
-pub mod peer;
 pub mod prober;
-pub mod reason;
 pub mod redaction;
 pub mod registry;
 pub mod ui_auth;
-pub mod untrusted;
 pub mod web;
-pub mod wire;

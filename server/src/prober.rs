@@ -25,16 +25,13 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::events::EventBus;
-use crate::reason::{NotConnected, ReasonCode};
 use crate::registry::model::System;
 use crate::registry::Registry;
+use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
+use exchange::http::{read_limited, transport_failure};
+use exchange::reason::{NotConnected, ReasonCode};
+use exchange::text::clip;
 
-/// The identity a reference peer reports in `/health`.
-pub const PEER_SERVICE: &str = "wall-street-peer";
-/// Path of the health endpoint, relative to a base URL.
-pub const HEALTH_PATH: &str = "/health";
-/// Path of the agent card, relative to a base URL.
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// The card is fetched on every `CARD_EVERY`-th round (and on every round
 /// while the system is not healthy).
 const CARD_EVERY: u64 = 5;
@@ -397,62 +394,6 @@ impl Prober {
             .filter(Value::is_object)
             .ok_or_else(|| NotConnected::new(ReasonCode::PeerError, "answer is not a JSON object"))
     }
-}
-
-/// Reads a body up to `limit` bytes; `None` if it is larger.
-pub(crate) async fn read_limited(
-    mut resp: reqwest::Response,
-    limit: usize,
-) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut buf = Vec::new();
-    while let Some(chunk) = resp.chunk().await? {
-        if buf.len() + chunk.len() > limit {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(Some(buf))
-}
-
-/// Maps a transport error (nothing usable came back) to a reason code and
-/// a detail that names the system, never its URL.
-pub(crate) fn transport_failure(id: &str, e: &reqwest::Error) -> NotConnected {
-    if e.is_timeout() {
-        return NotConnected::new(ReasonCode::Timeout, format!("{id} timed out"));
-    }
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            let what = match io.kind() {
-                K::ConnectionRefused => "connection refused",
-                K::ConnectionReset | K::ConnectionAborted => "connection reset",
-                K::BrokenPipe | K::UnexpectedEof => "connection closed",
-                K::TimedOut => {
-                    return NotConnected::new(ReasonCode::Timeout, format!("{id} timed out"))
-                }
-                _ => "connection failed",
-            };
-            return NotConnected::new(ReasonCode::PeerUnreachable, format!("{what} by {id}"));
-        }
-        source = err.source();
-    }
-    let what = if e.is_connect() {
-        "cannot connect to"
-    } else {
-        "connection lost with"
-    };
-    NotConnected::new(ReasonCode::PeerUnreachable, format!("{what} {id}"))
-}
-
-/// Cuts peer-supplied text to `max` characters and drops control
-/// characters: it is data for an operator's eyes, not markup.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().filter(|c| !c.is_control()).take(max).collect();
-    if text.chars().filter(|c| !c.is_control()).count() > max {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]

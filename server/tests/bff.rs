@@ -448,7 +448,7 @@ async fn a_data_share_drawer_shows_what_the_provider_holds_and_failures_are_answ
     assert_eq!(trace_id.len(), 32);
 
     // Recomputed independently from VendorCorp's own file.
-    let pool = server::db::open_read_only(&stack.peer_db("vendorcorp"))
+    let pool = exchange::db::open_read_only(&stack.peer_db("vendorcorp"))
         .await
         .expect("open the peer's file");
     let want = sqlx::query(
@@ -591,7 +591,7 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
 
     // BuyerCorp's budgets before the consult that proposes a change.
     let budgets = || async {
-        let pool = server::db::open_read_only(&stack.peer_db("buyercorp"))
+        let pool = exchange::db::open_read_only(&stack.peer_db("buyercorp"))
             .await
             .expect("open");
         sqlx::query("SELECT department, budget, spent FROM budgets ORDER BY department")
@@ -665,7 +665,7 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     assert_eq!(inbox[0]["status"], "pending");
     // Nothing ran: BuyerCorp's budgets are what they were.
     assert_eq!(budgets().await, before);
-    let hub_db = server::db::open_read_only(&stack.hub_db())
+    let hub_db = exchange::db::open_read_only(&stack.hub_db())
         .await
         .expect("hub db");
     let pending: i64 =
@@ -896,7 +896,7 @@ async fn no_api_answer_carries_a_secret_an_internal_address_or_a_customer() {
         forbidden.push(stack.peer_url(id));
         forbidden.push(format!("127.0.0.1:{}", stack.peer_ports[id]));
     }
-    let pool = server::db::open_read_only(&stack.peer_db("vendorcorp"))
+    let pool = exchange::db::open_read_only(&stack.peer_db("vendorcorp"))
         .await
         .expect("open");
     let names: Vec<String> = sqlx::query_scalar("SELECT DISTINCT customer_name FROM orders")

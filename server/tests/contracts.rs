@@ -38,7 +38,7 @@ type Dump = BTreeMap<String, Vec<String>>;
 
 /// Dumps every table of the SQLite file at `db` (read-only).
 async fn dump(db: &Path) -> Dump {
-    let pool = server::db::open_read_only(db)
+    let pool = exchange::db::open_read_only(db)
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", db.display()));
     let tables: Vec<String> = sqlx::query_scalar(
@@ -76,7 +76,7 @@ async fn dump(db: &Path) -> Dump {
 
 /// Row count of the audit trail in `db`.
 async fn trail_len(db: &Path) -> i64 {
-    let pool = server::db::open_read_only(db).await.expect("open");
+    let pool = exchange::db::open_read_only(db).await.expect("open");
     let n = sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail")
         .fetch_one(&pool)
         .await
@@ -163,7 +163,7 @@ fn peer_call(
     capability: &str,
     input: &Value,
 ) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_peer"))
+    let out = Command::new(common::peer_bin())
         .args(["call", "--config"])
         .arg(stack.peer_config(caller))
         .args(["--provider", provider, "--capability", capability])
@@ -407,7 +407,7 @@ async fn replies_that_embed_instructions_write_nothing_anywhere() {
         .unwrap_or_default()
         .to_string();
     let decide = |verb: &str| {
-        Command::new(env!("CARGO_BIN_EXE_peer"))
+        Command::new(common::peer_bin())
             .args(["inbox", "--config"])
             .arg(stack.peer_config("helpdesk"))
             .args([verb, &id, "--by", "contract-suite"])

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{repo, trail, PeerSpec, Stack};
+use exchange::audit::{Outcome, Role};
 use serde_json::{json, Value};
-use server::audit::{Outcome, Role};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -90,7 +90,7 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
     ])
     .await;
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let out = Command::new(env!("CARGO_BIN_EXE_peer"))
+    let out = Command::new(common::peer_bin())
         .args(["call", "--config"])
         .arg(stack.peer_config("buyercorp"))
         .args(["--provider", "vendorcorp", "--capability", "orders.query"])

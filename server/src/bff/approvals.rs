@@ -5,7 +5,7 @@
 //! request body), behind the CSRF guard like every state-changing `/api`
 //! call. It is stored with who and when next to the proposal's trace id,
 //! and appended to the hub's audit trail under that trace id. Approving
-//! runs the hub's own local write ([`crate::actions`]) in the same
+//! runs the hub's own local write ([`crate::budget_plans`]) in the same
 //! transaction; nothing is sent to the system that proposed it.
 //!
 //! Status codes: 404 no such entry, 409 already decided the other way,
@@ -17,23 +17,22 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Extension;
 
+use super::inbox_view::{action_view, inbox_page_view};
 use super::BffState;
 use crate::api::{ApiFailure, ApiPath};
-use crate::audit::{AuditRecord, Outcome, Role};
-use crate::inbox::{InboxEntry, InboxError, Status};
-use crate::prober::clip;
-use crate::redaction::{self, Redacted};
 use crate::ui_auth::session::SessionUser;
+use axum::Json;
+use exchange::audit::{AuditRecord, Outcome, Role};
+use exchange::inbox::{InboxEntry, InboxError, Status};
+use exchange::text::clip;
 
 /// `GET /api/inbox/page`: the hub's entries and its own budget plans.
-pub async fn page(State(state): State<BffState>) -> Result<Redacted<InboxPageView>, ApiFailure> {
+pub async fn page(State(state): State<BffState>) -> Result<Json<InboxPageView>, ApiFailure> {
     let (entries, hub_id) = super::drawers::inbox_entries(&state).await?;
-    let plans = state
-        .inbox
-        .budget_plans()
+    let plans = crate::budget_plans::list(state.inbox.pool())
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
-    Ok(redaction::inbox_page_view(&entries, &hub_id, &plans))
+    Ok(Json(inbox_page_view(&entries, &hub_id, &plans)))
 }
 
 /// `GET /api/inbox/pending`: the count the canvas's Inbox link shows.
@@ -63,7 +62,7 @@ pub async fn approve(
     state: State<BffState>,
     user: Extension<SessionUser>,
     id: ApiPath<i64>,
-) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+) -> Result<Json<ProposedActionView>, ApiFailure> {
     decide(state, user, id, Status::Approved).await
 }
 
@@ -72,7 +71,7 @@ pub async fn reject(
     state: State<BffState>,
     user: Extension<SessionUser>,
     id: ApiPath<i64>,
-) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+) -> Result<Json<ProposedActionView>, ApiFailure> {
     decide(state, user, id, Status::Rejected).await
 }
 
@@ -81,7 +80,7 @@ async fn decide(
     Extension(user): Extension<SessionUser>,
     ApiPath(id): ApiPath<i64>,
     wanted: Status,
-) -> Result<Redacted<ProposedActionView>, ApiFailure> {
+) -> Result<Json<ProposedActionView>, ApiFailure> {
     let decided = match wanted {
         Status::Approved => state.inbox.approve(id, &user.username).await,
         _ => state.inbox.reject(id, &user.username).await,
@@ -92,7 +91,7 @@ async fn decide(
         announce(&state).await;
     }
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    Ok(redaction::action_view_redacted(&decided.entry, &hub_id))
+    Ok(Json(action_view(&decided.entry, &hub_id)))
 }
 
 /// One line in the hub's trail, under the proposal's trace id: who
@@ -117,7 +116,7 @@ async fn record(state: &BffState, entry: &InboxEntry) {
     let line = AuditRecord {
         system: String::new(),
         role: Role::Caller,
-        at: crate::audit::now(),
+        at: exchange::audit::now(),
         caller: hub_id,
         provider: clip(&entry.from_system, 64),
         capability: clip(&entry.capability, 64),

@@ -27,12 +27,12 @@ use serde_json::json;
 use super::BffState;
 use crate::api::{ApiFailure, ApiJson, ApiPath, ApiQuery};
 use crate::edges::Edge;
-use crate::envelope::Envelope;
-use crate::inbox::Origin;
-use crate::prober::clip;
-use crate::reason::CallResult;
 use crate::redaction::{self, CallMeta, Redacted};
 use crate::registry::model::CapabilityKind;
+use exchange::envelope::Envelope;
+use exchange::inbox::Origin;
+use exchange::reason::CallResult;
+use exchange::text::clip;
 
 /// Longest question the hub forwards.
 pub const MAX_QUESTION_BYTES: usize = 4_000;
@@ -92,7 +92,7 @@ async fn call_and_redact(
     input: serde_json::Value,
 ) -> (
     CallResult,
-    Result<Redacted<redaction::Data>, crate::reason::NotConnected>,
+    Result<Redacted<redaction::Data>, exchange::reason::NotConnected>,
     CallMeta,
 ) {
     let result = state
@@ -204,23 +204,22 @@ pub async fn ask(
     Ok(redaction::consult_view(
         meta,
         answer.as_ref(),
-        &entries,
-        &hub_id,
+        super::inbox_view::inbox_view(&entries, &hub_id),
     ))
 }
 
 /// `GET /api/inbox`: the hub's approval inbox, newest first.
 pub async fn inbox(
     State(state): State<BffState>,
-) -> Result<Redacted<Vec<ProposedActionView>>, ApiFailure> {
+) -> Result<Json<Vec<ProposedActionView>>, ApiFailure> {
     let (entries, hub_id) = inbox_entries(&state).await?;
-    Ok(redaction::inbox_view(&entries, &hub_id))
+    Ok(Json(super::inbox_view::inbox_view(&entries, &hub_id)))
 }
 
 /// The hub's inbox entries (newest first, at most [`MAX_INBOX`]) and its id.
 pub(super) async fn inbox_entries(
     state: &BffState,
-) -> Result<(Vec<crate::inbox::InboxEntry>, String), ApiFailure> {
+) -> Result<(Vec<exchange::inbox::InboxEntry>, String), ApiFailure> {
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
     let mut entries = state
         .inbox

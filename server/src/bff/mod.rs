@@ -18,6 +18,7 @@
 pub mod approvals;
 pub mod drawers;
 pub mod edges;
+pub mod inbox_view;
 pub mod topology;
 
 use std::convert::Infallible;
@@ -35,9 +36,9 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::Gateway;
-use crate::inbox::Inbox;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
+use exchange::inbox::Inbox;
 
 pub use topology::topology_view;
 
@@ -96,7 +97,10 @@ pub fn router(state: BffState) -> Router {
 }
 
 async fn unknown_route(uri: axum::http::Uri) -> crate::api::ApiFailure {
-    crate::api::ApiFailure::not_found(format!("no route {}", crate::prober::clip(uri.path(), 200)))
+    crate::api::ApiFailure::not_found(format!(
+        "no route {}",
+        exchange::text::clip(uri.path(), 200)
+    ))
 }
 
 async fn topology(State(state): State<BffState>) -> Json<TopologyView> {

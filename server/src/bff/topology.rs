@@ -220,7 +220,7 @@ pub fn dto_kind(kind: CapabilityKind) -> DtoKind {
 mod tests {
     use super::*;
     use crate::events::EventBus;
-    use crate::reason::{NotConnected, ReasonCode};
+    use exchange::reason::{NotConnected, ReasonCode};
 
     fn edge(consumer: &str, provider: &str, capability: &str) -> Edge {
         Edge {

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use exchange::audit::{self, AuditRecord, AuditTrail};
 use leptos::prelude::get_configuration;
-use server::audit::{self, AuditRecord, AuditTrail};
 use server::hub::{Hub, HubConfig};
 
 /// Wall Street: the A2A exchange hub.
@@ -177,7 +177,7 @@ async fn stop_signal() {
 async fn trail(args: TrailArgs) -> anyhow::Result<()> {
     let mut trails = Vec::new();
     for path in &args.dbs {
-        let pool = server::db::open_read_only(path).await?;
+        let pool = exchange::db::open_read_only(path).await?;
         // The owner name is only used when appending, which this never does:
         // each record names its own system.
         let owner = path

@@ -10,21 +10,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+pub use exchange::located::Issue;
+use exchange::located::{parse_yaml, render_issues, Locator, Seg};
+
 use super::model::Topology;
 use crate::contract::Contracts;
-
-/// One problem in a topology file, located.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Issue {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
-    /// The field path, e.g. `systems[1].base_url` (`.` for the whole file).
-    pub field: String,
-    /// What is wrong. Never echoes a base URL or token env var name.
-    pub message: String,
-}
 
 /// Why a topology file was not accepted.
 #[derive(Debug, thiserror::Error)]
@@ -76,14 +66,6 @@ impl LoadError {
     }
 }
 
-fn render_issues(file: &str, issues: &[Issue]) -> String {
-    let lines: Vec<String> = issues
-        .iter()
-        .map(|i| format!("{file}:{}:{}: {}: {}", i.line, i.column, i.field, i.message))
-        .collect();
-    lines.join("\n")
-}
-
 /// A validated topology together with its compiled response contracts:
 /// the two are built and swapped as one, so a call never sees a schema of
 /// another generation.
@@ -111,21 +93,16 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
         file: file.to_string(),
         issues,
     };
-    let topology = parse(text).map_err(|issue| invalid(vec![issue]))?;
+    let topology: Topology = parse_yaml(text).map_err(|issue| invalid(vec![issue]))?;
     let locator = Locator::new(text);
     let mut issues = validate(&topology, &locator);
-    // Data contracts (whitelist, redaction, untrusted fields): checked
-    // against each capability's response schema in `data_contract`.
-    for (path, message) in super::data_contract::check(&topology) {
-        let path: Vec<Seg> = path.iter().map(Seg::from).collect();
-        issues.push(locator.issue(&path, message));
-    }
+    // Contracts (schemas, whitelist, redaction, untrusted fields):
+    // compiled once, every problem located (`crate::contract`).
     let contracts = match Contracts::compile(&topology) {
         Ok(c) => Some(c),
         Err(errors) => {
-            for (i, e) in errors {
-                let path = [Seg::Key("capabilities"), Seg::Index(i), Seg::Key(e.field)];
-                issues.push(locator.issue(&path, e.to_string()));
+            for (path, message) in errors {
+                issues.push(locator.issue(&path, message));
             }
             None
         }
@@ -140,61 +117,20 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
     }
 }
 
-/// Deserializes with the field path tracked, turning the first serde error
-/// into a located issue.
-fn parse(text: &str) -> Result<Topology, Issue> {
-    let de = serde_yaml_ng::Deserializer::from_str(text);
-    serde_path_to_error::deserialize::<_, Topology>(de).map_err(|err| {
-        let field = err.path().to_string();
-        let inner = err.inner();
-        let (line, column) = inner
-            .location()
-            .map(|l| (l.line(), l.column()))
-            .unwrap_or((1, 1));
-        Issue {
-            line,
-            column,
-            message: clean_yaml_message(&inner.to_string(), &field),
-            field,
-        }
-    })
-}
-
-/// serde_yaml_ng already prefixes its own path and appends "at line L
-/// column C"; both are said once by our own format, so they are cut here.
-pub(crate) fn clean_yaml_message(message: &str, field: &str) -> String {
-    let mut msg = message;
-    // serde_yaml_ng's path stops at the mapping for an unknown field
-    // (`systems[1]` where ours says `systems[1].nmae`): cut any prefix of ours.
-    if let Some((head, rest)) = msg.split_once(": ") {
-        if !head.is_empty()
-            && (field == head
-                || field.starts_with(&format!("{head}."))
-                || field.starts_with(&format!("{head}[")))
-        {
-            msg = rest;
-        }
-    }
-    match msg.rfind(" at line ") {
-        Some(pos) if msg[pos + 9..].contains(" column ") => msg[..pos].to_string(),
-        _ => msg.to_string(),
-    }
-}
-
 /// Every semantic check, every problem collected.
 fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
-    use Seg::{Index as I, Key as K};
+    let key = |k: &'static str| Seg::key(k);
     let mut issues = Vec::new();
     let mut push = |path: &[Seg], msg: String| issues.push(loc.issue(path, msg));
 
     if t.version != 1 {
         push(
-            &[K("version")],
+            &[key("version")],
             format!("unsupported version {}; only version 1 exists", t.version),
         );
     }
-    if !valid_id(&t.hub.id) {
-        push(&[K("hub"), K("id")], id_rule("hub id"));
+    if !exchange::id::is_valid(&t.hub.id) {
+        push(&[key("hub"), key("id")], exchange::id::rule_for("hub id"));
     }
     for (field, value) in [
         ("default_deadline_ms", t.hub.default_deadline_ms),
@@ -202,7 +138,7 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         ("probe_timeout_ms", t.hub.probe_timeout_ms),
     ] {
         if value == 0 {
-            push(&[K("hub"), K(field)], "must be greater than 0".into());
+            push(&[key("hub"), key(field)], "must be greater than 0".into());
         }
     }
 
@@ -212,29 +148,29 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
     let mut seen = HashSet::new();
     for (i, s) in t.systems.iter().enumerate() {
         let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
-            let mut p = vec![K("systems"), I(i)];
+            let mut p = vec![key("systems"), Seg::Index(i)];
             p.extend_from_slice(rest);
             p
         };
-        if !valid_id(&s.id) {
-            push(&at(&[K("id")]), id_rule("system id"));
+        if !exchange::id::is_valid(&s.id) {
+            push(&at(&[key("id")]), exchange::id::rule_for("system id"));
         } else if !seen.insert(s.id.as_str()) {
-            push(&at(&[K("id")]), format!("duplicate system id `{}`", s.id));
+            push(&at(&[key("id")]), format!("duplicate system id `{}`", s.id));
         } else if s.id == t.hub.id {
             push(
-                &at(&[K("id")]),
+                &at(&[key("id")]),
                 format!("`{}` is the hub's own id and cannot name a system", s.id),
             );
         }
         if s.name.trim().is_empty() {
-            push(&at(&[K("name")]), "must not be empty".into());
+            push(&at(&[key("name")]), "must not be empty".into());
         }
         if let Err(why) = check_base_url(&s.base_url) {
-            push(&at(&[K("base_url")]), why);
+            push(&at(&[key("base_url")]), why);
         }
         if s.token_env.trim().is_empty() {
             push(
-                &at(&[K("token_env")]),
+                &at(&[key("token_env")]),
                 "must name the environment variable holding this system's token".into(),
             );
         } else if !s
@@ -243,14 +179,17 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
         {
             push(
-                &at(&[K("token_env")]),
+                &at(&[key("token_env")]),
                 "must be an environment variable name (letters, digits, _)".into(),
             );
         }
         for (list, entries) in [("provides", &s.provides), ("consumes", &s.consumes)] {
             for (k, cap) in entries.iter().enumerate() {
                 if !capability_ids.contains(cap.as_str()) {
-                    push(&at(&[K(list), I(k)]), format!("unknown capability `{cap}`"));
+                    push(
+                        &at(&[key(list), Seg::Index(k)]),
+                        format!("unknown capability `{cap}`"),
+                    );
                 }
             }
         }
@@ -269,11 +208,14 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         ] {
             let mut seen_child = HashSet::new();
             for (k, id) in ids.into_iter().enumerate() {
-                if !valid_id(id) {
-                    push(&at(&[K(list), I(k), K("id")]), id_rule("id"));
+                if !exchange::id::is_valid(id) {
+                    push(
+                        &at(&[key(list), Seg::Index(k), key("id")]),
+                        exchange::id::rule_for("id"),
+                    );
                 } else if !seen_child.insert(id) {
                     push(
-                        &at(&[K(list), I(k), K("id")]),
+                        &at(&[key(list), Seg::Index(k), key("id")]),
                         format!("duplicate id `{id}` in {list} of `{}`", s.id),
                     );
                 }
@@ -283,20 +225,20 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
 
     let mut seen = HashSet::new();
     for (i, c) in t.capabilities.iter().enumerate() {
-        if !valid_id(&c.id) {
+        if !exchange::id::is_valid(&c.id) {
             push(
-                &[K("capabilities"), I(i), K("id")],
-                id_rule("capability id"),
+                &[key("capabilities"), Seg::Index(i), key("id")],
+                exchange::id::rule_for("capability id"),
             );
         } else if !seen.insert(c.id.as_str()) {
             push(
-                &[K("capabilities"), I(i), K("id")],
+                &[key("capabilities"), Seg::Index(i), key("id")],
                 format!("duplicate capability id `{}`", c.id),
             );
         }
         if c.deadline_ms == Some(0) {
             push(
-                &[K("capabilities"), I(i), K("deadline_ms")],
+                &[key("capabilities"), Seg::Index(i), key("deadline_ms")],
                 "must be greater than 0".into(),
             );
         }
@@ -304,19 +246,19 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
 
     for (i, r) in t.rules.iter().enumerate() {
         let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
-            let mut p = vec![K("rules"), I(i)];
+            let mut p = vec![key("rules"), Seg::Index(i)];
             p.extend_from_slice(rest);
             p
         };
         if !capability_ids.contains(r.capability.as_str()) {
             push(
-                &at(&[K("capability")]),
+                &at(&[key("capability")]),
                 format!("unknown capability `{}`", r.capability),
             );
         }
         match t.system(&r.provider) {
             None => push(
-                &at(&[K("provider")]),
+                &at(&[key("provider")]),
                 format!("unknown provider `{}`", r.provider),
             ),
             Some(p) => {
@@ -324,7 +266,7 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                     && !p.provides.iter().any(|c| c == &r.capability)
                 {
                     push(
-                        &at(&[K("provider")]),
+                        &at(&[key("provider")]),
                         format!(
                             "`{}` does not list `{}` under provides",
                             r.provider, r.capability
@@ -335,19 +277,19 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         }
         if r.consumers.is_empty() {
             push(
-                &at(&[K("consumers")]),
+                &at(&[key("consumers")]),
                 "must name at least one consumer".into(),
             );
         }
         for (k, consumer) in r.consumers.iter().enumerate() {
             if consumer != &t.hub.id && !system_ids.contains(consumer.as_str()) {
                 push(
-                    &at(&[K("consumers"), I(k)]),
+                    &at(&[key("consumers"), Seg::Index(k)]),
                     format!("unknown consumer `{consumer}`"),
                 );
             } else if consumer == &r.provider {
                 push(
-                    &at(&[K("consumers"), I(k)]),
+                    &at(&[key("consumers"), Seg::Index(k)]),
                     format!("`{consumer}` cannot consume its own capability"),
                 );
             }
@@ -355,7 +297,7 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
     }
     let mut seen = HashSet::new();
     for (i, e) in t.initial_edges.iter().enumerate() {
-        let at = |field: &'static str| [K("initial_edges"), I(i), K(field)];
+        let at = |field: &'static str| [key("initial_edges"), Seg::Index(i), key(field)];
         let consumer_known = e.consumer == t.hub.id || system_ids.contains(e.consumer.as_str());
         let provider_known = system_ids.contains(e.provider.as_str());
         let capability_known = capability_ids.contains(e.capability.as_str());
@@ -380,7 +322,7 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         if consumer_known && provider_known && capability_known {
             if !t.permits(&e.consumer, &e.capability, &e.provider) {
                 push(
-                    &[K("initial_edges"), I(i)],
+                    &[key("initial_edges"), Seg::Index(i)],
                     format!(
                         "no rule lets {} consume {} from {}",
                         e.consumer, e.capability, e.provider
@@ -388,26 +330,13 @@ fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 );
             } else if !seen.insert(e.id()) {
                 push(
-                    &[K("initial_edges"), I(i)],
+                    &[key("initial_edges"), Seg::Index(i)],
                     format!("duplicate edge `{}`", e.id()),
                 );
             }
         }
     }
     issues
-}
-
-/// Ids travel in headers, node ids and trails: keep them to a safe alphabet.
-fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
-        })
-}
-
-fn id_rule(what: &str) -> String {
-    format!("{what} must be 1-64 characters of a-z, 0-9, `-`, `_`, `.`")
 }
 
 /// `http://host:port`, optionally with a trailing `/`, nothing more. The
@@ -435,185 +364,6 @@ fn check_base_url(raw: &str) -> Result<(), String> {
     } else {
         Err(rule.to_string())
     }
-}
-
-/// One step of a field path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-impl<'a> From<&'a super::data_contract::PathSeg> for Seg<'a> {
-    fn from(seg: &'a super::data_contract::PathSeg) -> Self {
-        match seg {
-            super::data_contract::PathSeg::Key(k) => Seg::Key(k),
-            super::data_contract::PathSeg::Index(i) => Seg::Index(*i),
-        }
-    }
-}
-
-fn render_path(path: &[Seg]) -> String {
-    let mut out = String::new();
-    for seg in path {
-        match seg {
-            Seg::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Seg::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    if out.is_empty() {
-        out.push('.');
-    }
-    out
-}
-
-/// A key or a sequence dash found in the text, with its position.
-#[derive(Debug)]
-struct Entry {
-    line: usize,
-    col: usize,
-    /// `Some(key)` for `key:`, `None` for a `- ` sequence item.
-    key: Option<String>,
-}
-
-/// Finds the line of a field path in block-style YAML by indentation.
-///
-/// Not a YAML parser: it only needs to point an operator at the right line
-/// of a file serde has already accepted. Where it cannot descend (a flow
-/// list like `[a, b]`), it answers the deepest entry it found.
-struct Locator {
-    entries: Vec<Entry>,
-}
-
-impl Locator {
-    fn new(text: &str) -> Self {
-        let mut entries = Vec::new();
-        let mut block_scalar_indent: Option<usize> = None;
-        for (n, raw) in text.lines().enumerate() {
-            let indent = raw.len() - raw.trim_start_matches(' ').len();
-            let rest = raw.trim();
-            if rest.is_empty() || rest.starts_with('#') {
-                continue;
-            }
-            if let Some(bi) = block_scalar_indent {
-                if indent > bi {
-                    continue;
-                }
-                block_scalar_indent = None;
-            }
-            if rest == "---" || rest == "..." {
-                continue;
-            }
-            let mut col = indent;
-            let mut s = &raw[indent..];
-            // Any number of `- ` dashes, each an item at its own column.
-            while s == "-" || s.starts_with("- ") {
-                entries.push(Entry {
-                    line: n + 1,
-                    col,
-                    key: None,
-                });
-                let after = s[1..].len() - s[1..].trim_start_matches(' ').len();
-                col += 1 + after;
-                s = s[1..].trim_start_matches(' ');
-            }
-            if let Some((key, value)) = split_key(s) {
-                entries.push(Entry {
-                    line: n + 1,
-                    col,
-                    key: Some(key),
-                });
-                let v = value.trim();
-                if v.starts_with('|') || v.starts_with('>') {
-                    block_scalar_indent = Some(col);
-                }
-            }
-        }
-        Self { entries }
-    }
-
-    /// The 1-based (line, column) of the deepest entry of `path` found.
-    fn position(&self, path: &[Seg]) -> (usize, usize) {
-        // The current node: entries in [start, end) are its descendants.
-        let (mut start, mut end) = (0usize, self.entries.len());
-        let mut best = (1usize, 1usize);
-        for seg in path {
-            let Some(min_col) = self.entries[start..end].iter().map(|e| e.col).min() else {
-                break;
-            };
-            let found = match seg {
-                Seg::Key(k) => (start..end).find(|&j| {
-                    let e = &self.entries[j];
-                    e.col == min_col && e.key.as_deref() == Some(*k)
-                }),
-                Seg::Index(i) => (start..end)
-                    .filter(|&j| self.entries[j].col == min_col && self.entries[j].key.is_none())
-                    .nth(*i),
-            };
-            let Some(j) = found else { break };
-            let e = &self.entries[j];
-            best = (e.line, e.col + 1);
-            // Descendants: following entries deeper than this one. A key's
-            // compact sequence (`key:` then `- item` at the same column)
-            // belongs to it too.
-            let is_key = e.key.is_some();
-            let mut k = j + 1;
-            while k < end {
-                let next = &self.entries[k];
-                let inside =
-                    next.col > e.col || (is_key && next.col == e.col && next.key.is_none());
-                if !inside {
-                    break;
-                }
-                k += 1;
-            }
-            start = j + 1;
-            end = k;
-        }
-        best
-    }
-
-    fn issue(&self, path: &[Seg], message: String) -> Issue {
-        let (line, column) = self.position(path);
-        Issue {
-            line,
-            column,
-            field: render_path(path),
-            message,
-        }
-    }
-}
-
-/// Splits `key: value` / `key:` (plain or quoted key) off a line.
-fn split_key(s: &str) -> Option<(String, &str)> {
-    if s.starts_with('{') || s.starts_with('[') {
-        return None;
-    }
-    let (key, rest) = if let Some(q) = s.chars().next().filter(|c| *c == '"' || *c == '\'') {
-        let close = s[1..].find(q)? + 1;
-        (s[1..close].to_string(), &s[close + 1..])
-    } else {
-        let mut pos = None;
-        for (i, _) in s.match_indices(':') {
-            let after = &s[i + 1..];
-            if after.is_empty() || after.starts_with(' ') {
-                pos = Some(i);
-                break;
-            }
-        }
-        let i = pos?;
-        (s[..i].trim_end().to_string(), &s[i..])
-    };
-    let rest = rest.strip_prefix(':')?;
-    if !(rest.is_empty() || rest.starts_with(' ')) {
-        return None;
-    }
-    Some((key, rest))
 }
 
 #[cfg(test)]
@@ -890,20 +640,5 @@ rules:
         let public = err.public_message();
         assert!(public.starts_with("topology.yaml:1:1: version"), "{public}");
         assert!(!public.contains("/srv"), "{public}");
-    }
-
-    #[test]
-    fn locator_handles_compact_sequences_and_flow_lists() {
-        let text = "a:\n- x: 1\n- x: 2\n  y:\n    - 7\nb: [1, 2]\n";
-        let loc = Locator::new(text);
-        assert_eq!(
-            loc.position(&[Seg::Key("a"), Seg::Index(1), Seg::Key("y")]),
-            (4, 3)
-        );
-        assert_eq!(
-            loc.position(&[Seg::Key("a"), Seg::Index(1), Seg::Key("y"), Seg::Index(0)]),
-            (5, 5)
-        );
-        assert_eq!(loc.position(&[Seg::Key("b"), Seg::Index(1)]), (6, 1));
     }
 }

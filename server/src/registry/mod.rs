@@ -6,7 +6,6 @@
 //! reload swaps the whole thing at once, and a reload that fails validation
 //! leaves the previous topology in force (recording why, for the canvas).
 
-pub mod data_contract;
 pub mod load;
 pub mod model;
 pub mod watch;

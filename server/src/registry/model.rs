@@ -162,7 +162,7 @@ pub struct Capability {
     /// What of a response may reach a browser, and how redacted; which
     /// fields are untrusted free text. Absent: nothing reaches a browser.
     #[serde(default)]
-    pub contract: Option<super::data_contract::DataContract>,
+    pub contract: Option<crate::contract::model::DataContract>,
 }
 
 /// `capability + provider + legal consumers`.

@@ -43,7 +43,7 @@ pub async fn login(
     let ok = check.await.unwrap_or(false);
     drop(slot);
     if !ok {
-        tracing::info!(username = %crate::prober::clip(&username, 64), "UI login refused");
+        tracing::info!(username = %exchange::text::clip(&username, 64), "UI login refused");
         return Err(ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED));
     }
     let user = session::log_in(&session, &username)

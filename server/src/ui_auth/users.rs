@@ -114,16 +114,11 @@ impl UiUsers {
             file: file.to_string(),
             problems,
         };
-        let de = serde_yaml_ng::Deserializer::from_str(text);
-        let parsed: UsersFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
-            let inner = e.inner();
-            let at = inner
-                .location()
-                .map(|l| format!("{}:{}: ", l.line(), l.column()))
-                .unwrap_or_default();
-            let msg = crate::registry::load::clean_yaml_message(&inner.to_string(), &field);
-            invalid(vec![format!("{at}{field}: {msg}")])
+        let parsed: UsersFile = exchange::located::parse_yaml(text).map_err(|i| {
+            invalid(vec![format!(
+                "{}:{}: {}: {}",
+                i.line, i.column, i.field, i.message
+            )])
         })?;
         let mut problems = Vec::new();
         let mut hashes = BTreeMap::new();

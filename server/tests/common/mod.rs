@@ -21,6 +21,26 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The reference peer's release binary. It is its own package (`peer`), so
+/// cargo does not hand this package its path (`CARGO_BIN_EXE_*` covers a
+/// package's own binaries only): it sits next to the hub's. `cargo test
+/// --workspace` builds it (the peer package has integration tests);
+/// `WS_PEER_BIN` overrides the path.
+pub fn peer_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("WS_PEER_BIN") {
+        return PathBuf::from(p);
+    }
+    let path = Path::new(env!("CARGO_BIN_EXE_hub"))
+        .with_file_name(format!("peer{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "the peer binary is not at {} — build it first (`cargo build --release -p peer`, \
+         or `cargo test --workspace`), or point WS_PEER_BIN at it",
+        path.display()
+    );
+    path
+}
+
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -354,7 +374,7 @@ impl Stack {
         std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml"))
             .expect("write peer config");
         let log = std::fs::File::create(self.dir.path().join(format!("{id}.log"))).expect("log");
-        let child = Command::new(env!("CARGO_BIN_EXE_peer"))
+        let child = Command::new(peer_bin())
             .args(["serve", "--config"])
             .arg(&path)
             .current_dir(repo())
@@ -697,7 +717,7 @@ fn uuid_like() -> String {
 }
 
 /// Opens a trail file of another process read-only.
-pub async fn trail(db: &Path, system: &str) -> server::audit::AuditTrail {
-    let pool = server::db::open_read_only(db).await.expect("open trail");
-    server::audit::AuditTrail::read_only(pool, system)
+pub async fn trail(db: &Path, system: &str) -> exchange::audit::AuditTrail {
+    let pool = exchange::db::open_read_only(db).await.expect("open trail");
+    exchange::audit::AuditTrail::read_only(pool, system)
 }

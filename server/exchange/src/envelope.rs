@@ -1,0 +1,232 @@
+//! The envelope every cross-system call carries (DESIGN.md §2).
+//!
+//! Three things travel with each call: the A2A protocol version, a request
+//! id (which is also a consult's idempotency key), and a W3C `traceparent`
+//! whose trace-id stays the same from caller through hub to responder. The
+//! span-id changes at every hop; the trace-id never does.
+
+use http::HeaderMap;
+use rand::RngCore;
+
+/// The A2A v1 version header.
+pub const VERSION_HEADER: &str = "a2a-version";
+/// The pre-v1 spelling, still accepted on the way in.
+pub const LEGACY_VERSION_HEADER: &str = "x-a2a-version";
+/// Request id / idempotency key.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+/// W3C trace context.
+pub const TRACEPARENT_HEADER: &str = "traceparent";
+/// Names the calling system; the auth chain verifies the claim.
+pub const CALLER_HEADER: &str = "x-caller-system";
+
+/// The protocol versions this build speaks.
+pub const SUPPORTED_VERSIONS: &[&str] = &["1.0"];
+/// The version sent on every outgoing call.
+pub const CURRENT_VERSION: &str = "1.0";
+
+/// A parsed W3C `traceparent` (version 00).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceParent {
+    /// 32 lowercase hex digits, never all zero.
+    pub trace_id: String,
+    /// 16 lowercase hex digits, never all zero: the sender's span.
+    pub span_id: String,
+    /// Trace flags (bit 0: sampled).
+    pub flags: u8,
+}
+
+impl TraceParent {
+    /// Starts a new trace: used when a call arrives without one.
+    pub fn new_root() -> Self {
+        Self {
+            trace_id: random_hex(16),
+            span_id: random_hex(8),
+            flags: 1,
+        }
+    }
+
+    /// The same trace, a new span: what a hop forwards to the next one.
+    pub fn child(&self) -> Self {
+        Self {
+            trace_id: self.trace_id.clone(),
+            span_id: random_hex(8),
+            flags: self.flags,
+        }
+    }
+
+    /// Parses `00-<trace-id>-<span-id>-<flags>`; `None` if malformed, in
+    /// which case W3C says to start a new trace.
+    pub fn parse(value: &str) -> Option<Self> {
+        let mut parts = value.trim().split('-');
+        let version = parts.next()?;
+        let trace_id = parts.next()?;
+        let span_id = parts.next()?;
+        let flags = parts.next()?;
+        if parts.next().is_some() || version != "00" {
+            return None;
+        }
+        let is_hex = |s: &str, len: usize| {
+            s.len() == len
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if !is_hex(trace_id, 32) || !is_hex(span_id, 16) || !is_hex(flags, 2) {
+            return None;
+        }
+        if trace_id.bytes().all(|b| b == b'0') || span_id.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        Some(Self {
+            trace_id: trace_id.to_string(),
+            span_id: span_id.to_string(),
+            flags: u8::from_str_radix(flags, 16).ok()?,
+        })
+    }
+
+    /// The header value.
+    pub fn to_header(&self) -> String {
+        format!("00-{}-{}-{:02x}", self.trace_id, self.span_id, self.flags)
+    }
+}
+
+/// The envelope of one call, as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    /// The version the caller declared (`A2A-Version`, else `X-A2A-Version`,
+    /// else the current version: a caller that says nothing gets v1).
+    pub version: String,
+    /// The caller's request id, or a fresh one if it sent none.
+    pub request_id: String,
+    /// Whether the caller sent its own request id (a consult is only
+    /// idempotent when it did).
+    pub request_id_from_caller: bool,
+    /// The trace this call belongs to.
+    pub trace: TraceParent,
+}
+
+impl Envelope {
+    /// A fresh envelope for a call that starts here (the hub's own calls).
+    pub fn new_root() -> Self {
+        Self {
+            version: CURRENT_VERSION.to_string(),
+            request_id: uuid::Uuid::new_v4().to_string(),
+            request_id_from_caller: false,
+            trace: TraceParent::new_root(),
+        }
+    }
+
+    /// Reads the envelope from request headers, filling in what is missing.
+    pub fn from_headers(headers: &HeaderMap) -> Self {
+        let text = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let version = text(VERSION_HEADER)
+            .or_else(|| text(LEGACY_VERSION_HEADER))
+            .unwrap_or_else(|| CURRENT_VERSION.to_string());
+        let caller_request_id = text(REQUEST_ID_HEADER).filter(|id| id.len() <= 128);
+        let trace = text(TRACEPARENT_HEADER)
+            .and_then(|v| TraceParent::parse(&v))
+            .unwrap_or_else(TraceParent::new_root);
+        Self {
+            version,
+            request_id_from_caller: caller_request_id.is_some(),
+            request_id: caller_request_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+            trace,
+        }
+    }
+
+    /// Whether this build speaks the declared version (`1`, `1.0` and
+    /// `1.0.x` all mean v1.0).
+    pub fn version_supported(&self) -> bool {
+        let v = self.version.as_str();
+        SUPPORTED_VERSIONS
+            .iter()
+            .any(|s| v == *s || v == "1" || v.strip_prefix(s).is_some_and(|r| r.starts_with('.')))
+    }
+
+    /// The headers to forward to the next hop: same request id, same
+    /// trace-id, a new span.
+    pub fn forward_headers(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (VERSION_HEADER, CURRENT_VERSION.to_string()),
+            (REQUEST_ID_HEADER, self.request_id.clone()),
+            (TRACEPARENT_HEADER, self.trace.child().to_header()),
+        ]
+    }
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    loop {
+        rand::thread_rng().fill_bytes(&mut buf);
+        if buf.iter().any(|b| *b != 0) {
+            break;
+        }
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn traceparent_round_trips_and_child_keeps_trace_id() {
+        let tp =
+            TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+        assert_eq!(tp.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(
+            tp.to_header(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        );
+        let child = tp.child();
+        assert_eq!(child.trace_id, tp.trace_id);
+        assert_ne!(child.span_id, tp.span_id);
+    }
+
+    #[test]
+    fn malformed_traceparents_are_rejected() {
+        for bad in [
+            "",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+        ] {
+            assert!(
+                TraceParent::parse(bad).is_none(),
+                "{bad:?} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn legacy_version_header_is_read_and_unknown_versions_flagged() {
+        let mut h = HeaderMap::new();
+        h.insert(LEGACY_VERSION_HEADER, HeaderValue::from_static("1.0"));
+        assert!(Envelope::from_headers(&h).version_supported());
+        h.insert(VERSION_HEADER, HeaderValue::from_static("0.3"));
+        let env = Envelope::from_headers(&h);
+        assert_eq!(env.version, "0.3", "the v1 header wins over the legacy one");
+        assert!(!env.version_supported());
+        h.insert(VERSION_HEADER, HeaderValue::from_static("1.0.2"));
+        assert!(Envelope::from_headers(&h).version_supported());
+        h.insert(VERSION_HEADER, HeaderValue::from_static("10"));
+        assert!(!Envelope::from_headers(&h).version_supported());
+    }
+
+    #[test]
+    fn missing_request_id_and_trace_are_generated() {
+        let env = Envelope::from_headers(&HeaderMap::new());
+        assert!(!env.request_id_from_caller);
+        assert!(!env.request_id.is_empty());
+        assert_eq!(env.trace.trace_id.len(), 32);
+    }
+}

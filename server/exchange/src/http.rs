@@ -1,0 +1,56 @@
+//! Outbound HTTP between systems (DESIGN.md §1 rule 1: a peer can be down,
+//! slow or lying).
+//!
+//! Whoever calls another system over HTTP — the hub's gateway and prober,
+//! a peer calling through the hub — reads the answer with [`read_limited`]
+//! (a peer cannot make it buffer without bound) and turns a transport error
+//! into one reason code with [`transport_failure`] (a detail that names the
+//! system, never its URL).
+
+use crate::reason::{NotConnected, ReasonCode};
+
+/// Reads a body up to `limit` bytes; `None` if it is larger.
+pub async fn read_limited(
+    mut resp: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if buf.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Some(buf))
+}
+
+/// Maps a transport error (nothing usable came back) to a reason code and
+/// a detail that names the system `id`, never its URL.
+pub fn transport_failure(id: &str, e: &reqwest::Error) -> NotConnected {
+    if e.is_timeout() {
+        return NotConnected::new(ReasonCode::Timeout, format!("{id} timed out"));
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            let what = match io.kind() {
+                K::ConnectionRefused => "connection refused",
+                K::ConnectionReset | K::ConnectionAborted => "connection reset",
+                K::BrokenPipe | K::UnexpectedEof => "connection closed",
+                K::TimedOut => {
+                    return NotConnected::new(ReasonCode::Timeout, format!("{id} timed out"))
+                }
+                _ => "connection failed",
+            };
+            return NotConnected::new(ReasonCode::PeerUnreachable, format!("{what} by {id}"));
+        }
+        source = err.source();
+    }
+    let what = if e.is_connect() {
+        "cannot connect to"
+    } else {
+        "connection lost with"
+    };
+    NotConnected::new(ReasonCode::PeerUnreachable, format!("{what} {id}"))
+}

@@ -1,0 +1,51 @@
+//! What the hub and every peer speak (DESIGN.md §3, "what both sides
+//! speak"): one small library both sides link, so the two ends of a wire
+//! agree by construction — and nothing else. It knows no system's tables,
+//! no registry, no browser: the hub (`server`) and the reference peer
+//! (`peer`) each link it, and neither links the other.
+//!
+//! Layout, in the order a call meets it:
+//!
+//! | module | what it decides |
+//! |---|---|
+//! | [`reason`] | the nine reason codes, `NotConnected`, the `CallResult` a caller gets |
+//! | [`id`] | the one id rule for systems, capabilities, agents and peers |
+//! | [`text`] | clipping text another system wrote before an operator sees it |
+//! | [`envelope`] | what travels with every call: `A2A-Version`, `X-Request-Id`, `traceparent` |
+//! | [`wire`] | how a capability call rides on A2A `SendMessage` |
+//! | [`health`] | the identity a reference peer reports, and where |
+//! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
+//! | [`audit`] | each system's own append-only audit trail |
+//! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
+//! | [`inbox`] | the approval inbox every receiver keeps in its own store |
+//! | [`untrusted`] | free text from another system: data, never instructions |
+//! | [`db`] | opening a system's own SQLite store |
+//! | [`located`] | config-file problems located at file:line:column:field |
+//!
+//! Without the default `runtime` feature only [`reason`], [`id`] and
+//! [`text`] compile: the browser crate uses them on wasm.
+
+pub mod id;
+pub mod reason;
+pub mod text;
+
+#[cfg(feature = "runtime")]
+pub mod actions;
+#[cfg(feature = "runtime")]
+pub mod audit;
+#[cfg(feature = "runtime")]
+pub mod db;
+#[cfg(feature = "runtime")]
+pub mod envelope;
+#[cfg(feature = "runtime")]
+pub mod health;
+#[cfg(feature = "runtime")]
+pub mod http;
+#[cfg(feature = "runtime")]
+pub mod inbox;
+#[cfg(feature = "runtime")]
+pub mod located;
+#[cfg(feature = "runtime")]
+pub mod untrusted;
+#[cfg(feature = "runtime")]
+pub mod wire;

@@ -1,0 +1,383 @@
+//! This peer as a caller: one capability call through the hub's gateway.
+//!
+//! A peer never calls another peer directly (DESIGN.md §4, "peer to peer"):
+//! it POSTs the input to `{hub_url}/gateway/v1/{provider}/{capability}`
+//! with its own token and the envelope, and gets exactly one labelled
+//! result back. When the hub itself cannot be reached or answers nonsense,
+//! [`call_via_hub`] still returns a `not_connected` result (rule 1: a failed
+//! call never crashes or hangs the caller), so benchmarks and tests can use
+//! it without special cases.
+
+use crate::Token;
+use exchange::audit::{AuditRecord, AuditTrail, Outcome, Role};
+use exchange::envelope::{
+    TraceParent, CALLER_HEADER, CURRENT_VERSION, REQUEST_ID_HEADER, TRACEPARENT_HEADER,
+    VERSION_HEADER,
+};
+use exchange::inbox::{proposed_actions, Inbox, Origin};
+use exchange::reason::{CallResult, ReasonCode};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Default deadline of one call to the hub, above the hub's own per-call
+/// deadlines so the hub's `TIMEOUT` arrives before ours.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One call to make.
+#[derive(Debug, Clone)]
+pub struct HubCall {
+    /// `http://127.0.0.1:3000`.
+    pub hub_url: String,
+    /// This peer's own token (the hub authenticates callers with it).
+    pub token: Token,
+    /// This peer's system id (`X-Caller-System`).
+    pub caller: String,
+    /// The providing system's id.
+    pub provider: String,
+    /// The capability id (`orders.query`).
+    pub capability: String,
+    /// The capability input, sent as the JSON body.
+    pub input: Value,
+    /// Also the idempotency key of a consult.
+    pub request_id: String,
+    /// The caller's span; the trace id runs through hub and responder.
+    pub traceparent: TraceParent,
+    /// Give up on the hub after this long.
+    pub timeout: Duration,
+}
+
+/// The hub's answer (or our own `not_connected` when there was none).
+#[derive(Debug, Clone)]
+pub struct HubAnswer {
+    /// HTTP status of the hub's answer; `None` when none arrived.
+    pub http_status: Option<u16>,
+    /// The one labelled result.
+    pub result: CallResult,
+    /// The JSON to show: the hub's body verbatim when it was a valid call
+    /// result, else the serialised synthetic result.
+    pub body: Value,
+    /// How long the call took, for the caller's trail.
+    pub elapsed: Duration,
+}
+
+impl HubAnswer {
+    /// Whether the call connected.
+    pub fn connected(&self) -> bool {
+        matches!(self.result, CallResult::Connected { .. })
+    }
+}
+
+/// A client tuned for loopback calls to the hub (pooled, no proxy lookup).
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// The gateway URL of a call.
+pub fn gateway_url(hub_url: &str, provider: &str, capability: &str) -> String {
+    format!(
+        "{}/gateway/v1/{provider}/{capability}",
+        hub_url.trim_end_matches('/')
+    )
+}
+
+/// Makes one call through the hub. Never fails: transport problems become
+/// `not_connected` (`PEER_UNREACHABLE` when the hub cannot be reached,
+/// `TIMEOUT` past `call.timeout`, `PEER_ERROR` when the hub's answer is not
+/// a call result).
+pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer {
+    let started = Instant::now();
+    let url = gateway_url(&call.hub_url, &call.provider, &call.capability);
+    let sent = client
+        .post(&url)
+        .timeout(call.timeout)
+        .bearer_auth(call.token.expose())
+        .header(CALLER_HEADER, &call.caller)
+        .header(VERSION_HEADER, CURRENT_VERSION)
+        .header(REQUEST_ID_HEADER, &call.request_id)
+        .header(TRACEPARENT_HEADER, call.traceparent.to_header())
+        .json(&call.input)
+        .send()
+        .await;
+    let synthetic = |reason: ReasonCode, detail: String, status: Option<u16>| {
+        let result = CallResult::NotConnected {
+            trace_id: call.traceparent.trace_id.clone(),
+            request_id: call.request_id.clone(),
+            reason,
+            detail,
+        };
+        HubAnswer {
+            http_status: status,
+            body: serde_json::to_value(&result).unwrap_or(Value::Null),
+            result,
+            elapsed: started.elapsed(),
+        }
+    };
+    let resp = match sent {
+        Ok(r) => r,
+        Err(e) if e.is_timeout() => {
+            return synthetic(
+                ReasonCode::Timeout,
+                format!(
+                    "the hub did not answer within {} ms",
+                    call.timeout.as_millis()
+                ),
+                None,
+            )
+        }
+        Err(e) => {
+            return synthetic(
+                ReasonCode::PeerUnreachable,
+                format!(
+                    "the hub at {} cannot be reached: {}",
+                    call.hub_url,
+                    root_cause(&e)
+                ),
+                None,
+            )
+        }
+    };
+    let status = resp.status().as_u16();
+    let body: Value = match resp.json().await {
+        Ok(b) => b,
+        Err(e) if e.is_timeout() => {
+            return synthetic(
+                ReasonCode::Timeout,
+                format!(
+                    "the hub's answer did not complete within {} ms",
+                    call.timeout.as_millis()
+                ),
+                Some(status),
+            )
+        }
+        Err(_) => {
+            return synthetic(
+                ReasonCode::PeerError,
+                format!("the hub answered HTTP {status} without a JSON body"),
+                Some(status),
+            )
+        }
+    };
+    match serde_json::from_value::<CallResult>(body.clone()) {
+        Ok(result) => HubAnswer {
+            http_status: Some(status),
+            result,
+            body,
+            elapsed: started.elapsed(),
+        },
+        Err(_) => synthetic(
+            ReasonCode::PeerError,
+            format!("the hub answered HTTP {status} with JSON that is not a call result"),
+            Some(status),
+        ),
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Makes the call and keeps this peer's side of the story: one Caller
+/// record in its own trail, and any proposed actions of a connected
+/// consult answer stored pending in its inbox (ids returned).
+pub async fn call_and_record(
+    client: &reqwest::Client,
+    call: &HubCall,
+    trail: &AuditTrail,
+    inbox: &Inbox,
+) -> anyhow::Result<(HubAnswer, Vec<i64>)> {
+    // The caller's record carries the time the call started, so a rebuilt
+    // interaction reads caller → responder → hub → caller in time order.
+    let at = exchange::audit::now();
+    let answer = call_via_hub(client, call).await;
+    let (outcome, reason, detail) = match &answer.result {
+        CallResult::Connected { replayed: true, .. } => (Outcome::Replayed, None, String::new()),
+        CallResult::Connected { .. } => (Outcome::Connected, None, String::new()),
+        CallResult::NotConnected { reason, .. } => (
+            Outcome::NotConnected,
+            Some(*reason),
+            reason.as_str().to_string(),
+        ),
+    };
+    trail
+        .append(AuditRecord {
+            system: call.caller.clone(),
+            role: Role::Caller,
+            at,
+            caller: call.caller.clone(),
+            provider: call.provider.clone(),
+            capability: call.capability.clone(),
+            request_id: call.request_id.clone(),
+            trace_id: call.traceparent.trace_id.clone(),
+            outcome,
+            reason,
+            duration_ms: u64::try_from(answer.elapsed.as_millis()).unwrap_or(u64::MAX),
+            detail,
+        })
+        .await?;
+    let mut ids = Vec::new();
+    if let CallResult::Connected { result, .. } = &answer.result {
+        let actions = proposed_actions(result);
+        if !actions.is_empty() {
+            let origin = Origin {
+                trace_id: &call.traceparent.trace_id,
+                request_id: &call.request_id,
+                from_system: &call.provider,
+                capability: &call.capability,
+            };
+            ids = inbox.add_pending(&origin, &actions).await?;
+        }
+    }
+    Ok((answer, ids))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderMap;
+    use axum::routing::post;
+    use axum::{Json, Router};
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+
+    fn call(hub_url: String) -> HubCall {
+        HubCall {
+            hub_url,
+            token: Token::new("buyer-token"),
+            caller: "buyercorp".into(),
+            provider: "vendorcorp".into(),
+            capability: "budget.consult".into(),
+            input: json!({"question": "raise marketing budget to 150000"}),
+            request_id: "req-7".into(),
+            traceparent: TraceParent::parse(
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            )
+            .unwrap(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// A stand-in hub gateway that records the headers it saw.
+    async fn fake_hub(answer: Value, status: u16) -> (String, Arc<Mutex<Option<HeaderMap>>>) {
+        let seen = Arc::new(Mutex::new(None));
+        let s = seen.clone();
+        let app = Router::new().route(
+            "/gateway/v1/{provider}/{capability}",
+            post(move |headers: HeaderMap, Json(_body): Json<Value>| {
+                let answer = answer.clone();
+                let s = s.clone();
+                async move {
+                    *s.lock().unwrap() = Some(headers);
+                    (
+                        axum::http::StatusCode::from_u16(status).unwrap(),
+                        Json(answer),
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (format!("http://{addr}"), seen)
+    }
+
+    async fn store() -> (AuditTrail, Inbox) {
+        let pool = exchange::db::memory().await.unwrap();
+        (
+            AuditTrail::open(pool.clone(), "buyercorp").await.unwrap(),
+            Inbox::open(pool, std::sync::Arc::new(exchange::actions::NoLocalActions))
+                .await
+                .unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn connected_call_sends_the_envelope_and_fills_the_inbox() {
+        let (url, seen) = fake_hub(
+            json!({"status": "connected", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "request_id": "req-7",
+                   "replayed": false, "result": {"department": "marketing", "proposed_actions": [
+                       {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 150000.0}, "rationale": "r"}]}}),
+            200,
+        )
+        .await;
+        let (trail, inbox) = store().await;
+        let (answer, ids) = call_and_record(&http_client(), &call(url), &trail, &inbox)
+            .await
+            .unwrap();
+        assert!(answer.connected());
+        assert_eq!(ids.len(), 1);
+        let h = seen.lock().unwrap().clone().unwrap();
+        assert_eq!(h["authorization"], "Bearer buyer-token");
+        assert_eq!(h["x-caller-system"], "buyercorp");
+        assert_eq!(h["a2a-version"], "1.0");
+        assert_eq!(h["x-request-id"], "req-7");
+        assert!(h["traceparent"]
+            .to_str()
+            .unwrap()
+            .contains("4bf92f3577b34da6a3ce929d0e0e4736"));
+        let rec = trail
+            .by_trace("4bf92f3577b34da6a3ce929d0e0e4736")
+            .await
+            .unwrap();
+        assert_eq!(rec.len(), 1);
+        assert_eq!(
+            (rec[0].role, rec[0].outcome),
+            (Role::Caller, Outcome::Connected)
+        );
+        assert_eq!(inbox.list(None).await.unwrap()[0].from_system, "vendorcorp");
+    }
+
+    #[tokio::test]
+    async fn not_connected_and_unreachable_hub() {
+        let (url, _) = fake_hub(
+            json!({"status": "not_connected", "trace_id": "t", "request_id": "req-7", "reason": "TIMEOUT", "detail": "deadline 2000ms"}),
+            504,
+        )
+        .await;
+        let (trail, inbox) = store().await;
+        let (answer, _) = call_and_record(&http_client(), &call(url), &trail, &inbox)
+            .await
+            .unwrap();
+        assert!(matches!(
+            answer.result,
+            CallResult::NotConnected {
+                reason: ReasonCode::Timeout,
+                ..
+            }
+        ));
+        assert_eq!(answer.http_status, Some(504));
+
+        // Nothing listens on this port (bound then dropped).
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let answer = call_via_hub(&http_client(), &call(format!("http://{addr}"))).await;
+        assert!(matches!(
+            answer.result,
+            CallResult::NotConnected {
+                reason: ReasonCode::PeerUnreachable,
+                ..
+            }
+        ));
+        assert_eq!(answer.body["status"], "not_connected");
+        assert_eq!(answer.body["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+
+        let (url, _) = fake_hub(json!({"hello": "world"}), 200).await;
+        let answer = call_via_hub(&http_client(), &call(url)).await;
+        assert!(matches!(
+            answer.result,
+            CallResult::NotConnected {
+                reason: ReasonCode::PeerError,
+                ..
+            }
+        ));
+    }
+}

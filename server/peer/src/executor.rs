@@ -1,0 +1,369 @@
+//! The peer's A2A entry point: one `SendMessage` in, one `Message` out.
+//!
+//! A capability call is one data part `{"capability", "input"}` (see
+//! [`exchange::wire`]). The executor reads the envelope from the request
+//! headers, applies the test faults, runs the skill, writes one Responder
+//! record to the peer's own audit trail, and answers with a Message (not a
+//! Task: `DefaultRequestHandler` returns the first Message event as the
+//! `SendMessage` result). A text-only message, what a generic A2A client
+//! sends, is answered too: as the question of the peer's first consult
+//! skill, or with a description of the skills for a data-share-only peer.
+
+use crate::config::{SkillConfig, SkillKind};
+use crate::query::Scope;
+use crate::skills::{self, SkillContext, SkillError};
+use crate::PeerState;
+use a2a::{
+    A2AError, Message, Part, PartContent, StreamResponse, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use a2a_server::{AgentExecutor, ExecutorContext, ServiceParams};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use exchange::audit::{AuditRecord, Outcome, Role};
+use exchange::envelope::{self, Envelope};
+use exchange::wire::{self, WireError};
+use futures::stream::BoxStream;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The capability recorded for a text-only message answered with help.
+pub const HELP_CAPABILITY: &str = "help";
+
+/// The executor of one peer.
+pub struct PeerExecutor {
+    state: Arc<PeerState>,
+}
+
+impl PeerExecutor {
+    /// An executor answering from `state`.
+    pub fn new(state: Arc<PeerState>) -> Self {
+        Self { state }
+    }
+}
+
+impl AgentExecutor for PeerExecutor {
+    fn execute(
+        &self,
+        ctx: ExecutorContext,
+    ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
+        let state = self.state.clone();
+        Box::pin(futures::stream::once(
+            async move { handle(state, ctx).await },
+        ))
+    }
+
+    /// Calls are answered at once, so there is never work to stop: a cancel
+    /// just marks the (bookkeeping) task canceled.
+    fn cancel(&self, ctx: ExecutorContext) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
+        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: ctx.task_id.clone(),
+            context_id: ctx.context_id.clone(),
+            status: TaskStatus {
+                state: TaskState::Canceled,
+                message: None,
+                timestamp: None,
+            },
+            metadata: None,
+        });
+        Box::pin(futures::stream::once(async move { Ok(event) }))
+    }
+}
+
+/// What one call came to, before it is written to the trail.
+struct Handled {
+    capability: String,
+    answer: Result<Message, Refusal>,
+}
+
+/// A refused call: the error for the caller, a payload-free detail for the
+/// trail.
+struct Refusal {
+    error: A2AError,
+    detail: String,
+}
+
+impl Refusal {
+    fn from_skill(e: SkillError) -> Self {
+        match e {
+            SkillError::InvalidParams { message, code } => Refusal {
+                error: A2AError::invalid_params(message),
+                detail: format!("invalid params: {code}"),
+            },
+            SkillError::Internal(detail) => {
+                tracing::error!(%detail, "skill failed");
+                Refusal {
+                    error: A2AError::internal("the peer failed to answer; see its log"),
+                    detail: "internal error".into(),
+                }
+            }
+        }
+    }
+}
+
+async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamResponse, A2AError> {
+    let started = Instant::now();
+    let env = Envelope::from_headers(&envelope_headers(&ctx.service_params));
+    let caller = caller_of(&ctx.service_params);
+    let faults = &state.config.faults;
+    if faults.stall_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(faults.stall_ms)).await;
+    }
+    let handled = match &ctx.message {
+        Some(message) => answer(&state, message).await,
+        None => Handled {
+            capability: "unknown".into(),
+            answer: Err(Refusal {
+                error: A2AError::invalid_params("the request carries no message"),
+                detail: "invalid params: no_message".into(),
+            }),
+        },
+    };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (outcome, detail) = match &handled.answer {
+        Ok(_) => (
+            Outcome::Executed,
+            format!("a2a-version {}", short(&env.version)),
+        ),
+        Err(r) => (Outcome::Refused, r.detail.clone()),
+    };
+    let record = AuditRecord {
+        system: state.config.system.clone(),
+        role: Role::Responder,
+        at: exchange::audit::now(),
+        caller: caller.clone(),
+        provider: state.config.system.clone(),
+        capability: handled.capability.clone(),
+        request_id: env.request_id.clone(),
+        trace_id: env.trace.trace_id.clone(),
+        outcome,
+        reason: None,
+        duration_ms,
+        detail,
+    };
+    if let Err(e) = state.trail.append(record).await {
+        // The answer still goes out: a caller must not hang on our trail.
+        tracing::error!(error = %e, "could not append to the audit trail");
+    }
+    tracing::info!(
+        capability = %handled.capability,
+        caller = %caller,
+        request_id = %env.request_id,
+        trace_id = %env.trace.trace_id,
+        outcome = ?outcome,
+        duration_ms,
+        "call answered"
+    );
+    match handled.answer {
+        Ok(mut message) => {
+            message.context_id = Some(ctx.context_id.clone());
+            Ok(StreamResponse::Message(message))
+        }
+        Err(r) => Err(r.error),
+    }
+}
+
+async fn answer(state: &PeerState, message: &Message) -> Handled {
+    let (capability, input) = match wire::parse_call(message) {
+        Ok(call) => call,
+        Err(WireError::NoDataPart) => return answer_text(state, message).await,
+        Err(e) => {
+            return Handled {
+                capability: "unknown".into(),
+                answer: Err(Refusal {
+                    error: A2AError::invalid_params(format!(
+                    "{e}; a call is one data part {{\"capability\": \"<id>\", \"input\": {{...}}}}"
+                )),
+                    detail: "invalid params: no_capability".into(),
+                }),
+            }
+        }
+    };
+    let Some(skill) = state.config.skill(&capability) else {
+        let known: Vec<&str> = state
+            .config
+            .skills
+            .iter()
+            .map(|s| s.capability.as_str())
+            .collect();
+        return Handled {
+            answer: Err(Refusal {
+                error: A2AError::invalid_params(format!(
+                    "unknown capability {capability:?}; {} provides: {}",
+                    state.config.system,
+                    known.join(", ")
+                )),
+                detail: "invalid params: unknown_capability".into(),
+            }),
+            // The trail names only capabilities this peer has: an unknown
+            // id is caller input and stays out.
+            capability: "unknown".into(),
+        };
+    };
+    Handled {
+        answer: run(state, skill, &input).await,
+        capability: skill.capability.clone(),
+    }
+}
+
+async fn run(state: &PeerState, skill: &SkillConfig, input: &Value) -> Result<Message, Refusal> {
+    let faults = &state.config.faults;
+    if faults.fail {
+        return Err(Refusal {
+            error: A2AError::internal("injected failure"),
+            detail: "injected failure (faults.fail)".into(),
+        });
+    }
+    let ctx = SkillContext {
+        pool: &state.pool,
+        scope: Scope {
+            schema: &state.schema,
+            granted: &skill.granted_columns,
+            capability: &skill.capability,
+        },
+    };
+    let out = skills::run(skill.handler, &ctx, input)
+        .await
+        .map_err(Refusal::from_skill)?;
+    if faults.break_schema {
+        return Ok(wire::answer_message(
+            json!({"unexpected": true}),
+            Some("this answer breaks the contract on purpose (faults.break_schema)".into()),
+        ));
+    }
+    Ok(wire::answer_message(out.result, Some(out.text)))
+}
+
+/// A text-only message: the question of the first consult skill, or help.
+async fn answer_text(state: &PeerState, message: &Message) -> Handled {
+    let text: String = message
+        .parts
+        .iter()
+        .filter_map(|p| match &p.content {
+            PartContent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.trim().is_empty() {
+        return Handled {
+            capability: "unknown".into(),
+            answer: Err(Refusal {
+                error: A2AError::invalid_params(
+                    "the message has neither a data part {\"capability\", \"input\"} nor any text",
+                ),
+                detail: "invalid params: empty_message".into(),
+            }),
+        };
+    }
+    if let Some(skill) = state
+        .config
+        .skills
+        .iter()
+        .find(|s| s.kind == SkillKind::Consult)
+    {
+        let input = json!({ "question": text });
+        return Handled {
+            capability: skill.capability.clone(),
+            answer: run(state, skill, &input).await,
+        };
+    }
+    Handled {
+        capability: HELP_CAPABILITY.into(),
+        answer: Ok(Message::new(
+            a2a::Role::Agent,
+            vec![Part::text(help_text(state))],
+        )),
+    }
+}
+
+/// What a data-share-only peer says to a text message: its skills and a
+/// call a client can copy.
+pub fn help_text(state: &PeerState) -> String {
+    let mut out = format!(
+        "{} answers structured calls: send one data part {{\"capability\": \"<id>\", \"input\": {{...}}}}.",
+        state.config.name
+    );
+    for s in &state.config.skills {
+        out.push_str(&format!(
+            "\n- {} ({}): {}",
+            s.capability,
+            s.kind.as_str(),
+            crate::server::skill_description(s, &state.schema)
+        ));
+        out.push_str(&format!(
+            "\n  sample data part: {}",
+            crate::server::sample_call(s, &state.schema)
+        ));
+    }
+    out
+}
+
+/// Copies the envelope headers out of the service params, so the shared
+/// [`Envelope::from_headers`] parses them exactly as the hub does.
+fn envelope_headers(params: &ServiceParams) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for name in [
+        envelope::VERSION_HEADER,
+        envelope::LEGACY_VERSION_HEADER,
+        envelope::REQUEST_ID_HEADER,
+        envelope::TRACEPARENT_HEADER,
+    ] {
+        let value = params
+            .get(name)
+            .and_then(|v| v.first())
+            .and_then(|v| HeaderValue::from_str(v).ok());
+        if let Some(v) = value {
+            headers.insert(HeaderName::from_static(name), v);
+        }
+    }
+    headers
+}
+
+/// The `X-Caller-System` claim (set by the hub), if it looks like a system
+/// id; "unknown" otherwise. Only ever used as a label in the trail.
+fn caller_of(params: &ServiceParams) -> String {
+    params
+        .get(envelope::CALLER_HEADER)
+        .and_then(|v| v.first())
+        .map(|v| v.trim())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        })
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// A version string fit for the trail (bounded, printable).
+fn short(v: &str) -> String {
+    v.chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(16)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_and_caller_come_from_service_params() {
+        let mut p = ServiceParams::new();
+        p.insert(
+            "traceparent".into(),
+            vec!["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()],
+        );
+        p.insert("x-request-id".into(), vec!["req-1".into()]);
+        p.insert("x-caller-system".into(), vec!["buyercorp".into()]);
+        let env = Envelope::from_headers(&envelope_headers(&p));
+        assert_eq!(env.trace.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(env.request_id, "req-1");
+        assert_eq!(caller_of(&p), "buyercorp");
+        p.insert("x-caller-system".into(), vec!["Robert'); DROP".into()]);
+        assert_eq!(caller_of(&p), "unknown");
+        assert_eq!(caller_of(&ServiceParams::new()), "unknown");
+    }
+}

@@ -1,0 +1,194 @@
+//! The reference peer: one independent system with its own A2A server
+//! (DESIGN.md §3, "reference peers").
+//!
+//! One binary, one process per peer, one YAML file per peer. The three demo
+//! peers (VendorCorp, BuyerCorp, Helpdesk) and any fourth one differ only in
+//! their config: the dataset they own, the capabilities they provide, and the
+//! token env var. They double as the reference server for contract tests.
+//!
+//! Its own package: the peer links the shared `exchange` library (what both
+//! sides speak) and nothing of the hub — no registry, no BFF, no UI login —
+//! and the hub links nothing of it, so the compiler proves the hub knows no
+//! peer's tables.
+//!
+//! Layout:
+//!
+//! | module | what it decides |
+//! |---|---|
+//! | [`config`] | the peer's YAML file, validated with located errors |
+//! | [`datasets`] | the data it owns: generated, loaded from CSV, seeded |
+//! | [`query`] | the aggregate query engine over its own table, within the grant |
+//! | [`skills`] | the deterministic consult answers (budgets, tickets) |
+//! | [`executor`] | the A2A entry point: which skill answers a message |
+//! | [`server`] | HTTP: agent card, `/health` with its identity, `/a2a` |
+//! | [`task_store`] | a bounded A2A task store |
+//! | [`approvals`] | what an approval lets this peer's own code write |
+//! | [`client`] | this peer calling another through the hub (`peer call`) |
+//!
+//! Proposed actions this peer received as an asker sit in its own
+//! [`exchange::inbox::Inbox`], in its own store.
+
+#![warn(missing_docs)]
+
+pub mod approvals;
+pub mod client;
+pub mod config;
+pub mod datasets;
+pub mod executor;
+pub mod query;
+pub mod server;
+pub mod skills;
+pub mod task_store;
+
+use config::PeerConfig;
+use datasets::TableSchema;
+use exchange::audit::AuditTrail;
+use exchange::inbox::Inbox;
+use sqlx::SqlitePool;
+use std::path::Path;
+use subtle::ConstantTimeEq;
+
+/// The build version reported by `/health` and the agent card.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A bearer token. Never printed: `Debug` redacts it, and there is no
+/// `Display`.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(***)")
+    }
+}
+
+/// Why a token could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("env var {var} is not set or is empty: it must hold this peer's bearer token")]
+pub struct TokenError {
+    /// The env var the config names.
+    pub var: String,
+}
+
+impl Token {
+    /// Wraps a token (tests, embedders).
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// Reads the token from the env var the config names; missing or empty
+    /// is an error naming the var (never the value).
+    pub fn from_env(var: &str) -> Result<Self, TokenError> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(Self(v.trim().to_string())),
+            _ => Err(TokenError {
+                var: var.to_string(),
+            }),
+        }
+    }
+
+    /// Constant-time comparison with a presented token (DESIGN.md §2, "auth
+    /// chain"): timing does not reveal how much of a guess was right.
+    pub fn matches(&self, presented: &[u8]) -> bool {
+        bool::from(self.0.as_bytes().ct_eq(presented))
+    }
+
+    /// The secret, for the one place that sends it (an Authorization header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Everything a running peer holds.
+pub struct PeerState {
+    /// The validated config file.
+    pub config: PeerConfig,
+    /// This peer's bearer token.
+    pub token: Token,
+    /// The peer's own SQLite store: dataset, audit trail, inbox.
+    pub pool: SqlitePool,
+    /// The peer's own audit trail.
+    pub trail: AuditTrail,
+    /// Proposed actions received as an asker.
+    pub inbox: Inbox,
+    /// Columns of the dataset table, read once at startup.
+    pub schema: TableSchema,
+}
+
+impl PeerState {
+    /// Opens the store at `database`, seeds the dataset if needed and
+    /// prepares the trail and inbox.
+    pub async fn open(config: PeerConfig, token: Token, database: &Path) -> anyhow::Result<Self> {
+        let (pool, trail, inbox) = open_store(&config, database).await?;
+        let report = datasets::ensure_seeded(&pool, &config.dataset).await?;
+        tracing::info!(
+            table = %report.table,
+            rows = report.rows,
+            created = report.created,
+            "dataset ready"
+        );
+        let schema = datasets::table_schema(&pool, config.dataset.table()).await?;
+        check_grants(&config, &schema)?;
+        Ok(Self {
+            config,
+            token,
+            pool,
+            trail,
+            inbox,
+            schema,
+        })
+    }
+}
+
+/// Every granted column must exist in the table: a typo in a grant would
+/// otherwise surface only as a refusal at call time.
+fn check_grants(config: &PeerConfig, schema: &TableSchema) -> anyhow::Result<()> {
+    for skill in &config.skills {
+        if let Some(c) = skill
+            .granted_columns
+            .iter()
+            .find(|c| schema.column(c).is_none())
+        {
+            anyhow::bail!(
+                "skill {}: granted column {c:?} is not a column of table {} (columns: {})",
+                skill.capability,
+                schema.table,
+                schema.column_list()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Opens the peer's store with its trail and inbox, without touching the
+/// dataset: what `peer call` and the inbox commands need.
+pub async fn open_store(
+    config: &PeerConfig,
+    database: &Path,
+) -> anyhow::Result<(SqlitePool, AuditTrail, Inbox)> {
+    let pool = exchange::db::open(database).await?;
+    let trail = AuditTrail::open(pool.clone(), config.system.clone()).await?;
+    let inbox = Inbox::open(pool.clone(), approvals::local_effects(config)).await?;
+    Ok((pool, trail, inbox))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_never_shows_and_compares_exactly() {
+        let t = Token::new("s3cret");
+        assert_eq!(format!("{t:?}"), "Token(***)");
+        assert!(t.matches(b"s3cret"));
+        assert!(!t.matches(b"s3cre"));
+        assert!(!t.matches(b"s3cret2"));
+        assert!(!t.matches(b""));
+    }
+
+    #[test]
+    fn missing_token_names_the_var() {
+        let e = Token::from_env("WS_TOKEN_DEFINITELY_NOT_SET_4711").unwrap_err();
+        assert!(e.to_string().contains("WS_TOKEN_DEFINITELY_NOT_SET_4711"));
+    }
+}

@@ -1,0 +1,319 @@
+//! `peer`: one reference peer process, configured by its own YAML file.
+//!
+//! Thin on purpose: parsing arguments and printing; everything else lives
+//! in the `peer` library so tests and benchmarks reach the same code.
+//!
+//! Exit codes: 0 success (a call connected), 1 local error (bad config,
+//! missing token, bad arguments), 2 a call ended `not_connected`.
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+use exchange::envelope::TraceParent;
+use exchange::inbox::Status;
+use exchange::reason::CallResult;
+use peer::client::{self, HubCall};
+use peer::config::PeerConfig;
+use peer::{open_store, server as peer_server, Token};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "peer",
+    version,
+    about = "A Wall Street reference peer (one process per system)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the peer: agent card, /health and the A2A endpoint.
+    Serve {
+        /// The peer's YAML file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Listen address, overriding the file's `listen`.
+        #[arg(long, env = "PEER_LISTEN")]
+        listen: Option<String>,
+        /// SQLite file, overriding the file's `database`.
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+        /// Test-only: sleep this long before every answer (overrides
+        /// `faults.stall_ms`).
+        #[arg(long)]
+        fault_stall_ms: Option<u64>,
+        /// Test-only: answer with results that break the contract.
+        #[arg(long)]
+        fault_break_schema: bool,
+        /// Test-only: answer every call with an A2A internal error.
+        #[arg(long)]
+        fault_fail: bool,
+    },
+    /// Call a capability of another peer through the hub; prints the hub's
+    /// JSON answer.
+    Call {
+        #[arg(long)]
+        config: PathBuf,
+        /// The providing system's id.
+        #[arg(long)]
+        provider: String,
+        /// The capability id (`orders.query`).
+        #[arg(long)]
+        capability: String,
+        /// The capability input, as JSON.
+        #[arg(long, default_value = "{}")]
+        input: String,
+        /// Request id (a consult's idempotency key); a new UUID if absent.
+        #[arg(long)]
+        request_id: Option<String>,
+        /// W3C traceparent to continue; a new root trace if absent.
+        #[arg(long)]
+        traceparent: Option<String>,
+        /// Give up on the hub after this long.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u64,
+        /// Hub base URL, overriding the file's `hub_url`.
+        #[arg(long, env = "PEER_HUB_URL")]
+        hub_url: Option<String>,
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+    },
+    /// Show or decide the proposed actions in this peer's approval inbox.
+    Inbox {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+        #[command(subcommand)]
+        action: InboxAction,
+    },
+    /// Print this peer's audit trail as JSON (one trace, or the latest).
+    Trail {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+        #[arg(long)]
+        trace_id: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Validate a config file and exit.
+    Check {
+        #[arg(long)]
+        config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum InboxAction {
+    /// List entries (newest first).
+    List {
+        /// Only entries in this status: pending, approved, rejected.
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Approve a pending entry: records who and when and, in the same
+    /// transaction, performs this peer's own local write (a budgets owner
+    /// sets its own row); refused, and left pending, for a proposal this
+    /// peer cannot perform.
+    Approve {
+        id: i64,
+        #[arg(long)]
+        by: String,
+    },
+    /// Reject a pending entry.
+    Reject {
+        id: i64,
+        #[arg(long)]
+        by: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let quiet = !matches!(cli.command, Command::Serve { .. });
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                if quiet {
+                    "warn".into()
+                } else {
+                    "info".into()
+                }
+            }),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("peer: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("peer: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn load(config: &Path) -> anyhow::Result<PeerConfig> {
+    Ok(PeerConfig::load(config)?)
+}
+
+async fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Serve {
+            config,
+            listen,
+            database,
+            fault_stall_ms,
+            fault_break_schema,
+            fault_fail,
+        } => {
+            let mut config = load(&config)?;
+            if let Some(ms) = fault_stall_ms {
+                config.faults.stall_ms = ms;
+            }
+            config.faults.break_schema |= fault_break_schema;
+            config.faults.fail |= fault_fail;
+            if config.faults != Default::default() {
+                tracing::warn!(faults = ?config.faults, "fault injection is ON (test only)");
+            }
+            let token = Token::from_env(&config.token_env)?;
+            let database = database.unwrap_or_else(|| config.database.clone());
+            peer_server::serve(config, token, listen, &database).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            config,
+            provider,
+            capability,
+            input,
+            request_id,
+            traceparent,
+            timeout_ms,
+            hub_url,
+            database,
+        } => {
+            let config = load(&config)?;
+            let token = Token::from_env(&config.token_env)?;
+            let input: serde_json::Value =
+                serde_json::from_str(&input).context("--input is not valid JSON")?;
+            if !exchange::id::is_valid(&provider) {
+                bail!("--provider `{provider}` is not a system id");
+            }
+            if !exchange::id::is_valid(&capability) {
+                bail!("--capability `{capability}` is not a capability id");
+            }
+            let traceparent = match traceparent {
+                Some(tp) => TraceParent::parse(&tp)
+                    .with_context(|| format!("--traceparent `{tp}` is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)"))?,
+                None => TraceParent::new_root(),
+            };
+            let request_id = request_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            if request_id.is_empty() || request_id.len() > 128 {
+                bail!("--request-id must be 1 to 128 characters");
+            }
+            let database = database.unwrap_or_else(|| config.database.clone());
+            let (_pool, trail, inbox) = open_store(&config, &database).await?;
+            let call = HubCall {
+                hub_url: hub_url.unwrap_or_else(|| config.hub_url.clone()),
+                token,
+                caller: config.system.clone(),
+                provider,
+                capability,
+                input,
+                request_id,
+                traceparent,
+                timeout: Duration::from_millis(timeout_ms),
+            };
+            let (answer, inbox_ids) =
+                client::call_and_record(&client::http_client(), &call, &trail, &inbox).await?;
+            println!("{}", serde_json::to_string_pretty(&answer.body)?);
+            if !inbox_ids.is_empty() {
+                eprintln!(
+                    "peer: {} proposed action(s) stored pending in the inbox: {inbox_ids:?}",
+                    inbox_ids.len()
+                );
+            }
+            match &answer.result {
+                CallResult::Connected { .. } => Ok(ExitCode::SUCCESS),
+                CallResult::NotConnected { reason, detail, .. } => {
+                    eprintln!("peer: not_connected: {reason}: {detail}");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+        Command::Inbox {
+            config,
+            database,
+            action,
+        } => {
+            let config = load(&config)?;
+            let database = database.unwrap_or_else(|| config.database.clone());
+            let (_pool, _trail, inbox) = open_store(&config, &database).await?;
+            let out = match action {
+                InboxAction::List { status } => {
+                    let status = match status.as_deref() {
+                        None => None,
+                        Some("pending") => Some(Status::Pending),
+                        Some("approved") => Some(Status::Approved),
+                        Some("rejected") => Some(Status::Rejected),
+                        Some(other) => {
+                            bail!("--status `{other}`: use pending, approved or rejected")
+                        }
+                    };
+                    serde_json::to_value(inbox.list(status).await?)?
+                }
+                InboxAction::Approve { id, by } => {
+                    serde_json::to_value(inbox.approve(id, &by).await?)?
+                }
+                InboxAction::Reject { id, by } => {
+                    serde_json::to_value(inbox.reject(id, &by).await?)?
+                }
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Trail {
+            config,
+            database,
+            trace_id,
+            limit,
+        } => {
+            let config = load(&config)?;
+            let database = database.unwrap_or_else(|| config.database.clone());
+            let (_pool, trail, _inbox) = open_store(&config, &database).await?;
+            let records = match trace_id {
+                Some(id) => trail.by_trace(&id).await?,
+                None => trail.recent(limit).await?,
+            };
+            println!("{}", serde_json::to_string_pretty(&records)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check { config } => {
+            let c = load(&config)?;
+            println!(
+                "{}: ok ({} {}, provides {})",
+                config.display(),
+                c.system,
+                c.listen,
+                c.skills
+                    .iter()
+                    .map(|s| s.capability.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

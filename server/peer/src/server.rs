@@ -1,0 +1,692 @@
+//! The peer's HTTP face: agent card, health, and the A2A endpoint.
+//!
+//! * `GET /.well-known/agent-card.json` (public): who this peer is and
+//!   which capabilities it provides, one AgentSkill per capability.
+//! * `GET /health` (public): `{"service": "wall-street-peer", ...}`, the
+//!   identity the hub's prober verifies.
+//! * `POST /a2a`: A2A v1 JSON-RPC (a2a-server's router, handler and our
+//!   executor), behind a bearer-token check in constant time. Only the hub
+//!   holds the token; a request without it never reaches a skill.
+
+use crate::config::{Handler, PeerConfig, SkillConfig};
+use crate::datasets::{Column, ColumnType, TableSchema};
+use crate::executor::PeerExecutor;
+use crate::task_store::BoundedTaskStore;
+use crate::{PeerState, Token, VERSION};
+use a2a::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
+    HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_JSONRPC,
+};
+use a2a_server::agent_card::agent_card_router;
+use a2a_server::jsonrpc::jsonrpc_router;
+use a2a_server::{DefaultRequestHandler, StaticAgentCard};
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use exchange::audit::{AuditRecord, Outcome, Role};
+use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Path of the A2A JSON-RPC endpoint.
+use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
+
+/// The capabilities declared in the card and enforced by the handler: no
+/// streaming and no push (a call is answered at once).
+fn capabilities() -> AgentCapabilities {
+    AgentCapabilities {
+        streaming: Some(false),
+        push_notifications: Some(false),
+        extensions: None,
+        extended_agent_card: None,
+    }
+}
+
+/// Builds the router of a peer whose public base URL is `public_base`
+/// (`http://127.0.0.1:3101`).
+pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
+    let card = agent_card(&state.config, &state.schema, public_base);
+    let handler = Arc::new(
+        DefaultRequestHandler::new(
+            PeerExecutor::new(state.clone()),
+            BoundedTaskStore::default(),
+        )
+        .with_capabilities(capabilities()),
+    );
+    let a2a = jsonrpc_router(handler).layer(middleware::from_fn_with_state(
+        state.clone(),
+        require_bearer,
+    ));
+    let health_body = Arc::new(json!({
+        "service": PEER_SERVICE,
+        "system": state.config.system,
+        "name": state.config.name,
+        "version": VERSION,
+    }));
+    Router::new()
+        .route(
+            HEALTH_PATH,
+            get(move || {
+                let body = health_body.clone();
+                async move { Json((*body).clone()) }
+            }),
+        )
+        .merge(agent_card_router(Arc::new(StaticAgentCard::new(card))))
+        .nest(A2A_PATH, a2a)
+}
+
+/// Lets a request through only with `Authorization: Bearer <this peer's
+/// token>`; otherwise 401 with a JSON-RPC-shaped error and one Refused
+/// record in the trail (no token, no payload in it).
+async fn require_bearer(State(state): State<Arc<PeerState>>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+    if presented.is_some_and(|t| state.token.matches(t.as_bytes())) {
+        return next.run(req).await;
+    }
+    let env = Envelope::from_headers(req.headers());
+    let caller = req
+        .headers()
+        .get(CALLER_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .unwrap_or("unknown")
+        .to_string();
+    let detail = if presented.is_some() {
+        "auth: wrong bearer token"
+    } else {
+        "auth: no bearer token"
+    };
+    tracing::warn!(caller = %caller, request_id = %env.request_id, trace_id = %env.trace.trace_id, detail, "A2A request refused");
+    let record = AuditRecord {
+        system: state.config.system.clone(),
+        role: Role::Responder,
+        at: exchange::audit::now(),
+        caller,
+        provider: state.config.system.clone(),
+        capability: "unknown".into(),
+        request_id: env.request_id,
+        trace_id: env.trace.trace_id,
+        outcome: Outcome::Refused,
+        reason: None,
+        duration_ms: 0,
+        detail: detail.into(),
+    };
+    if let Err(e) = state.trail.append(record).await {
+        tracing::error!(error = %e, "could not append to the audit trail");
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        Json(json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32000, "message": "unauthorized: missing or wrong bearer token"},
+        })),
+    )
+        .into_response()
+}
+
+/// The agent card: one AgentSkill per provided capability, JSON-RPC at
+/// `<public_base>/a2a`, bearer auth declared.
+pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) -> AgentCard {
+    let base = public_base.trim_end_matches('/');
+    let provides = config
+        .skills
+        .iter()
+        .map(|s| s.capability.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut description = config.description.clone().unwrap_or_else(|| {
+        format!(
+            "{}: a Wall Street reference peer providing {provides}.",
+            config.name
+        )
+    });
+    if !config.agents.is_empty() {
+        let agents = config
+            .agents
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        description.push_str(&format!(" Agents: {agents}."));
+    }
+    let skills = config
+        .skills
+        .iter()
+        .map(|s| AgentSkill {
+            id: s.capability.clone(),
+            name: s.name.clone().unwrap_or_else(|| s.capability.clone()),
+            description: skill_description(s, schema),
+            tags: vec![
+                s.kind.as_str().to_string(),
+                s.handler.as_str().to_string(),
+                config.system.clone(),
+            ],
+            examples: Some(vec![sample_call(s, schema).to_string()]),
+            input_modes: None,
+            output_modes: None,
+            security_requirements: None,
+        })
+        .collect();
+    let modes = vec!["application/json".to_string(), "text/plain".to_string()];
+    AgentCard {
+        name: config.name.clone(),
+        description,
+        version: VERSION.to_string(),
+        supported_interfaces: vec![AgentInterface::new(
+            format!("{base}{A2A_PATH}"),
+            TRANSPORT_PROTOCOL_JSONRPC,
+        )],
+        capabilities: capabilities(),
+        default_input_modes: modes.clone(),
+        default_output_modes: modes,
+        skills,
+        provider: Some(AgentProvider {
+            organization: config.name.clone(),
+            url: base.to_string(),
+        }),
+        documentation_url: None,
+        icon_url: None,
+        security_schemes: Some(HashMap::from([(
+            "bearer".to_string(),
+            SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                scheme: "Bearer".into(),
+                description: Some("The token the hub holds for this peer.".into()),
+                bearer_format: None,
+            }),
+        )])),
+        security_requirements: Some(vec![HashMap::from([("bearer".to_string(), Vec::new())])]),
+        signatures: None,
+    }
+}
+
+/// What a skill does, for the card and the help text.
+pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
+    if let Some(d) = &skill.description {
+        return d.clone();
+    }
+    match skill.handler {
+        Handler::TableQuery => format!(
+            "One aggregate (count, sum, avg, min, max) over table {}, with filters (eq, ne, lt, lte, gt, gte, in) \
+             and an optional group_by. Columns: {}.",
+            schema.table,
+            granted(skill, schema)
+                .map(|c| format!("{} ({})", c.name, c.ty.as_sql()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Handler::BudgetConsult => "Answers questions about a department's budget, spending and remaining funds; \
+             a request to change a budget comes back as a proposed action, never executed."
+            .into(),
+        Handler::TicketClassify => "Classifies a support ticket (by ticket_id, or subject and content) into \
+             category, priority, confidence, reason codes and whether a human must review it."
+            .into(),
+    }
+}
+
+/// The columns of `schema` that `skill` grants: all a card may advertise.
+fn granted<'a>(
+    skill: &'a SkillConfig,
+    schema: &'a TableSchema,
+) -> impl Iterator<Item = &'a Column> + 'a {
+    schema
+        .columns
+        .iter()
+        .filter(|c| skill.granted_columns.contains(&c.name))
+}
+
+/// A data part a client can send to call `skill`.
+pub fn sample_call(skill: &SkillConfig, schema: &TableSchema) -> Value {
+    let input = match skill.handler {
+        Handler::TableQuery => {
+            let numeric = granted(skill, schema)
+                .find(|c| c.ty.is_numeric())
+                .map(|c| c.name.clone());
+            let group = granted(skill, schema)
+                .find(|c| c.ty == ColumnType::Text)
+                .map(|c| c.name.clone());
+            match numeric {
+                Some(col) => {
+                    json!({"aggregate": {"op": "sum", "column": col}, "filters": [], "group_by": group})
+                }
+                None => json!({"aggregate": {"op": "count"}, "filters": [], "group_by": group}),
+            }
+        }
+        Handler::BudgetConsult => {
+            json!({"question": "How much does marketing have left? Raise marketing budget to 150000."})
+        }
+        Handler::TicketClassify => json!({"ticket_id": "T-1003"}),
+    };
+    json!({"capability": skill.capability, "input": input})
+}
+
+/// A peer serving in the background (tests, embedders).
+pub struct RunningPeer {
+    /// The bound address.
+    pub addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningPeer {
+    /// `http://<addr>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, lets in-flight calls finish, and waits.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.handle
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Serves `state` on an already bound `listener` until [`RunningPeer::stop`].
+/// The card advertises `public_url` if configured, else the bound address.
+pub fn start(state: Arc<PeerState>, listener: TcpListener) -> std::io::Result<RunningPeer> {
+    let addr = listener.local_addr()?;
+    let base = state
+        .config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let app = router(state, &base);
+    let (tx, rx) = oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = rx.await;
+            })
+            .await
+    });
+    Ok(RunningPeer {
+        addr,
+        shutdown: Some(tx),
+        handle,
+    })
+}
+
+/// `peer serve`: opens the store, binds, serves until SIGINT/SIGTERM.
+pub async fn serve(
+    config: PeerConfig,
+    token: Token,
+    listen: Option<String>,
+    database: &Path,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let listen = listen.unwrap_or_else(|| config.listen.clone());
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("listen address `{listen}` is not IP:port"))?;
+    let state = Arc::new(PeerState::open(config, token, database).await?);
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding peer {} to {addr}", state.config.system))?;
+    let base = state
+        .config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    tracing::info!(
+        system = %state.config.system,
+        %addr,
+        card = %format!("{base}{CARD_PATH}"),
+        database = %database.display(),
+        "peer listening"
+    );
+    let app = router(state, &base);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("serving the peer")?;
+    tracing::info!("peer stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("SIGINT: shutting down"),
+        _ = term => tracing::info!("SIGTERM: shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PeerConfig;
+    use exchange::audit::Outcome;
+
+    const TOKEN: &str = "test-token-vendorcorp";
+
+    fn config(text: &str) -> PeerConfig {
+        PeerConfig::parse(text, "test.yaml").unwrap()
+    }
+
+    const VENDOR: &str = r#"
+system: vendorcorp
+name: VendorCorp
+listen: 127.0.0.1:0
+token_env: WS_TOKEN_VENDORCORP
+hub_url: http://127.0.0.1:3000
+database: unused.db
+dataset: { kind: orders, seed: 42, rows: 624 }
+skills:
+  - { capability: orders.query, kind: data-share, handler: table_query, table: orders,
+      granted_columns: [region, order_date, order_value, product] }
+agents: [ {id: data-steward, name: "Data Steward"} ]
+"#;
+
+    const BUYER: &str = r#"
+system: buyercorp
+name: BuyerCorp
+listen: 127.0.0.1:0
+token_env: WS_TOKEN_BUYERCORP
+hub_url: http://127.0.0.1:3000
+database: unused.db
+dataset: { kind: budgets, seed: 7 }
+skills:
+  - { capability: budget.consult, kind: consult, handler: budget_consult }
+"#;
+
+    struct Fixture {
+        peer: RunningPeer,
+        state: Arc<PeerState>,
+        http: reqwest::Client,
+        _dir: tempfile::TempDir,
+    }
+
+    async fn start_peer(text: &str) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let state = Arc::new(
+            PeerState::open(config(text), Token::new(TOKEN), &dir.path().join("peer.db"))
+                .await
+                .unwrap(),
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let peer = start(state.clone(), listener).unwrap();
+        Fixture {
+            peer,
+            state,
+            http: reqwest::Client::new(),
+            _dir: dir,
+        }
+    }
+
+    fn rpc(parts: Value) -> Value {
+        json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": parts}}
+        })
+    }
+
+    const TRACE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    async fn post(f: &Fixture, token: Option<&str>, body: &Value) -> (u16, Value) {
+        let mut req = f
+            .http
+            .post(format!("{}/a2a", f.peer.base_url()))
+            .header("A2A-Version", "1.0")
+            .header("X-Request-Id", "req-42")
+            .header("X-Caller-System", "hub")
+            .header("traceparent", TRACE)
+            .json(body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn health_card_and_a_real_send_message() {
+        let f = start_peer(VENDOR).await;
+        let base = f.peer.base_url();
+
+        let health: Value = f
+            .http
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            health,
+            json!({"service": "wall-street-peer", "system": "vendorcorp", "name": "VendorCorp", "version": VERSION})
+        );
+
+        let card: Value = f
+            .http
+            .get(format!("{base}{CARD_PATH}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(card["name"], "VendorCorp");
+        assert_eq!(card["provider"]["organization"], "VendorCorp");
+        assert_eq!(card["capabilities"]["streaming"], false);
+        assert_eq!(card["supportedInterfaces"][0]["url"], format!("{base}/a2a"));
+        assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+        assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
+        assert_eq!(card["skills"][0]["id"], "orders.query");
+        assert!(card["skills"][0]["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("data-share")));
+        assert_eq!(
+            card["defaultInputModes"],
+            json!(["application/json", "text/plain"])
+        );
+        let parsed: AgentCard = serde_json::from_value(card).unwrap();
+        assert_eq!(parsed.skills.len(), 1);
+
+        let call = rpc(json!([{"data": {"capability": "orders.query",
+            "input": {"aggregate": {"op": "count"}, "group_by": "region"}}}]));
+
+        // Without the token, with a wrong one: 401, and no skill ran.
+        let (status, body) = post(&f, None, &call).await;
+        assert_eq!(status, 401);
+        assert_eq!(body["error"]["code"], -32000);
+        let (status, _) = post(&f, Some("wrong-token"), &call).await;
+        assert_eq!(status, 401);
+
+        let (status, body) = post(&f, Some(TOKEN), &call).await;
+        assert_eq!(status, 200, "{body}");
+        let msg = &body["result"]["message"];
+        assert_eq!(msg["role"], "ROLE_AGENT", "a Message, not a Task: {body}");
+        let result = &msg["parts"][0]["data"];
+        assert_eq!(result["table"], "orders");
+        // Numbers cross the wire as protobuf doubles.
+        assert_eq!(result["row_count"].as_f64(), Some(624.0));
+        assert_eq!(result["groups"].as_array().unwrap().len(), 4);
+        assert!(msg["parts"][1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("count(*) of orders by region"));
+        let send: a2a::SendMessageResponse =
+            serde_json::from_value(body["result"].clone()).unwrap();
+        assert_eq!(
+            exchange::wire::parse_answer(&send).unwrap()["table"],
+            "orders"
+        );
+
+        // Bad input: invalid params naming the column.
+        let bad = rpc(json!([{"data": {"capability": "orders.query",
+            "input": {"aggregate": {"op": "sum", "column": "colour"}}}}]));
+        let (_, body) = post(&f, Some(TOKEN), &bad).await;
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown column \"colour\"; known columns: order_id"));
+
+        let unknown = rpc(json!([{"data": {"capability": "weather.query", "input": {}}}]));
+        let (_, body) = post(&f, Some(TOKEN), &unknown).await;
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown capability \"weather.query\"; vendorcorp provides: orders.query"));
+
+        // A text-only message to a data-share-only peer gets help.
+        let (_, body) = post(
+            &f,
+            Some(TOKEN),
+            &rpc(json!([{"text": "hello, what can you do?"}])),
+        )
+        .await;
+        let text = body["result"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(
+            text.contains("orders.query") && text.contains("sample data part"),
+            "{text}"
+        );
+
+        // The trail: one record per call, trace id carried, no payload.
+        let records = f
+            .state
+            .trail
+            .by_trace("4bf92f3577b34da6a3ce929d0e0e4736")
+            .await
+            .unwrap();
+        assert_eq!(records.len(), 6, "{records:#?}");
+        assert!(records
+            .iter()
+            .all(|r| r.role == Role::Responder && r.request_id == "req-42"));
+        assert_eq!(
+            records
+                .iter()
+                .filter(|r| r.outcome == Outcome::Executed)
+                .count(),
+            2
+        );
+        assert_eq!(records[2].caller, "hub");
+        assert_eq!(records[2].capability, "orders.query");
+        assert_eq!(records[0].detail, "auth: no bearer token");
+        assert_eq!(records[3].detail, "invalid params: unknown_column");
+        assert_eq!(records[4].capability, "unknown");
+        let dump = serde_json::to_string(&records).unwrap();
+        assert!(!dump.contains(TOKEN) && !dump.contains("wrong-token") && !dump.contains("colour"));
+
+        f.peer.stop().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn consult_by_text_and_faults() {
+        let f = start_peer(BUYER).await;
+        let (_, body) = post(
+            &f,
+            Some(TOKEN),
+            &rpc(json!([{"text": "raise marketing budget to 150000"}])),
+        )
+        .await;
+        let data = &body["result"]["message"]["parts"][0]["data"];
+        assert_eq!(data["department"], "marketing", "{body}");
+        assert_eq!(
+            data["proposed_actions"][0]["parameters"]["amount"].as_f64(),
+            Some(150000.0)
+        );
+        f.peer.stop().await.unwrap();
+
+        let mut state = PeerState::open(
+            config(&format!("{BUYER}faults: {{ fail: true }}\n")),
+            Token::new(TOKEN),
+            &f._dir.path().join("fail.db"),
+        )
+        .await
+        .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let failing = Fixture {
+            peer: start(Arc::new(state), listener).unwrap(),
+            state: f.state.clone(),
+            http: reqwest::Client::new(),
+            _dir: tempfile::tempdir().unwrap(),
+        };
+        let call = rpc(
+            json!([{"data": {"capability": "budget.consult", "input": {"question": "marketing?"}}}]),
+        );
+        let (_, body) = post(&failing, Some(TOKEN), &call).await;
+        assert_eq!(body["error"]["code"], -32603);
+        assert_eq!(body["error"]["message"], "injected failure");
+        failing.peer.stop().await.unwrap();
+
+        state = PeerState::open(
+            config(&format!(
+                "{BUYER}faults: {{ break_schema: true, stall_ms: 150 }}\n"
+            )),
+            Token::new(TOKEN),
+            &f._dir.path().join("broken.db"),
+        )
+        .await
+        .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let broken = Fixture {
+            peer: start(Arc::new(state), listener).unwrap(),
+            state: f.state.clone(),
+            http: reqwest::Client::new(),
+            _dir: tempfile::tempdir().unwrap(),
+        };
+        let t0 = std::time::Instant::now();
+        let (_, body) = post(&broken, Some(TOKEN), &call).await;
+        assert!(
+            t0.elapsed() >= std::time::Duration::from_millis(150),
+            "stalled"
+        );
+        assert_eq!(
+            body["result"]["message"]["parts"][0]["data"],
+            json!({"unexpected": true})
+        );
+        broken.peer.stop().await.unwrap();
+    }
+}

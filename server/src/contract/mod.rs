@@ -1,0 +1,173 @@
+//! Data contracts (DESIGN.md §2 "data contract"): per capability, what its
+//! input and its answer must be, and what of the answer a browser may see.
+//!
+//! One module, one home for the concept:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`model`] | the `contract:` block as written in the topology file (rules, untrusted fields) |
+//! | [`path`] | a field path of an answer (`groups[].key`) and the schema node it leads to |
+//! | [`rules`] | the contract compiled against the response schema: the whitelist tree |
+//! | [`schema`] | the compiled JSON Schemas (input and response) and their violations |
+//!
+//! Everything is compiled once, when the topology loads ([`Contracts::compile`]),
+//! with every problem reported at its location in the file; the registry holds
+//! the compiled [`Contracts`] next to the topology and swaps both together. The
+//! gateway checks inputs and answers with them; `crate::redaction` only
+//! applies the compiled rules.
+
+pub mod model;
+pub mod path;
+pub mod rules;
+pub mod schema;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use exchange::located::Seg;
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::registry::model::{Capability, Topology};
+pub use rules::Rules;
+pub use schema::{input_grants, SchemaError, SchemaViolation};
+
+/// One capability's compiled contract: the response schema every answer
+/// must satisfy, the input schema a caller's input must satisfy (if any),
+/// and the whitelist/redaction rules applied on the way to a browser.
+#[derive(Debug)]
+pub struct Contract {
+    response: Validator,
+    input: Option<Validator>,
+    rules: Rules,
+}
+
+/// A problem compiling one capability's contract, located relative to the
+/// capability (`response_schema`, `contract.fields.budget`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where, below the capability's own entry.
+    pub path: Vec<Seg<'static>>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Contract {
+    /// A contract of `schema` alone (draft auto-detected, meta-schema
+    /// checked): no input schema, the empty whitelist (nothing of an answer
+    /// reaches a browser).
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        Ok(Self {
+            response: schema::compile("response_schema", schema)?,
+            input: None,
+            rules: Rules::default(),
+        })
+    }
+
+    /// Compiles a capability's schemas and its data contract, reporting
+    /// every problem found.
+    pub fn for_capability(cap: &Capability) -> Result<Self, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let mut schema_problem = |e: SchemaError| Problem {
+            path: vec![Seg::key(e.field)],
+            message: e.to_string(),
+        };
+        let response =
+            schema::compile("response_schema", &cap.response_schema).map_err(&mut schema_problem);
+        let input = cap
+            .input_schema
+            .as_ref()
+            .map(|s| schema::compile("input_schema", s).map_err(&mut schema_problem))
+            .transpose();
+        let rules = match &cap.contract {
+            None => Ok(Rules::default()),
+            Some(dc) => Rules::compile(dc, &cap.response_schema).map_err(|issues| {
+                issues
+                    .into_iter()
+                    .map(|i| {
+                        let mut path = vec![Seg::key("contract")];
+                        path.extend(i.path);
+                        Problem {
+                            path,
+                            message: i.message,
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            }),
+        };
+        match (response, input, rules) {
+            (Ok(response), Ok(input), Ok(rules)) => Ok(Self {
+                response,
+                input,
+                rules,
+            }),
+            (response, input, rules) => {
+                problems.extend(response.err());
+                problems.extend(input.err());
+                problems.extend(rules.err().into_iter().flatten());
+                Err(problems)
+            }
+        }
+    }
+
+    /// The whitelist and redaction rules.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Checks one answer; the first violation found is reported.
+    pub fn check(&self, answer: &Value) -> Result<(), SchemaViolation> {
+        schema::first_violation(&self.response, answer)
+    }
+
+    /// Checks a caller's input against the capability's input schema, if
+    /// it has one; the first violation found is reported.
+    pub fn check_input(&self, input: &Value) -> Result<(), SchemaViolation> {
+        match &self.input {
+            None => Ok(()),
+            Some(v) => schema::first_violation(v, input),
+        }
+    }
+}
+
+/// Every capability's contract, compiled, keyed by capability id. Built
+/// together with a topology and swapped together with it.
+#[derive(Debug, Default, Clone)]
+pub struct Contracts {
+    by_capability: HashMap<String, Arc<Contract>>,
+}
+
+impl Contracts {
+    /// Compiles every capability's contract; the error lists every problem
+    /// with its location in the topology file
+    /// (`capabilities[1].contract.fields.budget`).
+    pub fn compile(topology: &Topology) -> Result<Self, Vec<(Vec<Seg<'static>>, String)>> {
+        let mut by_capability = HashMap::new();
+        let mut errors = Vec::new();
+        for (i, cap) in topology.capabilities.iter().enumerate() {
+            match Contract::for_capability(cap) {
+                Ok(c) => {
+                    by_capability.insert(cap.id.clone(), Arc::new(c));
+                }
+                Err(problems) => errors.extend(problems.into_iter().map(|p| {
+                    let mut path = vec![Seg::key("capabilities"), Seg::Index(i)];
+                    path.extend(p.path);
+                    (path, p.message)
+                })),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Self { by_capability })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The contract of `capability`, if it exists.
+    pub fn get(&self, capability: &str) -> Option<Arc<Contract>> {
+        self.by_capability.get(capability).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests;
