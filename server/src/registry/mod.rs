@@ -5,9 +5,15 @@
 //! behind an atomic pointer: readers take a snapshot without locking, a
 //! reload swaps the whole thing at once, and a reload that fails validation
 //! leaves the previous topology in force (recording why, for the canvas).
+//!
+//! Layout: [`model`] (the file's shape), [`load`] (reading it: serde, then
+//! the semantic checks of `validate` and the contracts of
+//! `crate::contract`, every problem located), [`watch`] (reloading on a
+//! change or SIGHUP).
 
 pub mod load;
 pub mod model;
+mod validate;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

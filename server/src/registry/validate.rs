@@ -1,0 +1,266 @@
+//! The meaning of a topology file, checked (DESIGN.md §2 "topology file",
+//! §1 rule 2): what serde cannot see — duplicate ids, rules and edges that
+//! name systems or capabilities that do not exist, a provider that does not
+//! list what a rule says it provides, base URLs, token env var names.
+//!
+//! Every problem is collected, located at its line through the text's
+//! [`Locator`], never only the first; no message echoes a base URL or a
+//! token env var's value. The loader (`super::load`) runs this after serde
+//! accepted the file's shape, together with the contract checks
+//! (`crate::contract`).
+
+use std::collections::HashSet;
+
+use exchange::located::{Issue, Locator, Seg};
+
+use super::model::Topology;
+
+/// Every semantic check, every problem collected.
+pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
+    let key = |k: &'static str| Seg::key(k);
+    let mut issues = Vec::new();
+    let mut push = |path: &[Seg], msg: String| issues.push(loc.issue(path, msg));
+
+    if t.version != 1 {
+        push(
+            &[key("version")],
+            format!("unsupported version {}; only version 1 exists", t.version),
+        );
+    }
+    if !exchange::id::is_valid(&t.hub.id) {
+        push(&[key("hub"), key("id")], exchange::id::rule_for("hub id"));
+    }
+    for (field, value) in [
+        ("default_deadline_ms", t.hub.default_deadline_ms),
+        ("probe_interval_ms", t.hub.probe_interval_ms),
+        ("probe_timeout_ms", t.hub.probe_timeout_ms),
+    ] {
+        if value == 0 {
+            push(&[key("hub"), key(field)], "must be greater than 0".into());
+        }
+    }
+
+    let capability_ids: HashSet<&str> = t.capabilities.iter().map(|c| c.id.as_str()).collect();
+    let system_ids: HashSet<&str> = t.systems.iter().map(|s| s.id.as_str()).collect();
+
+    let mut seen = HashSet::new();
+    for (i, s) in t.systems.iter().enumerate() {
+        let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
+            let mut p = vec![key("systems"), Seg::Index(i)];
+            p.extend_from_slice(rest);
+            p
+        };
+        if !exchange::id::is_valid(&s.id) {
+            push(&at(&[key("id")]), exchange::id::rule_for("system id"));
+        } else if !seen.insert(s.id.as_str()) {
+            push(&at(&[key("id")]), format!("duplicate system id `{}`", s.id));
+        } else if s.id == t.hub.id {
+            push(
+                &at(&[key("id")]),
+                format!("`{}` is the hub's own id and cannot name a system", s.id),
+            );
+        }
+        if s.name.trim().is_empty() {
+            push(&at(&[key("name")]), "must not be empty".into());
+        }
+        if let Err(why) = check_base_url(&s.base_url) {
+            push(&at(&[key("base_url")]), why);
+        }
+        if s.token_env.trim().is_empty() {
+            push(
+                &at(&[key("token_env")]),
+                "must name the environment variable holding this system's token".into(),
+            );
+        } else if !s
+            .token_env
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            push(
+                &at(&[key("token_env")]),
+                "must be an environment variable name (letters, digits, _)".into(),
+            );
+        }
+        for (list, entries) in [("provides", &s.provides), ("consumes", &s.consumes)] {
+            for (k, cap) in entries.iter().enumerate() {
+                if !capability_ids.contains(cap.as_str()) {
+                    push(
+                        &at(&[key(list), Seg::Index(k)]),
+                        format!("unknown capability `{cap}`"),
+                    );
+                }
+            }
+        }
+        for (list, ids) in [
+            (
+                "agents",
+                s.agents.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+            ),
+            (
+                "datasources",
+                s.datasources
+                    .iter()
+                    .map(|d| d.id.as_str())
+                    .collect::<Vec<_>>(),
+            ),
+        ] {
+            let mut seen_child = HashSet::new();
+            for (k, id) in ids.into_iter().enumerate() {
+                if !exchange::id::is_valid(id) {
+                    push(
+                        &at(&[key(list), Seg::Index(k), key("id")]),
+                        exchange::id::rule_for("id"),
+                    );
+                } else if !seen_child.insert(id) {
+                    push(
+                        &at(&[key(list), Seg::Index(k), key("id")]),
+                        format!("duplicate id `{id}` in {list} of `{}`", s.id),
+                    );
+                }
+            }
+        }
+    }
+
+    let mut seen = HashSet::new();
+    for (i, c) in t.capabilities.iter().enumerate() {
+        if !exchange::id::is_valid(&c.id) {
+            push(
+                &[key("capabilities"), Seg::Index(i), key("id")],
+                exchange::id::rule_for("capability id"),
+            );
+        } else if !seen.insert(c.id.as_str()) {
+            push(
+                &[key("capabilities"), Seg::Index(i), key("id")],
+                format!("duplicate capability id `{}`", c.id),
+            );
+        }
+        if c.deadline_ms == Some(0) {
+            push(
+                &[key("capabilities"), Seg::Index(i), key("deadline_ms")],
+                "must be greater than 0".into(),
+            );
+        }
+    }
+
+    for (i, r) in t.rules.iter().enumerate() {
+        let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
+            let mut p = vec![key("rules"), Seg::Index(i)];
+            p.extend_from_slice(rest);
+            p
+        };
+        if !capability_ids.contains(r.capability.as_str()) {
+            push(
+                &at(&[key("capability")]),
+                format!("unknown capability `{}`", r.capability),
+            );
+        }
+        match t.system(&r.provider) {
+            None => push(
+                &at(&[key("provider")]),
+                format!("unknown provider `{}`", r.provider),
+            ),
+            Some(p) => {
+                if capability_ids.contains(r.capability.as_str())
+                    && !p.provides.iter().any(|c| c == &r.capability)
+                {
+                    push(
+                        &at(&[key("provider")]),
+                        format!(
+                            "`{}` does not list `{}` under provides",
+                            r.provider, r.capability
+                        ),
+                    );
+                }
+            }
+        }
+        if r.consumers.is_empty() {
+            push(
+                &at(&[key("consumers")]),
+                "must name at least one consumer".into(),
+            );
+        }
+        for (k, consumer) in r.consumers.iter().enumerate() {
+            if consumer != &t.hub.id && !system_ids.contains(consumer.as_str()) {
+                push(
+                    &at(&[key("consumers"), Seg::Index(k)]),
+                    format!("unknown consumer `{consumer}`"),
+                );
+            } else if consumer == &r.provider {
+                push(
+                    &at(&[key("consumers"), Seg::Index(k)]),
+                    format!("`{consumer}` cannot consume its own capability"),
+                );
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    for (i, e) in t.initial_edges.iter().enumerate() {
+        let at = |field: &'static str| [key("initial_edges"), Seg::Index(i), key(field)];
+        let consumer_known = e.consumer == t.hub.id || system_ids.contains(e.consumer.as_str());
+        let provider_known = system_ids.contains(e.provider.as_str());
+        let capability_known = capability_ids.contains(e.capability.as_str());
+        if !consumer_known {
+            push(
+                &at("consumer"),
+                format!("unknown consumer `{}`", e.consumer),
+            );
+        }
+        if !provider_known {
+            push(
+                &at("provider"),
+                format!("unknown provider `{}`", e.provider),
+            );
+        }
+        if !capability_known {
+            push(
+                &at("capability"),
+                format!("unknown capability `{}`", e.capability),
+            );
+        }
+        if consumer_known && provider_known && capability_known {
+            if !t.permits(&e.consumer, &e.capability, &e.provider) {
+                push(
+                    &[key("initial_edges"), Seg::Index(i)],
+                    format!(
+                        "no rule lets {} consume {} from {}",
+                        e.consumer, e.capability, e.provider
+                    ),
+                );
+            } else if !seen.insert(e.id()) {
+                push(
+                    &[key("initial_edges"), Seg::Index(i)],
+                    format!("duplicate edge `{}`", e.id()),
+                );
+            }
+        }
+    }
+    issues
+}
+
+/// `http://host:port`, optionally with a trailing `/`, nothing more. The
+/// message never repeats the URL: base URLs are internal.
+fn check_base_url(raw: &str) -> Result<(), String> {
+    let rule = "must be http://host:port (no path, query, credentials or TLS)";
+    let url = reqwest::Url::parse(raw).map_err(|e| format!("{rule}: {e}"))?;
+    let ok = url.scheme() == "http"
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.port().is_some_and(|p| p != 0)
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        // `Url` normalises away a `/` the operator did not write; reject
+        // any other path the operator did write.
+        && {
+            let after_scheme = raw.trim_start_matches("http://");
+            let path_start = after_scheme.find('/').unwrap_or(after_scheme.len());
+            matches!(&after_scheme[path_start..], "" | "/")
+        };
+    if ok {
+        Ok(())
+    } else {
+        Err(rule.to_string())
+    }
+}
+
