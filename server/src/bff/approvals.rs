@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Extension;
 
-use super::inbox_view::{action_view, inbox_page_view};
+use super::inbox_view::{action_view, inbox_page_view, inbox_view};
 use super::BffState;
 use crate::api::{ApiFailure, ApiPath};
 use crate::ui_auth::session::SessionUser;
@@ -26,13 +26,38 @@ use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::inbox::{InboxEntry, InboxError, Status};
 use exchange::text::clip;
 
+/// Most inbox entries one listing shows.
+const MAX_INBOX: usize = 500;
+
 /// `GET /api/inbox/page`: the hub's entries and its own budget plans.
 pub async fn page(State(state): State<BffState>) -> Result<Json<InboxPageView>, ApiFailure> {
-    let (entries, hub_id) = super::drawers::inbox_entries(&state).await?;
+    let (entries, hub_id) = inbox_entries(&state).await?;
     let plans = crate::budget_plans::list(state.inbox.pool())
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
     Ok(Json(inbox_page_view(&entries, &hub_id, &plans)))
+}
+
+/// `GET /api/inbox`: the hub's approval inbox, newest first.
+pub async fn inbox(
+    State(state): State<BffState>,
+) -> Result<Json<Vec<ProposedActionView>>, ApiFailure> {
+    let (entries, hub_id) = inbox_entries(&state).await?;
+    Ok(Json(inbox_view(&entries, &hub_id)))
+}
+
+/// The hub's inbox entries (newest first, at most [`MAX_INBOX`]) and its id.
+pub(super) async fn inbox_entries(
+    state: &BffState,
+) -> Result<(Vec<exchange::inbox::InboxEntry>, String), ApiFailure> {
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    let mut entries = state
+        .inbox
+        .list(None)
+        .await
+        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
+    entries.truncate(MAX_INBOX);
+    Ok((entries, hub_id))
 }
 
 /// `GET /api/inbox/pending`: the count the canvas's Inbox link shows.

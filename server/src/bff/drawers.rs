@@ -17,7 +17,7 @@
 //! a logged-in human approves one there ([`super::approvals`]).
 
 use app::dto::{
-    AskRequest, AuditEntryView, ConsultView, ProposedActionView, QueryRequest, QueryResultView,
+    AskRequest, AuditEntryView, ConsultView, QueryRequest, QueryResultView,
 };
 use axum::extract::State;
 use axum::Json;
@@ -36,8 +36,6 @@ use exchange::text::clip;
 
 /// Longest question the hub forwards.
 pub const MAX_QUESTION_BYTES: usize = 4_000;
-/// Most inbox entries one listing shows.
-const MAX_INBOX: usize = 500;
 /// Audit lines a drawer gets by default, and at most.
 const DEFAULT_AUDIT: u32 = 20;
 const MAX_AUDIT: u32 = 200;
@@ -206,28 +204,6 @@ pub async fn ask(
         answer.as_ref(),
         super::inbox_view::inbox_view(&entries, &hub_id),
     ))
-}
-
-/// `GET /api/inbox`: the hub's approval inbox, newest first.
-pub async fn inbox(
-    State(state): State<BffState>,
-) -> Result<Json<Vec<ProposedActionView>>, ApiFailure> {
-    let (entries, hub_id) = inbox_entries(&state).await?;
-    Ok(Json(super::inbox_view::inbox_view(&entries, &hub_id)))
-}
-
-/// The hub's inbox entries (newest first, at most [`MAX_INBOX`]) and its id.
-pub(super) async fn inbox_entries(
-    state: &BffState,
-) -> Result<(Vec<exchange::inbox::InboxEntry>, String), ApiFailure> {
-    let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    let mut entries = state
-        .inbox
-        .list(None)
-        .await
-        .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
-    entries.truncate(MAX_INBOX);
-    Ok((entries, hub_id))
 }
 
 /// `?limit=` of the audit route.

@@ -85,7 +85,7 @@ pub fn router(state: BffState) -> Router {
         .route("/api/positions", put(edges::save_positions))
         .route("/api/edges/{id}/query", post(drawers::query))
         .route("/api/edges/{id}/ask", post(drawers::ask))
-        .route("/api/inbox", get(drawers::inbox))
+        .route("/api/inbox", get(approvals::inbox))
         .route("/api/inbox/page", get(approvals::page))
         .route("/api/inbox/pending", get(approvals::pending))
         .route("/api/inbox/{id}/approve", post(approvals::approve))

@@ -28,7 +28,7 @@ use exchange::located::Seg;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use crate::registry::model::{Capability, Topology};
+use model::DataContract;
 pub use rules::Rules;
 pub use schema::{input_grants, SchemaError, SchemaViolation};
 
@@ -40,6 +40,19 @@ pub struct Contract {
     response: Validator,
     input: Option<Validator>,
     rules: Rules,
+}
+
+/// What one capability's entry in the topology file says about its
+/// contract: the parts this module compiles (the registry owns the rest of
+/// the entry).
+#[derive(Debug, Clone, Copy)]
+pub struct Spec<'a> {
+    /// JSON Schema every answer must satisfy.
+    pub response_schema: &'a Value,
+    /// JSON Schema a caller's input must satisfy, if any.
+    pub input_schema: Option<&'a Value>,
+    /// What of an answer may reach a browser, if anything.
+    pub contract: Option<&'a DataContract>,
 }
 
 /// A problem compiling one capability's contract, located relative to the
@@ -66,7 +79,7 @@ impl Contract {
 
     /// Compiles a capability's schemas and its data contract, reporting
     /// every problem found.
-    pub fn for_capability(cap: &Capability) -> Result<Self, Vec<Problem>> {
+    pub fn for_capability(cap: Spec<'_>) -> Result<Self, Vec<Problem>> {
         let mut problems = Vec::new();
         let mut schema_problem = |e: SchemaError| Problem {
             path: vec![Seg::key(e.field)],
@@ -76,12 +89,11 @@ impl Contract {
             schema::compile("response_schema", &cap.response_schema).map_err(&mut schema_problem);
         let input = cap
             .input_schema
-            .as_ref()
             .map(|s| schema::compile("input_schema", s).map_err(&mut schema_problem))
             .transpose();
-        let rules = match &cap.contract {
+        let rules = match cap.contract {
             None => Ok(Rules::default()),
-            Some(dc) => Rules::compile(dc, &cap.response_schema).map_err(|issues| {
+            Some(dc) => Rules::compile(dc, cap.response_schema).map_err(|issues| {
                 issues
                     .into_iter()
                     .map(|i| {
@@ -138,22 +150,21 @@ pub struct Contracts {
 }
 
 impl Contracts {
-    /// Compiles every capability's contract; the error lists every problem
-    /// with its location in the topology file
-    /// (`capabilities[1].contract.fields.budget`).
-    pub fn compile(topology: &Topology) -> Result<Self, Vec<(Vec<Seg<'static>>, String)>> {
+    /// Compiles every capability's contract, given as `(id, spec)` in file
+    /// order; the error lists every problem with the position of its
+    /// capability in that order (the loader turns it into
+    /// `capabilities[1].contract.fields.budget`).
+    pub fn compile<'a>(
+        capabilities: impl IntoIterator<Item = (&'a str, Spec<'a>)>,
+    ) -> Result<Self, Vec<(usize, Problem)>> {
         let mut by_capability = HashMap::new();
         let mut errors = Vec::new();
-        for (i, cap) in topology.capabilities.iter().enumerate() {
-            match Contract::for_capability(cap) {
+        for (i, (id, spec)) in capabilities.into_iter().enumerate() {
+            match Contract::for_capability(spec) {
                 Ok(c) => {
-                    by_capability.insert(cap.id.clone(), Arc::new(c));
+                    by_capability.insert(id.to_string(), Arc::new(c));
                 }
-                Err(problems) => errors.extend(problems.into_iter().map(|p| {
-                    let mut path = vec![Seg::key("capabilities"), Seg::Index(i)];
-                    path.extend(p.path);
-                    (path, p.message)
-                })),
+                Err(problems) => errors.extend(problems.into_iter().map(|p| (i, p))),
             }
         }
         if errors.is_empty() {

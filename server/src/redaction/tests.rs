@@ -176,7 +176,7 @@ fn a_schema_breaking_answer_is_schema_invalid_and_nothing_passes() {
 #[test]
 fn a_capability_without_a_contract_sends_nothing() {
     let cap = capability("id: x.q\nkind: data-share\nresponse_schema: {type: object}\n");
-    let c = Contract::for_capability(&cap).expect("compiles");
+    let c = Contract::for_capability(cap.contract_spec()).expect("compiles");
     let r = redact(&c, &json!({"a": 1, "b": {"c": "secret"}}), "p").expect("valid");
     assert_eq!(r.get(), &Data::Map(BTreeMap::new()));
     let calls = Contracts::default();
@@ -235,7 +235,7 @@ contract:
   untrusted: [note]
 "#,
     );
-    let c = Contract::for_capability(&cap).expect("compiles");
+    let c = Contract::for_capability(cap.contract_spec()).expect("compiles");
     let r = redact(
         &c,
         &json!({"email": "bob@corp.example", "phone": "+1 555 0100", "salary": 73000,
@@ -456,7 +456,7 @@ const PROP_WHITELIST: [&str; 15] = [
 ];
 
 fn prop_contract() -> Contract {
-    Contract::for_capability(&capability(PROP_CAPABILITY)).expect("compiles")
+    Contract::for_capability(capability(PROP_CAPABILITY).contract_spec()).expect("compiles")
 }
 
 /// Values a masked field holds: every one carries a marker that must

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 pub use exchange::located::Issue;
-use exchange::located::{parse_yaml, render_issues, Locator};
+use exchange::located::{parse_yaml, render_issues, Locator, Seg};
 
 use super::model::Topology;
 use crate::contract::Contracts;
@@ -99,11 +99,17 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
     let mut issues = super::validate::validate(&topology, &locator);
     // Contracts (schemas, whitelist, redaction, untrusted fields):
     // compiled once, every problem located (`crate::contract`).
-    let contracts = match Contracts::compile(&topology) {
+    let specs = topology
+        .capabilities
+        .iter()
+        .map(|c| (c.id.as_str(), c.contract_spec()));
+    let contracts = match Contracts::compile(specs) {
         Ok(c) => Some(c),
         Err(errors) => {
-            for (path, message) in errors {
-                issues.push(locator.issue(&path, message));
+            for (i, problem) in errors {
+                let mut path = vec![Seg::key("capabilities"), Seg::Index(i)];
+                path.extend(problem.path);
+                issues.push(locator.issue(&path, problem.message));
             }
             None
         }

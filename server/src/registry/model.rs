@@ -197,6 +197,17 @@ pub fn edge_id(consumer: &str, provider: &str, capability: &str) -> String {
     format!("{consumer}->{provider}:{capability}")
 }
 
+impl Capability {
+    /// The parts of this entry that `crate::contract` compiles.
+    pub fn contract_spec(&self) -> crate::contract::Spec<'_> {
+        crate::contract::Spec {
+            response_schema: &self.response_schema,
+            input_schema: self.input_schema.as_ref(),
+            contract: self.contract.as_ref(),
+        }
+    }
+}
+
 impl Topology {
     /// The system with this id.
     pub fn system(&self, id: &str) -> Option<&System> {
