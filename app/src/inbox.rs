@@ -15,8 +15,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::{self, encode_segment, Method};
-use crate::canvas::format_number;
 use crate::dto::{ApprovalStatus, BudgetPlanView, InboxPageView, ProposedActionView};
+use crate::format::format_number;
 use crate::session::{require_session, use_hydrated, UserMenu};
 use crate::untrusted::UntrustedBlock;
 

@@ -7,6 +7,7 @@
 pub mod api;
 pub mod canvas;
 pub mod dto;
+pub mod format;
 pub mod inbox;
 pub mod login;
 pub mod session;

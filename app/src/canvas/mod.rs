@@ -37,8 +37,6 @@ mod source;
 pub mod state;
 pub mod viewport;
 
-pub use panels::format_number;
-
 use leptos::prelude::*;
 
 use self::graph::{GraphModel, Point};

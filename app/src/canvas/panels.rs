@@ -22,6 +22,7 @@ use crate::dto::{
     ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant,
     ProposedActionView, QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
+use crate::format::format_number;
 use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
@@ -33,36 +34,6 @@ const CHART_MAX_BARS: usize = 24;
 /// `POST` path of an edge action (`query` or `ask`).
 pub fn edge_action_path(edge: &str, action: &str) -> String {
     format!("/api/edges/{}/{action}", encode_segment(edge))
-}
-
-/// A number as people read it: integers without decimals, the rest with
-/// two, thousands grouped.
-pub fn format_number(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let text = if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    };
-    let (sign, rest) = text
-        .strip_prefix('-')
-        .map_or(("", text.as_str()), |r| ("-", r));
-    let (int, frac) = rest
-        .split_once('.')
-        .map_or((rest, None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
 }
 
 /// Runs `request` on a data-share edge; the answer lands in the context.
@@ -562,14 +533,6 @@ fn ProposedActions(actions: Vec<ProposedActionView>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(format_number(624.0), "624");
-        assert_eq!(format_number(1234567.0), "1,234,567");
-        assert_eq!(format_number(-1234.5), "-1,234.50");
-        assert_eq!(format_number(0.126), "0.13");
-    }
 
     #[test]
     fn edge_paths_keep_the_id_in_one_segment() {
