@@ -10,6 +10,7 @@ pub mod dto;
 pub mod format;
 pub mod inbox;
 pub mod login;
+pub mod routes;
 pub mod session;
 pub mod untrusted;
 

@@ -4,19 +4,12 @@
 
 use leptos::prelude::*;
 
-use crate::api::{self, encode_segment, ApiFailure};
+use crate::api::{self, ApiFailure};
 use crate::dto::AuditEntryView;
+use crate::routes;
 
 /// How many entries the drawer asks for.
 const AUDIT_LIMIT: usize = 20;
-
-/// The hub's audit path of a node.
-pub fn audit_path(node: &str) -> String {
-    format!(
-        "/api/nodes/{}/audit?limit={AUDIT_LIMIT}",
-        encode_segment(node)
-    )
-}
 
 /// `2026-01-02T10:11:12.345Z` → `10:11:12`: the drawer is about now; the
 /// full time is in the row's tooltip.
@@ -32,7 +25,7 @@ pub(crate) fn AuditSection(
     /// The system whose trail to show.
     system: String,
 ) -> impl IntoView {
-    let path = audit_path(&system);
+    let path = routes::node_audit(&system, AUDIT_LIMIT);
     let entries = LocalResource::new(move || {
         let path = path.clone();
         async move { api::get_json::<Vec<AuditEntryView>>(&path).await }
@@ -117,7 +110,7 @@ mod tests {
     #[test]
     fn paths_and_clock() {
         assert_eq!(
-            audit_path("vendorcorp"),
+            routes::node_audit("vendorcorp", AUDIT_LIMIT),
             "/api/nodes/vendorcorp/audit?limit=20"
         );
         assert_eq!(clock("2026-01-02T10:11:12.345Z"), "10:11:12");

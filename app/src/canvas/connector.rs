@@ -20,11 +20,9 @@ use super::graph::{Point, ROOT_H, ROOT_W};
 use super::kind_label;
 use super::scene::SceneCtx;
 use super::state::{CanvasCtx, NoticeKind, Selection};
-use crate::api::{self, encode_segment, Method};
+use crate::api::{self, Method};
 use crate::dto::{CreateEdgeRequest, EdgeView};
-
-/// Where edges are created (`POST`) and removed (`DELETE .../{id}`).
-pub const EDGES_PATH: &str = "/api/edges";
+use crate::routes;
 
 /// A connection being dragged.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +137,7 @@ pub(crate) fn create_edge(ctx: CanvasCtx, scene: &SceneCtx, c: Candidate) {
     };
     ctx.announce(NoticeKind::Done, format!("Connecting: {label}…"));
     leptos::task::spawn_local(async move {
-        match api::send_json::<_, EdgeView>(Method::Post, EDGES_PATH, Some(&request)).await {
+        match api::send_json::<_, EdgeView>(Method::Post, routes::EDGES, Some(&request)).await {
             Ok(edge) => {
                 let id = edge.map_or_else(|| c.edge_id(), |e| e.id);
                 // The live channel may have redrawn the canvas already.
@@ -174,7 +172,7 @@ pub(crate) fn remove_edge(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) {
     let id = edge.id.clone();
     let consumer = scene.model.root_of(&edge.consumer).to_string();
     leptos::task::spawn_local(async move {
-        let path = format!("{EDGES_PATH}/{}", encode_segment(&id));
+        let path = routes::edge(&id);
         match api::send_json::<(), serde::de::IgnoredAny>(Method::Delete, &path, None).await {
             Ok(_) => {
                 if ctx.selection.get_untracked() == Some(Selection::Edge(id.clone())) {

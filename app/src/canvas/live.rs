@@ -14,9 +14,6 @@ use crate::dto::{HubEvent, NodeStatus};
 
 use super::state::{CanvasCtx, Health};
 
-/// Where the hub streams its events.
-pub const EVENTS_PATH: &str = "/api/events";
-
 /// Applies one event's JSON to the canvas. Unknown or malformed events are
 /// ignored: a newer hub may send kinds this bundle does not know.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
@@ -67,7 +64,7 @@ mod browser {
     use wasm_bindgen::{JsCast, JsValue};
     use web_sys::{EventSource, MessageEvent};
 
-    use super::{apply, EVENTS_PATH};
+    use super::apply;
     use crate::canvas::state::{CanvasCtx, LinkState};
 
     const FIRST_RETRY_MS: u64 = 1_000;
@@ -112,7 +109,7 @@ mod browser {
         if shared.borrow().stopped {
             return;
         }
-        let es = match EventSource::new(EVENTS_PATH) {
+        let es = match EventSource::new(crate::routes::EVENTS) {
             Ok(es) => es,
             Err(_) => {
                 schedule_reopen(ctx, shared);

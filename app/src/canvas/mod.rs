@@ -44,10 +44,13 @@ use self::scene::{ReloadError, Scene};
 use self::state::{CanvasCtx, NoticeKind, TopologyLoad};
 use self::viewport::{Camera, Size};
 use crate::dto::{CapabilityKind, NodeKind, TopologyView};
+use crate::routes;
 use crate::session::{require_session, UserMenu};
 
-pub use self::live::EVENTS_PATH;
 pub use self::source::*;
+/// The topology server function's path, under its former name (the
+/// hub's tests use it): [`routes::TOPOLOGY_FN`].
+pub use crate::routes::TOPOLOGY_FN as TOPOLOGY_FN_PATH;
 
 /// The wire spelling of a capability kind, used in labels and CSS classes.
 pub fn kind_label(kind: CapabilityKind) -> &'static str {
@@ -66,9 +69,6 @@ pub fn node_kind_label(kind: NodeKind) -> &'static str {
         NodeKind::Hub => "hub",
     }
 }
-
-/// Where the browser reads the topology.
-pub const TOPOLOGY_PATH: &str = "/api/topology";
 
 /// The load the page is rendered with: in-process on the server (the
 /// browser hydrates it and never runs this).
@@ -110,7 +110,7 @@ fn follow_refetches(
         let ticket = issued.get_value();
         let seq = ctx.event_seq.get_untracked();
         leptos::task::spawn_local(async move {
-            let result = crate::api::get_json::<TopologyView>(TOPOLOGY_PATH)
+            let result = crate::api::get_json::<TopologyView>(routes::TOPOLOGY)
                 .await
                 .map_err(|e| e.describe());
             // An older request answering late must not undo a newer one.
@@ -371,7 +371,7 @@ fn InboxLink() -> impl IntoView {
     Effect::new(move |_| {
         leptos::task::spawn_local(async move {
             if let Ok(v) =
-                crate::api::get_json::<crate::dto::InboxPendingView>("/api/inbox/pending").await
+                crate::api::get_json::<crate::dto::InboxPendingView>(routes::INBOX_PENDING).await
             {
                 // A live event may have arrived first: it is newer.
                 if ctx.inbox_pending.get_untracked().is_none() {

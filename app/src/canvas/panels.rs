@@ -23,6 +23,7 @@ use crate::dto::{
     ProposedActionView, QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
 use crate::format::format_number;
+use crate::routes;
 use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
@@ -31,18 +32,13 @@ pub const OPS: [&str; 5] = ["count", "sum", "avg", "min", "max"];
 /// Bars drawn at most (the table lists every group).
 const CHART_MAX_BARS: usize = 24;
 
-/// `POST` path of an edge action (`query` or `ask`).
-pub fn edge_action_path(edge: &str, action: &str) -> String {
-    format!("/api/edges/{}/{action}", encode_segment(edge))
-}
-
 /// Runs `request` on a data-share edge; the answer lands in the context.
 fn run_query(ctx: CanvasCtx, edge: String, request: QueryRequest) {
     ctx.running.update(|r| {
         r.insert(edge.clone());
     });
     leptos::task::spawn_local(async move {
-        let path = edge_action_path(&edge, "query");
+        let path = routes::edge_query(&edge);
         let res = api::send_json::<_, QueryResultView>(Method::Post, &path, Some(&request))
             .await
             .and_then(|v| v.ok_or_else(|| ApiFailure::local("the hub sent an empty answer")));
@@ -61,7 +57,7 @@ fn run_ask(ctx: CanvasCtx, edge: String, question: String) {
         r.insert(edge.clone());
     });
     leptos::task::spawn_local(async move {
-        let path = edge_action_path(&edge, "ask");
+        let path = routes::edge_ask(&edge);
         let res =
             api::send_json::<_, ConsultView>(Method::Post, &path, Some(&AskRequest { question }))
                 .await
@@ -533,14 +529,6 @@ fn ProposedActions(actions: Vec<ProposedActionView>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edge_paths_keep_the_id_in_one_segment() {
-        assert_eq!(
-            edge_action_path("hub->vendorcorp:orders.query", "query"),
-            "/api/edges/hub-%3Evendorcorp%3Aorders.query/query"
-        );
-    }
 
     #[test]
     fn approval_states_name_the_inbox() {

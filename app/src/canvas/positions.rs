@@ -15,9 +15,7 @@ use super::graph::Point;
 use super::state::{CanvasCtx, NoticeKind};
 use crate::api::{self, Method};
 use crate::dto::{NodePosition, SavePositionsRequest, TopologyView};
-
-/// Where positions are saved.
-pub const POSITIONS_PATH: &str = "/api/positions";
+use crate::routes;
 
 /// Quiet time after the last move before the moves are sent.
 const SAVE_DEBOUNCE: Duration = Duration::from_millis(400);
@@ -77,9 +75,12 @@ pub(crate) fn flush(ctx: CanvasCtx) {
             .collect(),
     };
     leptos::task::spawn_local(async move {
-        let res =
-            api::send_json::<_, serde::de::IgnoredAny>(Method::Put, POSITIONS_PATH, Some(&request))
-                .await;
+        let res = api::send_json::<_, serde::de::IgnoredAny>(
+            Method::Put,
+            routes::POSITIONS,
+            Some(&request),
+        )
+        .await;
         if let Err(failure) = res {
             // Newer moves of the same node win over the failed batch.
             ctx.unsaved.update_value(|m| {
