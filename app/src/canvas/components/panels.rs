@@ -1,10 +1,11 @@
-//! What an edge's drawer does: run a data-share query, or ask a consult,
-//! through the hub.
+//! The panels of an edge's drawer: the data-share query form or the
+//! consult form, and the answer each got (the calls themselves are
+//! [`commands::drawer`](crate::canvas::commands::drawer)'s).
 //!
 //! A data-share answer is aggregates only (whitelisted, redacted by the
 //! hub), shown as a table and a bar chart. A consult answer is untrusted
 //! text from the peer: shown inert (a text node, never HTML), in a box
-//! marked "from <peer>, unverified"; its proposed actions are listed as
+//! marked "from \<peer\>, unverified"; its proposed actions are listed as
 //! waiting for approval in their receiver's inbox, with nothing here that
 //! could execute them. `not_connected` says its reason code and the rest
 //! of the drawer and canvas keep working.
@@ -15,15 +16,15 @@
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
-use super::scene::SceneCtx;
-use super::state::{CanvasCtx, EdgeAnswer};
-use crate::api::{self, encode_segment, ApiFailure, Method};
+use crate::api::{encode_segment, ApiFailure};
+use crate::canvas::commands::drawer::{run_ask, run_query};
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::state::{CanvasCtx, EdgeAnswer};
 use crate::dto::{
-    ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant,
-    ProposedActionView, QueryRequest, QueryResultView, QueryRow, UntrustedText,
+    ApprovalStatus, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant, ProposedActionView,
+    QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
 use crate::format::format_number;
-use crate::routes;
 use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
@@ -31,45 +32,6 @@ pub const OPS: [&str; 5] = ["count", "sum", "avg", "min", "max"];
 
 /// Bars drawn at most (the table lists every group).
 const CHART_MAX_BARS: usize = 24;
-
-/// Runs `request` on a data-share edge; the answer lands in the context.
-fn run_query(ctx: CanvasCtx, edge: String, request: QueryRequest) {
-    ctx.running.update(|r| {
-        r.insert(edge.clone());
-    });
-    leptos::task::spawn_local(async move {
-        let path = routes::edge_query(&edge);
-        let res = api::send_json::<_, QueryResultView>(Method::Post, &path, Some(&request))
-            .await
-            .and_then(|v| v.ok_or_else(|| ApiFailure::local("the hub sent an empty answer")));
-        ctx.answers.try_update(|a| {
-            a.insert(edge.clone(), EdgeAnswer::Query(res));
-        });
-        ctx.running.try_update(|r| {
-            r.remove(&edge);
-        });
-    });
-}
-
-/// Asks `question` on a consult edge; the answer lands in the context.
-fn run_ask(ctx: CanvasCtx, edge: String, question: String) {
-    ctx.running.update(|r| {
-        r.insert(edge.clone());
-    });
-    leptos::task::spawn_local(async move {
-        let path = routes::edge_ask(&edge);
-        let res =
-            api::send_json::<_, ConsultView>(Method::Post, &path, Some(&AskRequest { question }))
-                .await
-                .and_then(|v| v.ok_or_else(|| ApiFailure::local("the hub sent an empty answer")));
-        ctx.answers.try_update(|a| {
-            a.insert(edge.clone(), EdgeAnswer::Consult(res));
-        });
-        ctx.running.try_update(|r| {
-            r.remove(&edge);
-        });
-    });
-}
 
 /// A form field whose value survives redraws (kept as a draft in the
 /// context under `<edge>#<field>`).

@@ -3,16 +3,17 @@
 //!
 //! `status_changed` patches one system's health (its node, children and
 //! edges follow); `topology_changed` refetches the topology;
-//! `inbox_changed` updates the Inbox link's count of waiting proposals. The browser's
-//! `EventSource` retries by itself after a network error; when it gives up
-//! (an HTTP error answer) this module reopens it with a growing delay, and
-//! any reconnection refetches, since events may have been missed.
+//! `inbox_changed` updates the Inbox link's count of waiting proposals.
+//! The browser's `EventSource` retries by itself after a network error;
+//! when it gives up (an HTTP error answer) this module reopens it with a
+//! growing delay, and any reconnection refetches, since events may have
+//! been missed.
 
 use leptos::prelude::Set;
 
+use crate::canvas::health::Health;
+use crate::canvas::state::CanvasCtx;
 use crate::dto::{HubEvent, NodeStatus};
-
-use super::state::{CanvasCtx, Health};
 
 /// Applies one event's JSON to the canvas. Unknown or malformed events are
 /// ignored: a newer hub may send kinds this bundle does not know.
