@@ -14,12 +14,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::dto::{ApiError, ReasonCode};
+use crate::routes::LOGIN_PAGE;
 
 /// The header every POST/PUT/DELETE to `/api` (but the login) carries.
 pub const CSRF_HEADER: &str = "X-CSRF-Token";
-
-/// Where the login page lives; it is the only public page.
-pub const LOGIN_PATH: &str = "/login";
 
 /// Why a call to the hub did not give the expected answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +109,7 @@ pub fn safe_next(next: Option<&str>) -> String {
                 && !n.starts_with("//")
                 && !n.starts_with("/\\")
                 && !n.contains(['\r', '\n'])
-                && !n.starts_with(LOGIN_PATH) =>
+                && !n.starts_with(LOGIN_PAGE) =>
         {
             n.to_string()
         }
@@ -122,7 +120,7 @@ pub fn safe_next(next: Option<&str>) -> String {
 /// The login URL that brings the user back to `path` afterwards.
 pub fn login_url(path: &str) -> String {
     format!(
-        "{LOGIN_PATH}?next={}",
+        "{LOGIN_PAGE}?next={}",
         encode_segment(&safe_next(Some(path)))
     )
 }
@@ -258,7 +256,7 @@ mod browser {
         if let Some(t) = CSRF.with(|c| c.borrow().clone()) {
             return Ok(t);
         }
-        let s: SessionView = get_json(crate::session::SESSION_PATH, true).await?;
+        let s: SessionView = get_json(crate::routes::SESSION, true).await?;
         CSRF.with(|c| *c.borrow_mut() = Some(s.csrf_token.clone()));
         Ok(s.csrf_token)
     }

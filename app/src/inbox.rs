@@ -14,14 +14,12 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::{self, encode_segment, Method};
-use crate::canvas::format_number;
+use crate::api::{self, Method};
 use crate::dto::{ApprovalStatus, BudgetPlanView, InboxPageView, ProposedActionView};
+use crate::format::format_number;
+use crate::routes;
 use crate::session::{require_session, use_hydrated, UserMenu};
 use crate::untrusted::UntrustedBlock;
-
-/// Where the page reads from.
-pub const INBOX_PAGE_API: &str = "/api/inbox/page";
 
 /// What the page knows right now.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +45,7 @@ struct InboxCtx {
 impl InboxCtx {
     fn reload(self) {
         leptos::task::spawn_local(async move {
-            let next = match api::get_json::<InboxPageView>(INBOX_PAGE_API).await {
+            let next = match api::get_json::<InboxPageView>(routes::INBOX_PAGE).await {
                 Ok(p) => Loaded::Page(p),
                 Err(f) => Loaded::Failed(f.describe()),
             };
@@ -55,14 +53,15 @@ impl InboxCtx {
         });
     }
 
-    fn decide(self, id: String, verb: &'static str) {
+    /// Sends a decision on entry `id` to `path(id)` (approve or reject).
+    fn decide(self, id: String, path: fn(&str) -> String) {
         if self.busy.with_untracked(|b| b.contains(&id)) {
             return;
         }
         self.busy.update(|b| b.push(id.clone()));
         self.refusal.set(None);
         leptos::task::spawn_local(async move {
-            let path = format!("/api/inbox/{}/{verb}", encode_segment(&id));
+            let path = path(&id);
             let answer = api::send_json::<(), ProposedActionView>(Method::Post, &path, None).await;
             if let Err(f) = answer {
                 self.refusal.try_set(Some((id.clone(), f.describe())));
@@ -189,7 +188,7 @@ fn Entry(entry: ProposedActionView) -> impl IntoView {
                         class="approve"
                         data-testid="approve"
                         disabled=move || !hydrated.get() || busy.get()
-                        on:click=move |_| ctx.decide(a.clone(), "approve")
+                        on:click=move |_| ctx.decide(a.clone(), routes::inbox_approve)
                     >
                         "Approve"
                     </button>
@@ -198,7 +197,7 @@ fn Entry(entry: ProposedActionView) -> impl IntoView {
                         class="reject"
                         data-testid="reject"
                         disabled=move || !hydrated.get() || busy.get()
-                        on:click=move |_| ctx.decide(r.clone(), "reject")
+                        on:click=move |_| ctx.decide(r.clone(), routes::inbox_reject)
                     >
                         "Reject"
                     </button>

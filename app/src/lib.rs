@@ -7,8 +7,10 @@
 pub mod api;
 pub mod canvas;
 pub mod dto;
+pub mod format;
 pub mod inbox;
 pub mod login;
+pub mod routes;
 pub mod session;
 pub mod untrusted;
 

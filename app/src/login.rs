@@ -13,7 +13,8 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::{self, safe_next};
 use crate::dto::{LoginRequest, SessionView};
-use crate::session::{use_hydrated, LOGIN_API_PATH};
+use crate::routes;
+use crate::session::use_hydrated;
 
 /// What a refused login says: the hub's words for anything but a plain
 /// wrong password (e.g. too many attempts).
@@ -53,7 +54,7 @@ pub fn LoginPage() -> impl IntoView {
         error.set(None);
         let target = next.get_untracked();
         leptos::task::spawn_local(async move {
-            match api::login::<_, SessionView>(LOGIN_API_PATH, &req).await {
+            match api::login::<_, SessionView>(routes::LOGIN, &req).await {
                 Ok(s) => {
                     api::set_csrf(Some(s.csrf_token));
                     api::go_to(&target);

@@ -12,13 +12,7 @@ use leptos::prelude::*;
 
 use crate::api::{self, Method};
 use crate::dto::SessionView;
-
-/// Who is logged in and the CSRF token.
-pub const SESSION_PATH: &str = "/api/session";
-/// Logs in (public).
-pub const LOGIN_API_PATH: &str = "/api/login";
-/// Ends the session.
-pub const LOGOUT_API_PATH: &str = "/api/logout";
+use crate::routes;
 
 /// The session as the pages see it; provided by [`App`](crate::App).
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +58,7 @@ pub fn require_session() {
             return;
         }
         leptos::task::spawn_local(async move {
-            if let Ok(s) = api::get_json::<SessionView>(SESSION_PATH).await {
+            if let Ok(s) = api::get_json::<SessionView>(routes::SESSION).await {
                 api::set_csrf(Some(s.csrf_token.clone()));
                 ctx.session.try_set(Some(s));
             }
@@ -90,11 +84,10 @@ pub fn UserMenu() -> impl IntoView {
         busy.set(true);
         leptos::task::spawn_local(async move {
             // Whatever the answer, this page is done with the session.
-            let _ =
-                api::send_json::<(), serde::de::IgnoredAny>(Method::Post, LOGOUT_API_PATH, None)
-                    .await;
+            let _ = api::send_json::<(), serde::de::IgnoredAny>(Method::Post, routes::LOGOUT, None)
+                .await;
             api::set_csrf(None);
-            api::go_to(api::LOGIN_PATH);
+            api::go_to(routes::LOGIN_PAGE);
         });
     };
     let name = move || ctx.session.get().map(|s| s.username).unwrap_or_default();

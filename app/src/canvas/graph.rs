@@ -454,6 +454,17 @@ impl GraphModel {
     }
 }
 
+/// The positions the hub serves (where the operator left nodes), for the
+/// layout to start from. Anything that is not a finite number is ignored
+/// (the deterministic layout wins).
+pub fn served_positions(view: &TopologyView) -> BTreeMap<String, Point> {
+    view.positions
+        .iter()
+        .filter(|p| p.x.is_finite() && p.y.is_finite())
+        .map(|p| (p.node.clone(), Point { x: p.x, y: p.y }))
+        .collect()
+}
+
 /// The path and label of one edge from its route's numbers.
 fn route(key: RouteKey) -> EdgeGeom {
     let RouteKey {

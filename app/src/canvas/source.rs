@@ -37,16 +37,31 @@ impl TopologySource for StaticTopology {
     }
 }
 
-/// The path the browser posts to. Under `/api/fn/` so it can never collide
-/// with the hub's own `/api/topology` and `/api/events` routes, while
-/// staying under `/api` where the session guard will sit.
-pub const TOPOLOGY_FN_PATH: &str = "/api/fn/topology";
-
-/// The topology the canvas draws.
+/// The topology the canvas draws. The browser posts to
+/// [`crate::routes::TOPOLOGY_FN`]: under [`crate::routes::FN_PREFIX`], so it can never
+/// collide with the hub's own `/api` routes, and behind the session guard.
+/// The attribute needs literals; a test checks they spell the route.
 #[server(prefix = "/api/fn", endpoint = "topology")]
 pub async fn get_topology() -> Result<TopologyView, ServerFnError> {
     let source = use_context::<SharedTopologySource>().ok_or_else(|| {
         ServerFnError::new("the hub did not provide its topology source to the canvas")
     })?;
     Ok(source.topology_view())
+}
+
+#[cfg(test)]
+mod tests {
+    use leptos::server_fn::ServerFn;
+
+    use super::GetTopology;
+    use crate::routes;
+
+    #[test]
+    fn the_server_function_is_at_its_route() {
+        assert_eq!(<GetTopology as ServerFn>::PATH, routes::TOPOLOGY_FN);
+        assert_eq!(
+            routes::TOPOLOGY_FN,
+            format!("{}/topology", routes::FN_PREFIX)
+        );
+    }
 }

@@ -1,10 +1,11 @@
-//! What an edge's drawer does: run a data-share query, or ask a consult,
-//! through the hub.
+//! The panels of an edge's drawer: the data-share query form or the
+//! consult form, and the answer each got (the calls themselves are
+//! [`commands::drawer`](crate::canvas::commands::drawer)'s).
 //!
 //! A data-share answer is aggregates only (whitelisted, redacted by the
 //! hub), shown as a table and a bar chart. A consult answer is untrusted
 //! text from the peer: shown inert (a text node, never HTML), in a box
-//! marked "from <peer>, unverified"; its proposed actions are listed as
+//! marked "from \<peer\>, unverified"; its proposed actions are listed as
 //! waiting for approval in their receiver's inbox, with nothing here that
 //! could execute them. `not_connected` says its reason code and the rest
 //! of the drawer and canvas keep working.
@@ -15,13 +16,15 @@
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
-use super::scene::SceneCtx;
-use super::state::{CanvasCtx, EdgeAnswer};
-use crate::api::{self, encode_segment, ApiFailure, Method};
+use crate::api::{encode_segment, ApiFailure};
+use crate::canvas::commands::drawer::{run_ask, run_query};
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::state::{CanvasCtx, EdgeAnswer};
 use crate::dto::{
-    ApprovalStatus, AskRequest, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant,
-    ProposedActionView, QueryRequest, QueryResultView, QueryRow, UntrustedText,
+    ApprovalStatus, CallOutcomeView, ConsultView, EdgeView, Fact, InputGrant, ProposedActionView,
+    QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
+use crate::format::format_number;
 use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
@@ -29,80 +32,6 @@ pub const OPS: [&str; 5] = ["count", "sum", "avg", "min", "max"];
 
 /// Bars drawn at most (the table lists every group).
 const CHART_MAX_BARS: usize = 24;
-
-/// `POST` path of an edge action (`query` or `ask`).
-pub fn edge_action_path(edge: &str, action: &str) -> String {
-    format!("/api/edges/{}/{action}", encode_segment(edge))
-}
-
-/// A number as people read it: integers without decimals, the rest with
-/// two, thousands grouped.
-pub fn format_number(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let text = if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    };
-    let (sign, rest) = text
-        .strip_prefix('-')
-        .map_or(("", text.as_str()), |r| ("-", r));
-    let (int, frac) = rest
-        .split_once('.')
-        .map_or((rest, None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
-}
-
-/// Runs `request` on a data-share edge; the answer lands in the context.
-fn run_query(ctx: CanvasCtx, edge: String, request: QueryRequest) {
-    ctx.running.update(|r| {
-        r.insert(edge.clone());
-    });
-    leptos::task::spawn_local(async move {
-        let path = edge_action_path(&edge, "query");
-        let res = api::send_json::<_, QueryResultView>(Method::Post, &path, Some(&request))
-            .await
-            .and_then(|v| v.ok_or_else(|| ApiFailure::local("the hub sent an empty answer")));
-        ctx.answers.try_update(|a| {
-            a.insert(edge.clone(), EdgeAnswer::Query(res));
-        });
-        ctx.running.try_update(|r| {
-            r.remove(&edge);
-        });
-    });
-}
-
-/// Asks `question` on a consult edge; the answer lands in the context.
-fn run_ask(ctx: CanvasCtx, edge: String, question: String) {
-    ctx.running.update(|r| {
-        r.insert(edge.clone());
-    });
-    leptos::task::spawn_local(async move {
-        let path = edge_action_path(&edge, "ask");
-        let res =
-            api::send_json::<_, ConsultView>(Method::Post, &path, Some(&AskRequest { question }))
-                .await
-                .and_then(|v| v.ok_or_else(|| ApiFailure::local("the hub sent an empty answer")));
-        ctx.answers.try_update(|a| {
-            a.insert(edge.clone(), EdgeAnswer::Consult(res));
-        });
-        ctx.running.try_update(|r| {
-            r.remove(&edge);
-        });
-    });
-}
 
 /// A form field whose value survives redraws (kept as a draft in the
 /// context under `<edge>#<field>`).
@@ -562,22 +491,6 @@ fn ProposedActions(actions: Vec<ProposedActionView>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(format_number(624.0), "624");
-        assert_eq!(format_number(1234567.0), "1,234,567");
-        assert_eq!(format_number(-1234.5), "-1,234.50");
-        assert_eq!(format_number(0.126), "0.13");
-    }
-
-    #[test]
-    fn edge_paths_keep_the_id_in_one_segment() {
-        assert_eq!(
-            edge_action_path("hub->vendorcorp:orders.query", "query"),
-            "/api/edges/hub-%3Evendorcorp%3Aorders.query/query"
-        );
-    }
 
     #[test]
     fn approval_states_name_the_inbox() {

@@ -5,9 +5,9 @@
 use leptos::ev::PointerEvent;
 use leptos::prelude::*;
 
-use super::graph::{Point, Rect, ROOT_W};
-use super::scene::SceneCtx;
-use super::state::CanvasCtx;
+use crate::canvas::graph::{Point, Rect, ROOT_W};
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::state::CanvasCtx;
 
 /// Width of the minimap on screen; its height follows the graph's shape.
 const MAP_W: f64 = 200.0;

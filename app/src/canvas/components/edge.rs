@@ -4,16 +4,18 @@
 //! The label is the edge's focusable, clickable handle (a real `<button>`,
 //! so keyboard and screen readers get it for free); the path answers
 //! clicks too. Both light up together when either is focused or hovered.
-//! Delete on a focused label removes the edge.
+//! Delete on a focused label removes the edge. The arrowheads the lines
+//! end in are here too.
 
 use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
-use super::connector::remove_edge;
-use super::graph::Point;
-use super::kind_label;
-use super::scene::SceneCtx;
-use super::state::{CanvasCtx, Health, Selection};
+use crate::canvas::commands::edges::remove_edge;
+use crate::canvas::graph::Point;
+use crate::canvas::health::Health;
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::labels::kind_label;
+use crate::canvas::state::{CanvasCtx, Selection};
 use crate::dto::EdgeView;
 
 /// Per-edge reactive facts both halves of an edge need.
@@ -352,5 +354,24 @@ pub(crate) fn EdgeLabel(
         >
             {short_label(&edge.capability)}
         </button>
+    }
+}
+
+/// An arrowhead at the end of edge lines; its colour comes from CSS by id.
+#[component]
+pub(crate) fn Arrow(id: &'static str) -> impl IntoView {
+    view! {
+        <marker
+            id=id
+            class=id
+            viewBox="0 0 10 10"
+            refX="9"
+            refY="5"
+            markerWidth="7"
+            markerHeight="7"
+            orient="auto-start-reverse"
+        >
+            <path d="M0,0 L10,5 L0,10 z"></path>
+        </marker>
     }
 }

@@ -1,22 +1,13 @@
 //! "Recent audit entries" in a node's drawer: the hub's own trail of calls
 //! involving the system, as redacted lines (who called whom for what, how
 //! it ended, how long it took, the trace id that joins the three trails).
+//! The trail is read by [`audit_trail`], a command.
 
 use leptos::prelude::*;
 
-use crate::api::{self, encode_segment, ApiFailure};
+use crate::api::ApiFailure;
+use crate::canvas::commands::drawer::audit_trail;
 use crate::dto::AuditEntryView;
-
-/// How many entries the drawer asks for.
-const AUDIT_LIMIT: usize = 20;
-
-/// The hub's audit path of a node.
-pub fn audit_path(node: &str) -> String {
-    format!(
-        "/api/nodes/{}/audit?limit={AUDIT_LIMIT}",
-        encode_segment(node)
-    )
-}
 
 /// `2026-01-02T10:11:12.345Z` → `10:11:12`: the drawer is about now; the
 /// full time is in the row's tooltip.
@@ -32,11 +23,7 @@ pub(crate) fn AuditSection(
     /// The system whose trail to show.
     system: String,
 ) -> impl IntoView {
-    let path = audit_path(&system);
-    let entries = LocalResource::new(move || {
-        let path = path.clone();
-        async move { api::get_json::<Vec<AuditEntryView>>(&path).await }
-    });
+    let entries = LocalResource::new(move || audit_trail(system.clone()));
     view! {
         <section class="drawer-section" aria-label="Recent audit entries" data-testid="audit">
             <div class="section-head">
@@ -115,11 +102,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_and_clock() {
-        assert_eq!(
-            audit_path("vendorcorp"),
-            "/api/nodes/vendorcorp/audit?limit=20"
-        );
+    fn clock_shows_the_time_of_day() {
         assert_eq!(clock("2026-01-02T10:11:12.345Z"), "10:11:12");
         assert_eq!(clock("yesterday"), "yesterday");
     }

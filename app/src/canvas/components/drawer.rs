@@ -4,57 +4,16 @@
 //! button closes it and gives focus back to what it describes.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::audit::AuditSection;
-use super::connector::{open_chooser, remove_edge};
 use super::panels::{ConsultPanel, QueryPanel};
-use super::scene::SceneCtx;
-use super::state::{CanvasCtx, Health, Selection};
-use super::{kind_label, node_kind_label};
+use crate::canvas::commands;
+use crate::canvas::commands::edges::{open_chooser, remove_edge};
+use crate::canvas::health::Health;
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::labels::{kind_label, node_kind_label};
+use crate::canvas::state::{CanvasCtx, Selection};
 use crate::dto::{CapabilityKind, CapabilityRef, EdgeView, NodeKind, NodeView};
-
-/// Moves keyboard focus to the element with `data-testid` = `testid`, so
-/// that closing a drawer returns the user where they were. False when no
-/// such element is on the page (yet).
-pub(crate) fn focus_testid(testid: &str) -> bool {
-    let Some(doc) = window().document() else {
-        return false;
-    };
-    let selector = format!("[data-testid=\"{}\"]", testid.replace('"', "\\\""));
-    match doc.query_selector(&selector) {
-        Ok(Some(el)) => el
-            .dyn_into::<web_sys::HtmlElement>()
-            .map(|el| el.focus().is_ok())
-            .unwrap_or(false),
-        _ => false,
-    }
-}
-
-/// Is an element with this `data-testid` on the page?
-pub(crate) fn has_testid(testid: &str) -> bool {
-    let selector = format!("[data-testid=\"{}\"]", testid.replace('"', "\\\""));
-    window()
-        .document()
-        .and_then(|d| d.query_selector(&selector).ok().flatten())
-        .is_some()
-}
-
-/// The test id of what a selection describes.
-pub(crate) fn selection_testid(sel: &Selection) -> String {
-    match sel {
-        Selection::Node(id) => format!("node-{id}"),
-        Selection::Edge(id) => format!("edge-{id}"),
-    }
-}
-
-/// Closes the drawer and returns focus to its subject.
-pub(crate) fn close(ctx: CanvasCtx) {
-    if let Some(sel) = ctx.selection.get_untracked() {
-        ctx.selection.set(None);
-        focus_testid(&selection_testid(&sel));
-    }
-}
 
 /// The drawer of the current selection (nothing when none).
 #[component]
@@ -104,7 +63,7 @@ fn DrawerFrame(eyebrow: String, title: String, children: Children) -> impl IntoV
                     class="drawer-close"
                     data-testid="drawer-close"
                     aria-label="Close details"
-                    on:click=move |_| close(ctx)
+                    on:click=move |_| commands::drawer::close(ctx)
                 >
                     "×"
                 </button>

@@ -4,33 +4,23 @@
 //!
 //! Moves are sent debounced: a drag ends in one request, a run of arrow
 //! keys in one request once the keys stop. A failed save keeps its moves
-//! for the next attempt and says so.
+//! for the next attempt and says so. The layout starts from the positions
+//! the hub serves ([`served_positions`](crate::canvas::graph::served_positions)).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
 
-use super::graph::Point;
-use super::state::{CanvasCtx, NoticeKind};
 use crate::api::{self, Method};
-use crate::dto::{NodePosition, SavePositionsRequest, TopologyView};
-
-/// Where positions are saved.
-pub const POSITIONS_PATH: &str = "/api/positions";
+use crate::canvas::graph::Point;
+use crate::canvas::interaction::controller;
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::state::{CanvasCtx, NoticeKind};
+use crate::dto::{NodePosition, SavePositionsRequest};
+use crate::routes;
 
 /// Quiet time after the last move before the moves are sent.
 const SAVE_DEBOUNCE: Duration = Duration::from_millis(400);
-
-/// The positions the hub serves, for the layout to start from. Anything
-/// that is not a finite number is ignored (the deterministic layout wins).
-pub(crate) fn served(view: &TopologyView) -> BTreeMap<String, Point> {
-    view.positions
-        .iter()
-        .filter(|p| p.x.is_finite() && p.y.is_finite())
-        .map(|p| (p.node.clone(), Point { x: p.x, y: p.y }))
-        .collect()
-}
 
 /// A root has been moved (drag end or arrow key): keep it for redraws in
 /// this tab and save it soon.
@@ -46,6 +36,13 @@ pub(crate) fn moved(ctx: &CanvasCtx, root: &str, pos: Point) {
         m.insert(root.to_string(), pos);
     });
     schedule(*ctx);
+}
+
+/// Moves a root by a world offset (arrow keys), then records it.
+pub(crate) fn nudge(ctx: &CanvasCtx, scene: &SceneCtx, root: &str, dx: f64, dy: f64) {
+    if let Some(pos) = controller::nudge(scene, root, dx, dy) {
+        moved(ctx, root, pos);
+    }
 }
 
 fn schedule(ctx: CanvasCtx) {
@@ -77,9 +74,12 @@ pub(crate) fn flush(ctx: CanvasCtx) {
             .collect(),
     };
     leptos::task::spawn_local(async move {
-        let res =
-            api::send_json::<_, serde::de::IgnoredAny>(Method::Put, POSITIONS_PATH, Some(&request))
-                .await;
+        let res = api::send_json::<_, serde::de::IgnoredAny>(
+            Method::Put,
+            routes::POSITIONS,
+            Some(&request),
+        )
+        .await;
         if let Err(failure) = res {
             // Newer moves of the same node win over the failed batch.
             ctx.unsaved.update_value(|m| {

@@ -3,19 +3,17 @@
 //!
 //! `status_changed` patches one system's health (its node, children and
 //! edges follow); `topology_changed` refetches the topology;
-//! `inbox_changed` updates the Inbox link's count of waiting proposals. The browser's
-//! `EventSource` retries by itself after a network error; when it gives up
-//! (an HTTP error answer) this module reopens it with a growing delay, and
-//! any reconnection refetches, since events may have been missed.
+//! `inbox_changed` updates the Inbox link's count of waiting proposals.
+//! The browser's `EventSource` retries by itself after a network error;
+//! when it gives up (an HTTP error answer) this module reopens it with a
+//! growing delay, and any reconnection refetches, since events may have
+//! been missed.
 
 use leptos::prelude::Set;
 
+use crate::canvas::health::Health;
+use crate::canvas::state::CanvasCtx;
 use crate::dto::{HubEvent, NodeStatus};
-
-use super::state::{CanvasCtx, Health};
-
-/// Where the hub streams its events.
-pub const EVENTS_PATH: &str = "/api/events";
 
 /// Applies one event's JSON to the canvas. Unknown or malformed events are
 /// ignored: a newer hub may send kinds this bundle does not know.
@@ -67,7 +65,7 @@ mod browser {
     use wasm_bindgen::{JsCast, JsValue};
     use web_sys::{EventSource, MessageEvent};
 
-    use super::{apply, EVENTS_PATH};
+    use super::apply;
     use crate::canvas::state::{CanvasCtx, LinkState};
 
     const FIRST_RETRY_MS: u64 = 1_000;
@@ -112,7 +110,7 @@ mod browser {
         if shared.borrow().stopped {
             return;
         }
-        let es = match EventSource::new(EVENTS_PATH) {
+        let es = match EventSource::new(crate::routes::EVENTS) {
             Ok(es) => es,
             Err(_) => {
                 schedule_reopen(ctx, shared);

@@ -1,14 +1,21 @@
 //! Nodes: a root's card (a system or the hub) with its agents and
 //! datasources hanging under it as small child nodes.
+//!
+//! A press starts a drag of the root (the interaction controller's); a
+//! click or Enter opens the node's drawer, `c` the chooser and the arrow
+//! keys nudge the root (commands).
 
 use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
-use super::connector::{connect_role, open_chooser, ConnectHandle};
-use super::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
-use super::scene::SceneCtx;
-use super::state::{CanvasCtx, Health, Selection};
-use super::{kind_label, node_kind_label};
+use super::connector::ConnectHandle;
+use crate::canvas::commands::edges::open_chooser;
+use crate::canvas::commands::positions;
+use crate::canvas::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
+use crate::canvas::health::Health;
+use crate::canvas::interaction::{controller, SceneCtx};
+use crate::canvas::labels::{kind_label, node_kind_label};
+use crate::canvas::state::{CanvasCtx, Selection};
 use crate::dto::{CapabilityRef, NodeKind, NodeView};
 
 /// How far one arrow-key press moves a focused node, in world pixels.
@@ -20,8 +27,7 @@ fn translate(p: Point) -> String {
 
 /// Opens the drawer of `id`, unless the click ends a drag.
 fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
-    if scene.suppress_click.get_value() {
-        scene.suppress_click.set_value(false);
+    if controller::click_ends_drag(scene) {
         return;
     }
     ctx.selection.set(Some(Selection::Node(id.to_string())));
@@ -52,7 +58,7 @@ fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &Keyboard
         _ => return,
     };
     ev.prevent_default();
-    scene.nudge(ctx, root, dx, dy);
+    positions::nudge(ctx, scene, root, dx, dy);
 }
 
 /// A root node and its children, positioned as one group.
@@ -90,7 +96,7 @@ pub(crate) fn RootNode(
 
     let role = {
         let (scene, id) = (scene.clone(), id.clone());
-        Memo::new(move |_| connect_role(&scene, &id))
+        Memo::new(move |_| scene.connect_role(&id))
     };
     let hovered = {
         let (scene, id) = (scene.clone(), id.clone());
@@ -162,7 +168,7 @@ fn NodeCard(
     };
     let on_down = {
         let (scene, id) = (scene.clone(), id.clone());
-        move |ev: PointerEvent| scene.start_move(&id, &ev)
+        move |ev: PointerEvent| controller::start_move(&scene, &id, &ev)
     };
     let on_click = {
         let (scene, id) = (scene.clone(), id.clone());
@@ -279,7 +285,7 @@ fn ChildNode(
     };
     let on_down = {
         let (scene, root) = (scene.clone(), root.clone());
-        move |ev: PointerEvent| scene.start_move(&root, &ev)
+        move |ev: PointerEvent| controller::start_move(&scene, &root, &ev)
     };
     let on_click = {
         let (scene, id) = (scene.clone(), id.clone());

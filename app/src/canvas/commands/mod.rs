@@ -1,0 +1,19 @@
+//! The canvas's commands: everything that acts on behalf of the user or
+//! the hub, and every call to the hub.
+//!
+//! * [`edges`]: connect (drop, chooser, create) and remove edges.
+//! * [`positions`]: record and save where roots are moved.
+//! * [`drawer`]: close the drawer, run a query or a consult, read a
+//!   node's audit trail.
+//! * [`topology`]: the page's loads (the topology, the inbox count).
+//! * [`live`]: the hub's Server-Sent Events applied to the page state.
+//!
+//! Components trigger these; they in turn use the page state, the
+//! interaction layer and the pure modules, never a component. Only this
+//! layer (and `source`, the server function) reaches the hub.
+
+pub(crate) mod drawer;
+pub(crate) mod edges;
+pub(crate) mod live;
+pub(crate) mod positions;
+pub(crate) mod topology;

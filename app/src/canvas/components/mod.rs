@@ -1,0 +1,25 @@
+//! The canvas's components, one concern a file. They render the page and
+//! scene state and trigger commands; they fetch nothing themselves (the
+//! calls to the hub are `commands`'), and none imports `scene` or `page`,
+//! which compose them.
+//!
+//! * [`node`]: a root's card and its child nodes.
+//! * [`edge`]: edge paths, labels, the drag layers and the arrowheads.
+//! * [`connector`]: the connect handle, the dragged line, the chooser.
+//! * [`drawer`]: the side drawer of a node or edge, built from
+//!   [`panels`] (query and consult forms and answers) and [`audit`].
+//! * [`minimap`]: the overview, once the graph outgrows the canvas.
+//! * [`toolbar`], [`announcer`], [`topbar`], [`messages`]: the page's
+//!   zoom controls, live region, top-bar parts and load errors.
+
+pub(crate) mod announcer;
+pub(crate) mod audit;
+pub(crate) mod connector;
+pub(crate) mod drawer;
+pub(crate) mod edge;
+pub(crate) mod messages;
+pub(crate) mod minimap;
+pub(crate) mod node;
+pub(crate) mod panels;
+pub(crate) mod toolbar;
+pub(crate) mod topbar;

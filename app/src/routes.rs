@@ -1,0 +1,158 @@
+//! Every path the browser and the hub share, named once: the hub's `/api`
+//! (its BFF and UI login) and the login page.
+//!
+//! Both sides use these names. The hub's axum router registers the route
+//! templates (the `&str` constants, axum 0.8 syntax: `{id}` is a path
+//! parameter, `{*rest}` a wildcard); the browser calls the concrete paths
+//! the functions build from those same templates, with each parameter
+//! percent-encoded as one segment ([`encode_segment`]: an edge id holds
+//! `->` and `:`). A route changed here changes on both sides at once.
+
+use crate::api::encode_segment;
+
+/// The prefix of everything the browser calls; the session guard covers
+/// it (401 without a session), the login excepted.
+pub const API: &str = "/api";
+/// Any other path under [`API`]: the hub answers an API 404 there, not the
+/// canvas's HTML page.
+pub const API_UNKNOWN: &str = "/api/{*rest}";
+
+/// `GET`: what the canvas draws.
+pub const TOPOLOGY: &str = "/api/topology";
+/// `GET`: status, topology and inbox changes as Server-Sent Events.
+pub const EVENTS: &str = "/api/events";
+/// `POST`: establishes an edge.
+pub const EDGES: &str = "/api/edges";
+/// `DELETE`: removes an edge.
+pub const EDGE: &str = "/api/edges/{id}";
+/// `PUT`: saves where nodes are on the canvas.
+pub const POSITIONS: &str = "/api/positions";
+/// `POST`: runs a data-share query on an edge.
+pub const EDGE_QUERY: &str = "/api/edges/{id}/query";
+/// `POST`: asks a consult edge a question.
+pub const EDGE_ASK: &str = "/api/edges/{id}/ask";
+/// `GET`: the hub's inbox entries.
+pub const INBOX: &str = "/api/inbox";
+/// `GET`: the inbox page in one answer (entries and budget plans).
+pub const INBOX_PAGE: &str = "/api/inbox/page";
+/// `GET`: how many proposals wait for approval (the Inbox link's badge).
+pub const INBOX_PENDING: &str = "/api/inbox/pending";
+/// `POST`: approves a proposal.
+pub const INBOX_APPROVE: &str = "/api/inbox/{id}/approve";
+/// `POST`: rejects a proposal.
+pub const INBOX_REJECT: &str = "/api/inbox/{id}/reject";
+/// `GET` (with `?limit=`): a node's recent audit entries.
+pub const NODE_AUDIT: &str = "/api/nodes/{id}/audit";
+
+/// `POST`: logs in (the only public `/api` route).
+pub const LOGIN: &str = "/api/login";
+/// `POST`: ends the session.
+pub const LOGOUT: &str = "/api/logout";
+/// `GET`: who is logged in, and the session's CSRF token.
+pub const SESSION: &str = "/api/session";
+
+/// Where the Leptos server functions live: under [`API`] (behind the
+/// session guard) and apart from the hub's own routes, so neither can
+/// shadow the other.
+pub const FN_PREFIX: &str = "/api/fn";
+/// The canvas's topology server function (`get_topology`); its
+/// `#[server]` attribute needs literals, a test checks they agree.
+pub const TOPOLOGY_FN: &str = "/api/fn/topology";
+
+/// The login page: the only page served without a session.
+pub const LOGIN_PAGE: &str = "/login";
+
+/// `template` with its one `{id}` replaced by `id`, encoded as one segment.
+fn with_id(template: &str, id: &str) -> String {
+    template.replacen("{id}", &encode_segment(id), 1)
+}
+
+/// [`EDGE`] of edge `id`.
+pub fn edge(id: &str) -> String {
+    with_id(EDGE, id)
+}
+
+/// [`EDGE_QUERY`] of edge `id`.
+pub fn edge_query(id: &str) -> String {
+    with_id(EDGE_QUERY, id)
+}
+
+/// [`EDGE_ASK`] of edge `id`.
+pub fn edge_ask(id: &str) -> String {
+    with_id(EDGE_ASK, id)
+}
+
+/// [`INBOX_APPROVE`] of inbox entry `id`.
+pub fn inbox_approve(id: &str) -> String {
+    with_id(INBOX_APPROVE, id)
+}
+
+/// [`INBOX_REJECT`] of inbox entry `id`.
+pub fn inbox_reject(id: &str) -> String {
+    with_id(INBOX_REJECT, id)
+}
+
+/// [`NODE_AUDIT`] of node `id`, asking for at most `limit` entries.
+pub fn node_audit(id: &str, limit: usize) -> String {
+    format!("{}?limit={limit}", with_id(NODE_AUDIT, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edge_paths_keep_the_id_in_one_segment() {
+        assert_eq!(
+            edge_query("hub->vendorcorp:orders.query"),
+            "/api/edges/hub-%3Evendorcorp%3Aorders.query/query"
+        );
+        assert_eq!(
+            edge_ask("hub->buyercorp:budget.consult"),
+            "/api/edges/hub-%3Ebuyercorp%3Abudget.consult/ask"
+        );
+        assert_eq!(
+            edge("hub->vendorcorp:orders.query"),
+            "/api/edges/hub-%3Evendorcorp%3Aorders.query"
+        );
+    }
+
+    #[test]
+    fn inbox_and_audit_paths() {
+        assert_eq!(inbox_approve("a/b"), "/api/inbox/a%2Fb/approve");
+        assert_eq!(inbox_reject("42"), "/api/inbox/42/reject");
+        assert_eq!(
+            node_audit("vendorcorp", 20),
+            "/api/nodes/vendorcorp/audit?limit=20"
+        );
+    }
+
+    #[test]
+    fn every_route_is_under_the_api_prefix() {
+        for route in [
+            API_UNKNOWN,
+            TOPOLOGY,
+            EVENTS,
+            EDGES,
+            EDGE,
+            POSITIONS,
+            EDGE_QUERY,
+            EDGE_ASK,
+            INBOX,
+            INBOX_PAGE,
+            INBOX_PENDING,
+            INBOX_APPROVE,
+            INBOX_REJECT,
+            NODE_AUDIT,
+            LOGIN,
+            LOGOUT,
+            SESSION,
+            FN_PREFIX,
+            TOPOLOGY_FN,
+        ] {
+            assert!(route.starts_with(&format!("{API}/")), "{route}");
+        }
+        assert!(TOPOLOGY_FN.starts_with(&format!("{FN_PREFIX}/")));
+        assert!(!LOGIN_PAGE.starts_with(API));
+    }
+}
