@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::dto::{ApiError, ReasonCode};
-use crate::routes::LOGIN_PAGE;
+use crate::routes::{encode_segment, LOGIN_PAGE};
 
 /// The header every POST/PUT/DELETE to `/api` (but the login) carries.
 pub const CSRF_HEADER: &str = "X-CSRF-Token";
@@ -83,20 +83,6 @@ pub enum Method {
     Put,
     /// Remove something.
     Delete,
-}
-
-/// Percent-encodes one path segment (an edge id holds `->` and `:`), so it
-/// reaches the hub as one segment, unchanged.
-pub fn encode_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Where to go after logging in: only a path on this site (`/...`, never
@@ -328,15 +314,6 @@ mod browser {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edge_ids_stay_one_segment() {
-        assert_eq!(
-            encode_segment("hub->vendorcorp:orders.query"),
-            "hub-%3Evendorcorp%3Aorders.query"
-        );
-        assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
-    }
 
     #[test]
     fn next_stays_on_this_site() {

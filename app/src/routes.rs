@@ -8,8 +8,6 @@
 //! percent-encoded as one segment ([`encode_segment`]: an edge id holds
 //! `->` and `:`). A route changed here changes on both sides at once.
 
-use crate::api::encode_segment;
-
 /// The prefix of everything the browser calls; the session guard covers
 /// it (401 without a session), the login excepted.
 pub const API: &str = "/api";
@@ -97,9 +95,32 @@ pub fn node_audit(id: &str, limit: usize) -> String {
     format!("{}?limit={limit}", with_id(NODE_AUDIT, id))
 }
 
+/// Percent-encodes one path segment (an edge id holds `->` and `:`), so it
+/// reaches the hub as one segment, unchanged.
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edge_ids_stay_one_segment() {
+        assert_eq!(
+            encode_segment("hub->vendorcorp:orders.query"),
+            "hub-%3Evendorcorp%3Aorders.query"
+        );
+        assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
+    }
 
     #[test]
     fn edge_paths_keep_the_id_in_one_segment() {

@@ -57,8 +57,9 @@ impl TopologySource for HubTopology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::canvas::{StaticTopology, TOPOLOGY_FN_PATH};
+    use app::canvas::StaticTopology;
     use app::dto::{CapabilityKind, EdgeView, NodeKind, NodeStatus, NodeView, ReasonCode};
+    use app::routes::TOPOLOGY_FN as TOPOLOGY_FN_PATH;
     use axum::body::Body;
     use axum::http::{header, Request, StatusCode};
     use tower::ServiceExt;

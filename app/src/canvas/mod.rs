@@ -66,6 +66,3 @@ pub mod viewport;
 
 pub use self::page::CanvasPage;
 pub use self::source::*;
-/// The topology server function's path, under its former name (the
-/// hub's tests use it): [`crate::routes::TOPOLOGY_FN`].
-pub use crate::routes::TOPOLOGY_FN as TOPOLOGY_FN_PATH;

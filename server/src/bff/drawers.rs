@@ -16,9 +16,7 @@
 //! proposed actions go to the hub's inbox, where nothing runs them until
 //! a logged-in human approves one there ([`super::approvals`]).
 
-use app::dto::{
-    AskRequest, AuditEntryView, ConsultView, QueryRequest, QueryResultView,
-};
+use app::dto::{AskRequest, AuditEntryView, ConsultView, QueryRequest, QueryResultView};
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;

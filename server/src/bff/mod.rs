@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::dto::{HubEvent, TopologyView};
+use app::routes;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{any, delete, get, post, put};
@@ -75,24 +76,25 @@ impl BffState {
     }
 }
 
-/// The `/api` routes of the BFF.
+/// The `/api` routes of the BFF, at the paths `app::routes` names for
+/// both sides (the browser builds its requests from the same constants).
 pub fn router(state: BffState) -> Router {
     Router::new()
-        .route("/api/topology", get(topology))
-        .route("/api/events", get(events))
-        .route("/api/edges", post(edges::create))
-        .route("/api/edges/{id}", delete(edges::remove))
-        .route("/api/positions", put(edges::save_positions))
-        .route("/api/edges/{id}/query", post(drawers::query))
-        .route("/api/edges/{id}/ask", post(drawers::ask))
-        .route("/api/inbox", get(approvals::inbox))
-        .route("/api/inbox/page", get(approvals::page))
-        .route("/api/inbox/pending", get(approvals::pending))
-        .route("/api/inbox/{id}/approve", post(approvals::approve))
-        .route("/api/inbox/{id}/reject", post(approvals::reject))
-        .route("/api/nodes/{id}/audit", get(drawers::audit))
+        .route(routes::TOPOLOGY, get(topology))
+        .route(routes::EVENTS, get(events))
+        .route(routes::EDGES, post(edges::create))
+        .route(routes::EDGE, delete(edges::remove))
+        .route(routes::POSITIONS, put(edges::save_positions))
+        .route(routes::EDGE_QUERY, post(drawers::query))
+        .route(routes::EDGE_ASK, post(drawers::ask))
+        .route(routes::INBOX, get(approvals::inbox))
+        .route(routes::INBOX_PAGE, get(approvals::page))
+        .route(routes::INBOX_PENDING, get(approvals::pending))
+        .route(routes::INBOX_APPROVE, post(approvals::approve))
+        .route(routes::INBOX_REJECT, post(approvals::reject))
+        .route(routes::NODE_AUDIT, get(drawers::audit))
         // An unknown `/api` path is an API 404, not the canvas's HTML page.
-        .route("/api/{*rest}", any(unknown_route))
+        .route(routes::API_UNKNOWN, any(unknown_route))
         .with_state(state)
 }
 

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use app::format::format_number;
 use exchange::text::clip;
 use exchange::untrusted::Untrusted;
 use serde_json::{Number, Value};
@@ -121,25 +122,4 @@ pub(crate) fn bucket(v: f64, edges: &[f64]) -> String {
         }
     }
     format!("≥ {}", format_number(*edges.last().unwrap_or(first)))
-}
-
-/// Whole numbers with thousands separators and no decimals, others with
-/// at most two decimals.
-pub fn format_number(v: f64) -> String {
-    if !v.is_finite() {
-        return String::new();
-    }
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let digits = format!("{:.0}", v.abs());
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        return if v < 0.0 { format!("-{out}") } else { out };
-    }
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

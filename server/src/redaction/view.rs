@@ -7,11 +7,11 @@
 //! [`untrusted_text`] is the one place an [`Untrusted`] becomes the
 //! browser's `UntrustedText` (shown inert, "from <peer>, unverified").
 
-use super::apply::format_number;
 use app::dto::{
     CallOutcomeView, ConsultView, Fact, ProposedActionView, QueryResultView, QueryRow,
     UntrustedText,
 };
+use app::format::format_number;
 use exchange::reason::{CallResult, NotConnected};
 use exchange::text::clip;
 use exchange::untrusted::Untrusted;

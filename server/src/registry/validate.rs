@@ -263,4 +263,3 @@ fn check_base_url(raw: &str) -> Result<(), String> {
         Err(rule.to_string())
     }
 }
-

@@ -28,14 +28,12 @@ use axum::routing::{get, post};
 use axum::Router;
 use tower_sessions::Session;
 
+use app::routes::{self, LOGIN_PAGE};
+
 use crate::api::ApiFailure;
 use session::{SessionSettings, SessionStore};
 use users::UiUsers;
 
-/// The public login endpoint.
-pub const LOGIN_API: &str = "/api/login";
-/// The login page (rendered by the canvas app).
-pub const LOGIN_PAGE: &str = "/login";
 /// The message of every 401 from the guard.
 pub const NOT_LOGGED_IN: &str = "not logged in";
 
@@ -54,9 +52,9 @@ impl UiAuth {
     /// The login, logout and session routes.
     pub fn routes(&self) -> Router {
         Router::new()
-            .route(LOGIN_API, post(login::login))
-            .route("/api/logout", post(login::logout))
-            .route("/api/session", get(login::current))
+            .route(routes::LOGIN, post(login::login))
+            .route(routes::LOGOUT, post(login::logout))
+            .route(routes::SESSION, get(login::current))
             .with_state(self.users.clone())
     }
 
@@ -79,7 +77,10 @@ fn is_public_page(path: &str) -> bool {
 }
 
 fn is_api(path: &str) -> bool {
-    path == "/api" || path.starts_with("/api/")
+    path == routes::API
+        || path
+            .strip_prefix(routes::API)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The guard in front of the canvas and `/api` (see the module doc).
@@ -98,7 +99,7 @@ async fn guard(
                 return ApiFailure::new(StatusCode::FORBIDDEN, why).into_response();
             }
         }
-        if path == LOGIN_API {
+        if path == routes::LOGIN {
             return next.run(request).await;
         }
         let user = match logged_in(&users, &session).await {

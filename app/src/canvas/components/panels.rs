@@ -16,7 +16,7 @@
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
-use crate::api::{encode_segment, ApiFailure};
+use crate::api::ApiFailure;
 use crate::canvas::commands::drawer::{run_ask, run_query};
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::state::{CanvasCtx, EdgeAnswer};
@@ -25,6 +25,7 @@ use crate::dto::{
     QueryRequest, QueryResultView, QueryRow, UntrustedText,
 };
 use crate::format::format_number;
+use crate::routes::encode_segment;
 use crate::untrusted::UntrustedBlock;
 
 /// The aggregates a data-share query may ask for.
