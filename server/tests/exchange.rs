@@ -263,7 +263,7 @@ async fn a_query_naming_a_personal_column_is_refused_by_the_hub_and_by_the_data_
         .as_sequence_mut()
         .expect("capabilities")
     {
-        if cap["id"] == serde_yaml_ng::Value::from("orders.query") {
+        if cap["id"] == "orders.query" {
             cap.as_mapping_mut()
                 .expect("capability")
                 .remove(serde_yaml_ng::Value::from("input_schema"));

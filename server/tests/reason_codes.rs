@@ -66,7 +66,7 @@ async fn ip_not_allowed_from_an_address_outside_the_allowlist() {
     // buyercorp's allowlist is 127.0.0.1/32; 127.0.0.2 is loopback too, but not on it.
     let a = stack
         .call("buyercorp", "vendorcorp", "orders.query")
-        .from_ip("127.0.0.2")
+        .source_ip("127.0.0.2")
         .body(count_orders())
         .send()
         .await;

@@ -86,7 +86,7 @@ impl Contract {
             message: e.to_string(),
         };
         let response =
-            schema::compile("response_schema", &cap.response_schema).map_err(&mut schema_problem);
+            schema::compile("response_schema", cap.response_schema).map_err(&mut schema_problem);
         let input = cap
             .input_schema
             .map(|s| schema::compile("input_schema", s).map_err(&mut schema_problem))

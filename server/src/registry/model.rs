@@ -60,18 +60,12 @@ impl Default for HubSettings {
 }
 
 /// Switches of the auth chain (IP allowlist → bearer token → mTLS).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSettings {
     /// The mTLS slot: present in the chain; enabling it makes every call
     /// fail with "not implemented" rather than pretend to check certificates.
     pub mtls: bool,
-}
-
-impl Default for AuthSettings {
-    fn default() -> Self {
-        Self { mtls: false }
-    }
 }
 
 /// What the canvas draws a system as. `System` is the generic type that

@@ -172,7 +172,7 @@ impl Stack {
                     key(&format!("{} ({})", spec.id, spec.template)),
                 );
                 for cap in m
-                    .get(&key("provides"))
+                    .get(key("provides"))
                     .and_then(Value::as_sequence)
                     .cloned()
                     .unwrap_or_default()
@@ -213,7 +213,7 @@ impl Stack {
         let top = topology.as_mapping_mut().expect("topology is a mapping");
         top.insert(key("systems"), Value::Sequence(systems));
         let mut rules = top
-            .get(&key("rules"))
+            .get(key("rules"))
             .and_then(Value::as_sequence)
             .cloned()
             .unwrap_or_default();
@@ -289,7 +289,7 @@ impl Stack {
             ),
         ] {
             let mut list = top
-                .get(&key(field))
+                .get(key(field))
                 .and_then(Value::as_sequence)
                 .cloned()
                 .unwrap_or_default();
@@ -355,9 +355,9 @@ impl Stack {
         );
         // Dataset paths (csv) are relative to the peer's config file: the
         // copy lives elsewhere, so point it at the repository's file.
-        if let Some(ds) = m.get_mut(&key("dataset")).and_then(Value::as_mapping_mut) {
+        if let Some(ds) = m.get_mut(key("dataset")).and_then(Value::as_mapping_mut) {
             if let Some(p) = ds
-                .get(&key("path"))
+                .get(key("path"))
                 .and_then(Value::as_str)
                 .map(str::to_string)
             {
@@ -543,7 +543,7 @@ impl GatewayCall {
         self.body = body;
         self
     }
-    pub fn from_ip(mut self, ip: &str) -> Self {
+    pub fn source_ip(mut self, ip: &str) -> Self {
         self.local_address = Some(ip.parse().expect("ip"));
         self
     }
