@@ -2,8 +2,8 @@
 //!
 //! `hub` / `hub serve`: serves the canvas, the `/api` BFF and the A2A
 //! gateway, and runs the prober and the topology watcher. The listen
-//! address is Leptos' `site_addr` (`LEPTOS_SITE_ADDR`), as `cargo leptos`
-//! and `scripts/demo` set it.
+//! address is Leptos' `site_addr` (`LEPTOS_SITE_ADDR`), as `scripts/stack`
+//! sets it (with the site root `scripts/build` writes).
 //!
 //! `hub trail --trace-id X --db a.db --db b.db ...`: rebuilds one
 //! interaction from several independent audit trails, read-only.
