@@ -419,3 +419,133 @@ pub fn proposed_actions(result: &Value) -> Vec<ProposedAction> {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::{LocalAction, NoLocalActions};
+    use async_trait::async_trait;
+    use serde_json::json;
+    use sqlx::SqliteConnection;
+
+    fn origin(request_id: &str) -> Origin<'_> {
+        Origin {
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+            request_id,
+            from_system: "buyercorp",
+            capability: "budget.consult",
+        }
+    }
+
+    fn one_set_budget() -> Vec<ProposedAction> {
+        proposed_actions(&json!({"proposed_actions": [
+            {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 5}, "rationale": "x"}
+        ]}))
+    }
+
+    /// A receiver whose local write lands in its own `ledger` table and
+    /// then fails when told to: the approval and the write must roll back
+    /// together.
+    #[derive(Debug)]
+    struct Ledger {
+        fail_after_write: bool,
+    }
+
+    #[async_trait]
+    impl LocalEffects for Ledger {
+        fn receiver(&self) -> &'static str {
+            "the ledger"
+        }
+
+        async fn prepare(&self, pool: &SqlitePool) -> Result<(), sqlx::Error> {
+            sqlx::query("CREATE TABLE IF NOT EXISTS ledger (department TEXT, amount REAL)")
+                .execute(pool)
+                .await?;
+            Ok(())
+        }
+
+        async fn apply(
+            &self,
+            conn: &mut SqliteConnection,
+            action: LocalAction,
+            _entry: &InboxEntry,
+            _approved_by: &str,
+            _approved_at: &str,
+        ) -> Result<String, ActionError> {
+            let LocalAction::SetBudget { department, amount } = action;
+            sqlx::query("INSERT INTO ledger VALUES (?, ?)")
+                .bind(&department)
+                .bind(amount)
+                .execute(&mut *conn)
+                .await?;
+            if self.fail_after_write {
+                return Err(ActionError::Store(sqlx::Error::Protocol(
+                    "disk on fire".into(),
+                )));
+            }
+            Ok(format!("ledger: {department} {amount}"))
+        }
+    }
+
+    async fn rows(pool: &SqlitePool) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM ledger")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_receiver_without_local_actions_refuses_approval_and_can_reject() {
+        let pool = crate::db::memory().await.unwrap();
+        let inbox = Inbox::open(pool, Arc::new(NoLocalActions)).await.unwrap();
+        let ids = inbox
+            .add_pending(&origin("r1"), &one_set_budget())
+            .await
+            .unwrap();
+        let e = inbox.approve(ids[0], "erin").await.unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("this system has no local action `set_budget`"),
+            "{e}"
+        );
+        assert_eq!(inbox.pending_count().await.unwrap(), 1, "still pending");
+        let r = inbox.reject(ids[0], "erin").await.unwrap();
+        assert!(r.decided_now);
+        assert_eq!(r.entry.status, Status::Rejected);
+        assert_eq!(inbox.pending_count().await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_local_write_and_the_approval_commit_or_roll_back_together() {
+        let pool = crate::db::memory().await.unwrap();
+        let failing = Inbox::open(
+            pool.clone(),
+            Arc::new(Ledger {
+                fail_after_write: true,
+            }),
+        )
+        .await
+        .unwrap();
+        let ids = failing
+            .add_pending(&origin("r2"), &one_set_budget())
+            .await
+            .unwrap();
+        assert!(failing.approve(ids[0], "erin").await.is_err());
+        assert_eq!(rows(&pool).await, 0, "the write rolled back");
+        assert_eq!(failing.get(ids[0]).await.unwrap().status, Status::Pending);
+
+        let working = Inbox::open(
+            pool.clone(),
+            Arc::new(Ledger {
+                fail_after_write: false,
+            }),
+        )
+        .await
+        .unwrap();
+        let decided = working.approve(ids[0], "erin").await.unwrap();
+        assert_eq!(rows(&pool).await, 1, "one write, with the approval");
+        assert_eq!(decided.entry.effect.as_deref(), Some("ledger: marketing 5"));
+        assert!(!working.approve(ids[0], "erin").await.unwrap().decided_now);
+        assert_eq!(rows(&pool).await, 1, "approving again writes nothing");
+    }
+}
