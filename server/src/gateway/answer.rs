@@ -1,0 +1,101 @@
+//! Reading a provider's answer (DESIGN.md §2, "reason code"): the HTTP
+//! status and bytes a provider sent back become either the capability
+//! result or one [`NotConnected`] with its reason code, plus a verdict on
+//! whether the failure says anything about the provider's health.
+//!
+//! An answer is a JSON-RPC response whose `result` is an A2A `SendMessage`
+//! response carrying the capability result ([`exchange::wire`]). Anything
+//! else is a `PEER_ERROR` whose detail is the peer's own words, clipped to
+//! [`MAX_PEER_DETAIL`]: a peer may be lying or broken (DESIGN.md §1), so
+//! nothing it sends can make this panic or put an unbounded text in front
+//! of the caller.
+//!
+//! This file does no I/O: the call that fetches the answer, with its
+//! client, token and deadline, is in the sibling `forward`. Kept apart,
+//! the rules for what an answer means can be read (and changed) without
+//! the plumbing around them.
+
+use serde_json::Value;
+
+use a2a::SendMessageResponse;
+use exchange::reason::{NotConnected, ReasonCode};
+use exchange::text::clip;
+use exchange::wire;
+
+/// How much of a peer's error message reaches the caller.
+pub const MAX_PEER_DETAIL: usize = 300;
+
+/// JSON-RPC codes that blame the request, not the responder.
+const CALLER_FAULT_CODES: [i64; 2] = [-32600, -32602];
+
+/// A failed forward, and whether it says anything about the provider's
+/// health. A peer refusing the caller's input (JSON-RPC "invalid params")
+/// is working as it should: the call fails, the provider is not degraded.
+pub(super) struct Failure {
+    pub(super) nc: NotConnected,
+    pub(super) provider_fault: bool,
+}
+
+impl Failure {
+    /// A failure that is the provider's: it degrades it on the board.
+    pub(super) fn provider(nc: NotConnected) -> Self {
+        Self {
+            nc,
+            provider_fault: true,
+        }
+    }
+}
+
+/// Turns a provider's HTTP answer into the capability result or a
+/// `PEER_ERROR` whose detail is the peer's own message, clipped.
+pub(super) fn interpret_answer(
+    id: &str,
+    status: reqwest::StatusCode,
+    body: &[u8],
+) -> Result<Value, Failure> {
+    let fail = |message: String| Failure::provider(peer_error(message));
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let rpc_error = parsed
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .filter(|e| !e.is_null())
+        .map(|e| {
+            let message = e
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| e.to_string());
+            let code = e.get("code").and_then(Value::as_i64);
+            (message, code)
+        });
+    if !status.is_success() {
+        let message = rpc_error
+            .map(|(m, _)| m)
+            .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+        return Err(fail(format!("HTTP {}: {message}", status.as_u16())));
+    }
+    let Some(parsed) = parsed else {
+        return Err(fail(format!("{id}'s answer is not JSON")));
+    };
+    if let Some((message, code)) = rpc_error {
+        return Err(Failure {
+            nc: peer_error(message),
+            provider_fault: !code.is_some_and(|c| CALLER_FAULT_CODES.contains(&c)),
+        });
+    }
+    let Some(result) = parsed.get("result").filter(|r| !r.is_null()) else {
+        return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
+    };
+    let response: SendMessageResponse = serde_json::from_value(result.clone()).map_err(|e| {
+        fail(format!(
+            "{id}'s answer is not an A2A SendMessage response: {e}"
+        ))
+    })?;
+    wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))
+}
+
+/// A `PEER_ERROR` carrying the peer's message, clipped to
+/// [`MAX_PEER_DETAIL`].
+pub(super) fn peer_error(message: String) -> NotConnected {
+    NotConnected::new(ReasonCode::PeerError, clip(&message, MAX_PEER_DETAIL))
+}

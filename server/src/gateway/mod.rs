@@ -1,0 +1,138 @@
+//! The A2A gateway: how one system's call reaches another (DESIGN.md §4,
+//! "Peer to peer").
+//!
+//! A call comes in through a *binding*: today the HTTP one,
+//! `POST /gateway/v1/{provider}/{capability}` with the capability input as
+//! the JSON body ([`handler`]), or from inside the hub ([`Gateway::call`]).
+//! Whatever way it comes in, it runs the same pipeline, in this order:
+//!
+//! 1. **envelope**: the A2A version is one this build speaks;
+//! 2. **auth chain** (callers from outside only): IP allowlist → bearer
+//!    token → mTLS slot; only then is a body that is not a valid input
+//!    refused (a body too large to read is refused before step 1);
+//! 3. **provider known**: the provider and the capability are in the
+//!    registry;
+//! 4. **rule check**: a connection rule lets this caller use this
+//!    capability of this provider;
+//! 5. **input contract**: the input stays inside the capability's input
+//!    schema (no column nobody granted leaves the hub);
+//! 6. **replay**: a consult that repeats the caller's request id gets the
+//!    stored answer and is not executed again;
+//! 7. **forward** with the envelope, under the capability's deadline;
+//! 8. **response contract**: the answer matches the capability's schema;
+//! 9. **store** the answer of a consult, for replay;
+//! 10. **answer and audit record**.
+//!
+//! Every outcome is one [`CallResult`](exchange::reason::CallResult):
+//! `connected` or `not_connected` with one reason code (DESIGN.md §2), and
+//! every call leaves one record in the hub's audit trail.
+//!
+//! Robustness rules (DESIGN.md §1): nothing here panics on peer input, no
+//! call outlives its deadline, and no lock is held across a wait on a peer,
+//! so one slow or dead peer cannot delay calls to the others.
+//!
+//! # Layout
+//!
+//! - `pipeline`: the steps above, shared by every binding. A binding
+//!   parses its request into an [`Incoming`] and calls [`Gateway::run`];
+//!   the hub's own callers use [`Gateway::call`].
+//! - `replay`: step 6 and 9, at most one execution of a consult per
+//!   request id, and the in-flight map that makes concurrent duplicates
+//!   wait for the first one.
+//! - `forward`: step 7 and 8, the one A2A `SendMessage` to the provider,
+//!   and what the call tells the status board about the provider's health.
+//! - `answer`: reading the provider's HTTP answer into a result or a
+//!   reason code (no I/O).
+//! - `http`: the `/gateway/v1/{provider}/{capability}` binding: body limit,
+//!   headers and body into an [`Incoming`], the result back into an HTTP
+//!   response.
+//! - `tests`: the pipeline against fake providers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::auth::AuthChain;
+use crate::idempotency::IdempotencyStore;
+use crate::prober::StatusBoard;
+use crate::registry::Registry;
+use exchange::audit::AuditTrail;
+
+mod answer;
+mod forward;
+mod http;
+mod pipeline;
+mod replay;
+#[cfg(test)]
+mod tests;
+
+pub use answer::MAX_PEER_DETAIL;
+pub use forward::MAX_ANSWER_BODY;
+pub use http::{handler, MAX_REQUEST_BODY};
+pub use pipeline::{Incoming, Input};
+
+/// Connect timeout of the shared client: never more than a deadline, and
+/// the per-call deadline bounds everything anyway.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// The gateway: shared by the HTTP handler and the hub's own callers.
+pub struct Gateway {
+    registry: Arc<Registry>,
+    board: Arc<StatusBoard>,
+    idempotency: IdempotencyStore,
+    audit: AuditTrail,
+    auth: AuthChain,
+    client: reqwest::Client,
+    /// The consults currently running, so a duplicate that arrives while
+    /// the first is in flight waits for its answer instead of executing
+    /// the consult a second time.
+    in_flight: replay::InFlight,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the gateway could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// The HTTP client could not be configured.
+    #[error("building the gateway's HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
+}
+
+impl Gateway {
+    /// A gateway over the given registry, status board and hub stores, with
+    /// the standard auth chain and one pooled HTTP client for all peers.
+    pub fn new(
+        registry: Arc<Registry>,
+        board: Arc<StatusBoard>,
+        idempotency: IdempotencyStore,
+        audit: AuditTrail,
+    ) -> Result<Self, GatewayError> {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(32)
+            .tcp_nodelay(true)
+            .build()?;
+        Ok(Self {
+            registry,
+            board,
+            idempotency,
+            audit,
+            auth: AuthChain::standard(),
+            client,
+            in_flight: replay::InFlight::default(),
+        })
+    }
+
+    /// The audit trail this gateway writes (the hub's).
+    pub fn audit(&self) -> &AuditTrail {
+        &self.audit
+    }
+}

@@ -1,0 +1,398 @@
+//! The exchange pipeline that every binding shares (DESIGN.md §4, "Peer to
+//! peer"; the order of its steps is in the [module doc](super)).
+//!
+//! A binding's only job is to turn its request into an [`Incoming`]: who
+//! calls (the `X-Caller-System` claim), from which address, with which
+//! headers (envelope and token), for which provider and capability, and
+//! the capability input, or why the request carries no usable input. It
+//! hands that to [`Gateway::run`] and turns the [`CallResult`] it gets back
+//! into its own wire shape. Nothing here knows how the request was read:
+//! no axum extractor, no body, no route (`HeaderMap` and `StatusCode` are
+//! the plain `http` types every binding has). A second binding (the A2A
+//! JSON-RPC surface) therefore adds a parser and a response writer, not a
+//! pipeline.
+//!
+//! Two doors lead in. [`Gateway::run`] (and [`Gateway::handle`], the same
+//! on the caller's task) is for callers from outside: version, auth chain,
+//! then everything else. [`Gateway::call`] is for the hub's own callers,
+//! who are trusted in-process: no IP or token layers, everything else the
+//! same. Both meet in `dispatch` (registry, rule, contracts, replay,
+//! forward) and `finish` (the [`CallResult`] and the audit record), so a
+//! rule or a contract cannot be enforced on one door and forgotten on the
+//! other.
+//!
+//! DESIGN.md §1 in this file: every refusal is a [`NotConnected`] with one
+//! reason code, never a panic or an early hang-up, and every call, refused
+//! or not, reaches `finish` and leaves its audit record.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::forward::Leg;
+use super::{replay, Gateway};
+use crate::auth::AuthContext;
+use exchange::audit::{AuditRecord, Outcome, Role};
+use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::reason::{CallResult, NotConnected, ReasonCode};
+use exchange::text::clip;
+
+/// What a binding hands the pipeline about one incoming call.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    /// The calling system as it claims to be (`X-Caller-System`); the
+    /// auth chain verifies the claim.
+    pub caller: String,
+    /// The TCP peer, for the IP allowlist.
+    pub peer_addr: Option<SocketAddr>,
+    /// Request headers (envelope, caller, token).
+    pub headers: HeaderMap,
+    /// The providing system the call is for.
+    pub provider: String,
+    /// The capability called.
+    pub capability: String,
+    /// The capability input, or why there is none.
+    pub input: Input,
+}
+
+impl Incoming {
+    /// An incoming call whose caller is the `X-Caller-System` header
+    /// (trimmed; empty if absent or not text).
+    pub fn new(
+        peer_addr: Option<SocketAddr>,
+        headers: HeaderMap,
+        provider: String,
+        capability: String,
+        input: Input,
+    ) -> Self {
+        let caller = headers
+            .get(CALLER_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_string();
+        Self {
+            caller,
+            peer_addr,
+            headers,
+            provider,
+            capability,
+            input,
+        }
+    }
+}
+
+/// The capability input as the binding read it. The two failures differ in
+/// *when* the pipeline reports them, and each carries the status the
+/// binding wants to answer with.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// The input.
+    Parsed(Value),
+    /// The request was read but is not a valid input (say, a body that is
+    /// not JSON). Reported once version and auth chain have passed: the
+    /// caller is known by then, and a stranger learns nothing more than
+    /// its refusal.
+    Invalid {
+        /// The status to answer with (the caller's fault: a 4xx).
+        status: StatusCode,
+        /// The reason code and detail.
+        why: NotConnected,
+    },
+    /// The request could not be read at all (too large, cut off). Reported
+    /// at once, before version and auth chain: only the audit record is
+    /// written.
+    Unreadable {
+        /// The status to answer with.
+        status: StatusCode,
+        /// The reason code and detail.
+        why: NotConnected,
+    },
+}
+
+/// What happened, before it is turned into a [`CallResult`].
+pub(super) struct Done {
+    pub(super) result: Result<(Value, bool), NotConnected>,
+    /// Extra operator detail for the audit trail (e.g. replay origin).
+    pub(super) note: String,
+    /// HTTP status override (a malformed request body is the caller's fault).
+    pub(super) status: Option<StatusCode>,
+}
+
+impl Done {
+    pub(super) fn fail(nc: NotConnected) -> Self {
+        Self {
+            result: Err(nc),
+            note: String::new(),
+            status: None,
+        }
+    }
+
+    /// A refusal answered with `status` instead of the reason code's own.
+    fn refused(status: StatusCode, nc: NotConnected) -> Self {
+        Self {
+            status: Some(status),
+            ..Self::fail(nc)
+        }
+    }
+
+    /// The outcome of a forward that ran (not a replay).
+    pub(super) fn forwarded(result: Result<Value, NotConnected>) -> Self {
+        Self {
+            result: result.map(|v| (v, false)),
+            note: String::new(),
+            status: None,
+        }
+    }
+}
+
+impl Gateway {
+    /// The entry every binding calls: [`Gateway::handle`] on a task of its
+    /// own, so a caller that hangs up cannot cut a call short between
+    /// forwarding and recording it, and a bug cannot take the connection's
+    /// task down with it (it becomes a `PEER_ERROR` answered with 500).
+    pub async fn run(self: Arc<Self>, incoming: Incoming) -> (StatusCode, Envelope, CallResult) {
+        let headers = incoming.headers.clone();
+        match tokio::spawn(async move { self.handle(incoming).await }).await {
+            Ok(answered) => answered,
+            Err(e) => {
+                tracing::error!(error = %e, "gateway task failed");
+                let envelope = Envelope::from_headers(&headers);
+                let result = CallResult::NotConnected {
+                    trace_id: envelope.trace.trace_id.clone(),
+                    request_id: envelope.request_id.clone(),
+                    reason: ReasonCode::PeerError,
+                    detail: "internal gateway error".into(),
+                };
+                (StatusCode::INTERNAL_SERVER_ERROR, envelope, result)
+            }
+        }
+    }
+
+    /// A call from a peer: the whole pipeline, auth included, on the
+    /// caller's task. Returns the HTTP status and the envelope (for the
+    /// answer's headers) along with the result.
+    pub async fn handle(&self, incoming: Incoming) -> (StatusCode, Envelope, CallResult) {
+        let started = Instant::now();
+        let envelope = Envelope::from_headers(&incoming.headers);
+        let input = incoming.input;
+        let (caller, provider, capability) =
+            (&incoming.caller, &incoming.provider, &incoming.capability);
+        let done = match self.admit(
+            caller,
+            incoming.peer_addr,
+            &incoming.headers,
+            &envelope,
+            input,
+        ) {
+            Ok(input) => {
+                self.dispatch(caller, provider, capability, input, &envelope)
+                    .await
+            }
+            Err(refused) => refused,
+        };
+        let (status, result) = self
+            .finish(caller, provider, capability, &envelope, started, done)
+            .await;
+        (status, envelope, result)
+    }
+
+    /// The door for callers from outside: an unreadable request is refused
+    /// first, then the version, the auth chain, and a request without a
+    /// valid input.
+    fn admit(
+        &self,
+        caller: &str,
+        peer_addr: Option<SocketAddr>,
+        headers: &HeaderMap,
+        envelope: &Envelope,
+        input: Input,
+    ) -> Result<Value, Done> {
+        let input = match input {
+            Input::Unreadable { status, why } => return Err(Done::refused(status, why)),
+            Input::Invalid { status, why } => Err(Done::refused(status, why)),
+            Input::Parsed(input) => Ok(input),
+        };
+        if !envelope.version_supported() {
+            return Err(Done::fail(version_unsupported(envelope)));
+        }
+        let loaded = self.registry.snapshot();
+        let cx = AuthContext {
+            caller,
+            peer_addr,
+            headers,
+            topology: &loaded.topology,
+        };
+        self.auth.check(&cx).map_err(Done::fail)?;
+        input
+    }
+
+    /// A call by a trusted in-process caller (the hub's own agents and the
+    /// BFF, `caller` = the hub id): no IP or token layers, everything else
+    /// as for a peer, including the rule check and the audit record.
+    pub async fn call(
+        &self,
+        caller: &str,
+        provider: &str,
+        capability: &str,
+        input: Value,
+        envelope: Envelope,
+    ) -> CallResult {
+        let started = Instant::now();
+        let done = if envelope.version_supported() {
+            self.dispatch(caller, provider, capability, input, &envelope)
+                .await
+        } else {
+            Done::fail(version_unsupported(&envelope))
+        };
+        self.finish(caller, provider, capability, &envelope, started, done)
+            .await
+            .1
+    }
+
+    /// Registry checks, replay, forward, contract, store.
+    async fn dispatch(
+        &self,
+        caller: &str,
+        provider: &str,
+        capability: &str,
+        input: Value,
+        envelope: &Envelope,
+    ) -> Done {
+        let loaded = self.registry.snapshot();
+        let topology = &loaded.topology;
+        let Some(system) = topology.system(provider) else {
+            return Done::fail(NotConnected::new(
+                ReasonCode::UnknownPeer,
+                format!("no system `{}` in the registry", clip(provider, 64)),
+            ));
+        };
+        let Some(cap) = topology.capability(capability) else {
+            return Done::fail(NotConnected::new(
+                ReasonCode::NotPermitted,
+                format!("no capability `{}` in the registry", clip(capability, 64)),
+            ));
+        };
+        if !topology.permits(caller, capability, provider) {
+            return Done::fail(NotConnected::new(
+                ReasonCode::NotPermitted,
+                format!("no rule lets {caller} use {capability} of {provider}"),
+            ));
+        }
+        let deadline_ms = topology.deadline_ms(capability);
+        let deadline = Instant::now() + Duration::from_millis(deadline_ms);
+        let contract = loaded.contracts.get(capability);
+        // The hub's half of the grant: an input outside the capability's
+        // input schema (a column nobody granted) never leaves the hub.
+        if let Some(v) = contract
+            .as_deref()
+            .and_then(|c| c.check_input(&input).err())
+        {
+            return Done::fail(NotConnected::new(
+                ReasonCode::NotPermitted,
+                format!(
+                    "{capability}: the input is outside the contract at {}: {}",
+                    v.pointer, v.problem
+                ),
+            ));
+        }
+        let kind = cap.kind;
+        let system = system.clone();
+        drop(loaded);
+
+        let leg = Leg {
+            system: &system,
+            caller,
+            capability,
+            envelope,
+            deadline,
+            deadline_ms,
+            contract: contract.as_deref(),
+        };
+        match replay::key(kind, caller, provider, capability, envelope) {
+            None => Done::forwarded(self.forward_checked(&leg, input).await),
+            Some(key) => self.at_most_once(&key, &leg, input).await,
+        }
+    }
+
+    /// Builds the result, writes the audit record, answers the status.
+    async fn finish(
+        &self,
+        caller: &str,
+        provider: &str,
+        capability: &str,
+        envelope: &Envelope,
+        started: Instant,
+        done: Done,
+    ) -> (StatusCode, CallResult) {
+        let trace_id = envelope.trace.trace_id.clone();
+        let request_id = envelope.request_id.clone();
+        let (status, result, outcome, reason, detail) = match done.result {
+            Ok((value, replayed)) => (
+                StatusCode::OK,
+                CallResult::Connected {
+                    trace_id,
+                    request_id,
+                    replayed,
+                    result: value,
+                },
+                if replayed {
+                    Outcome::Replayed
+                } else {
+                    Outcome::Connected
+                },
+                None,
+                done.note,
+            ),
+            Err(nc) => (
+                done.status.unwrap_or_else(|| {
+                    StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::BAD_GATEWAY)
+                }),
+                CallResult::NotConnected {
+                    trace_id,
+                    request_id,
+                    reason: nc.reason,
+                    detail: nc.detail.clone(),
+                },
+                Outcome::NotConnected,
+                Some(nc.reason),
+                nc.detail,
+            ),
+        };
+        let record = AuditRecord {
+            system: String::new(),
+            role: Role::Hub,
+            at: exchange::audit::now(),
+            caller: clip(caller, 64),
+            provider: clip(provider, 64),
+            capability: clip(capability, 64),
+            request_id: envelope.request_id.clone(),
+            trace_id: envelope.trace.trace_id.clone(),
+            outcome,
+            reason,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            detail,
+        };
+        if let Err(e) = self.audit.append(record).await {
+            tracing::warn!(error = %e, "could not append to the hub's audit trail");
+        }
+        (status, result)
+    }
+}
+
+/// The refusal of a call whose declared A2A version this build does not
+/// speak.
+fn version_unsupported(envelope: &Envelope) -> NotConnected {
+    NotConnected::new(
+        ReasonCode::VersionUnsupported,
+        format!(
+            "A2A version {} is not supported (supported: {})",
+            clip(&envelope.version, 32),
+            exchange::envelope::SUPPORTED_VERSIONS.join(", ")
+        ),
+    )
+}
