@@ -6,9 +6,12 @@
 //! secret itself never sits in a file that may be committed.
 //!
 //! Loading validates structure (serde, `deny_unknown_fields`) and meaning
-//! (ids, addresses, that each skill's handler fits the dataset); every error
-//! names the file and the field so an operator can fix it without guessing.
+//! (ids, addresses, that each skill's handler fits the dataset), the way
+//! the hub loads its topology file (`exchange::located`): every problem is
+//! reported, in file order, as `config/peers/x.yaml:14:5: skills[0].table:
+//! ...`, so an operator fixes the whole file in one pass without guessing.
 
+use exchange::located::{parse_yaml, render_issues, Issue, Locator, Seg};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -165,6 +168,16 @@ impl Handler {
         }
     }
 
+    /// The dataset kind a consult handler answers over; `None` for
+    /// `table_query`, which reads whatever table the peer owns.
+    pub fn dataset_kind(self) -> Option<&'static str> {
+        match self {
+            Handler::TableQuery => None,
+            Handler::BudgetConsult => Some("budgets"),
+            Handler::TicketClassify => Some("tickets"),
+        }
+    }
+
     /// The config spelling, for messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -224,7 +237,8 @@ pub struct Faults {
     pub fail: bool,
 }
 
-/// A config file that cannot be used; the message names file and field.
+/// A config file that cannot be used; the message names the file, and for
+/// a file that was read, every problem with its line, column and field.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file cannot be read.
@@ -236,25 +250,27 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    /// The YAML does not fit the shape (unknown or missing field, wrong
-    /// type); serde's message names the field and line.
-    #[error("{file}: {message}")]
-    Parse {
-        /// The config file.
-        file: String,
-        /// serde's message.
-        message: String,
-    },
-    /// A field has a value that cannot work.
-    #[error("{file}: field `{field}`: {message}")]
+    /// The file was read but is not a usable config: one line per problem,
+    /// `file:line:column: field: message`.
+    #[error("{}", render_issues(file, issues))]
     Invalid {
         /// The config file.
         file: String,
-        /// Path of the field (`skills[0].table`).
-        field: String,
-        /// What is wrong with it.
-        message: String,
+        /// Every problem found, in file order. A YAML or shape error (a
+        /// syntax error, an unknown, missing or mistyped field) is the only
+        /// one: the meaning of a file that does not parse is not checked.
+        issues: Vec<Issue>,
     },
+}
+
+impl ConfigError {
+    /// The located problems (empty for a read error).
+    pub fn issues(&self) -> &[Issue] {
+        match self {
+            ConfigError::Read { .. } => &[],
+            ConfigError::Invalid { issues, .. } => issues,
+        }
+    }
 }
 
 impl PeerConfig {
@@ -280,12 +296,18 @@ impl PeerConfig {
 
     /// Parses and validates YAML text; `file` only labels the errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, ConfigError> {
-        let config: PeerConfig = serde_yaml_ng::from_str(text).map_err(|e| ConfigError::Parse {
+        let invalid = |issues| ConfigError::Invalid {
             file: file.to_string(),
-            message: describe_yaml_error(&e),
-        })?;
-        config.validate(file)?;
-        Ok(config)
+            issues,
+        };
+        let config: PeerConfig = parse_yaml(text)
+            .map_err(|issue| invalid(vec![relocate(issue, &Locator::new(text))]))?;
+        let issues = config.validate(text);
+        if issues.is_empty() {
+            Ok(config)
+        } else {
+            Err(invalid(issues))
+        }
     }
 
     /// The listen address, parsed (validation guarantees it parses).
@@ -300,219 +322,266 @@ impl PeerConfig {
         self.skills.iter().find(|s| s.capability == capability)
     }
 
-    /// Checks meaning beyond shape; the first problem found is reported.
-    pub fn validate(&self, file: &str) -> Result<(), ConfigError> {
-        let bad = |field: &str, message: String| ConfigError::Invalid {
-            file: file.to_string(),
-            field: field.to_string(),
-            message,
-        };
+    /// Checks meaning beyond shape and returns every problem, sorted by
+    /// position in `text` (the YAML this config was parsed from). A check
+    /// that an earlier problem makes meaningless is skipped (a duplicate of
+    /// an invalid id, a skill's table against an invalid dataset table).
+    /// Messages never repeat `token_env` or a URL: an operator may have
+    /// pasted a secret there.
+    pub fn validate(&self, text: &str) -> Vec<Issue> {
+        let loc = Locator::new(text);
+        let mut issues = Vec::new();
+        let mut push = |path: &[Seg], message: String| issues.push(loc.issue(path, message));
+        let key = |k: &'static str| [Seg::key(k)];
+
         if !exchange::id::is_valid(&self.system) {
-            return Err(bad(
-                "system",
+            push(
+                &key("system"),
                 format!(
                     "`{}`: {}",
                     self.system,
                     exchange::id::rule_for("a system id")
                 ),
-            ));
+            );
         }
         if self.name.trim().is_empty() {
-            return Err(bad("name", "must not be empty".into()));
+            push(&key("name"), "must not be empty".into());
         }
-        self.listen_addr().map_err(|m| bad("listen", m))?;
+        if let Err(why) = self.listen_addr() {
+            push(&key("listen"), why);
+        }
         if let Some(url) = &self.public_url {
             if !is_http_url(url) {
-                return Err(bad(
-                    "public_url",
-                    format!("`{url}` must start with http:// or https://"),
-                ));
+                push(&key("public_url"), URL_RULE.into());
             }
         }
-        if self.token_env.is_empty()
-            || !self
-                .token_env
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        if self.token_env.trim().is_empty() {
+            push(
+                &key("token_env"),
+                "must name the env var holding this peer's bearer token".into(),
+            );
+        } else if !self
+            .token_env
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         {
-            return Err(bad(
-                "token_env",
-                format!("`{}` must be an env var name (A-Z, 0-9, _)", self.token_env),
-            ));
+            push(
+                &key("token_env"),
+                "must be an env var name (A-Z, 0-9, _), not the token itself".into(),
+            );
         }
         if !is_http_url(&self.hub_url) {
-            return Err(bad(
-                "hub_url",
-                format!("`{}` must start with http:// or https://", self.hub_url),
-            ));
+            push(&key("hub_url"), URL_RULE.into());
         }
         if self.database.as_os_str().is_empty() {
-            return Err(bad("database", "must not be empty".into()));
+            push(&key("database"), "must not be empty".into());
         }
+        let dataset = |field: &'static str| [Seg::key("dataset"), Seg::key(field)];
+        // A CSV table name that cannot work: comparing a skill's table
+        // with it would only add noise.
+        let table_problem = match &self.dataset {
+            DatasetConfig::Csv { table, .. } => csv_table_problem(table),
+            _ => None,
+        };
         match &self.dataset {
             DatasetConfig::Orders { rows, .. } | DatasetConfig::Tickets { rows, .. } => {
                 if *rows == 0 || *rows > 1_000_000 {
-                    return Err(bad(
-                        "dataset.rows",
+                    push(
+                        &dataset("rows"),
                         format!("{rows} must be between 1 and 1000000"),
-                    ));
+                    );
                 }
             }
-            DatasetConfig::Csv { path, table } => {
+            DatasetConfig::Csv { path, .. } => {
                 if path.as_os_str().is_empty() {
-                    return Err(bad("dataset.path", "must not be empty".into()));
-                }
-                if !is_sql_identifier(table) {
-                    return Err(bad(
-                        "dataset.table",
-                        format!("`{table}` must be a plain identifier (letters, digits, _)"),
-                    ));
-                }
-                if matches!(
-                    table.as_str(),
-                    "audit_trail" | "approval_inbox" | "dataset_meta"
-                ) {
-                    return Err(bad(
-                        "dataset.table",
-                        format!("`{table}` is reserved by the peer"),
-                    ));
+                    push(&dataset("path"), "must not be empty".into());
                 }
             }
             DatasetConfig::Budgets { .. } => {}
         }
+        if let Some(why) = &table_problem {
+            push(&dataset("table"), why.clone());
+        }
+
         if self.skills.is_empty() {
-            return Err(bad(
-                "skills",
+            push(
+                &key("skills"),
                 "a peer must provide at least one capability".into(),
-            ));
+            );
         }
         for (i, skill) in self.skills.iter().enumerate() {
-            let field = |name: &str| format!("skills[{i}].{name}");
+            let at = |field: &'static str| item("skills", i, field);
             if !exchange::id::is_valid(&skill.capability) {
-                return Err(bad(
-                    &field("capability"),
+                push(
+                    &at("capability"),
                     format!(
-                        "`{}` must be lowercase words joined by `.` (e.g. orders.query)",
-                        skill.capability
+                        "`{}`: {}",
+                        skill.capability,
+                        exchange::id::rule_for("a capability id")
                     ),
-                ));
-            }
-            if self.skills[..i]
+                );
+            } else if self.skills[..i]
                 .iter()
                 .any(|s| s.capability == skill.capability)
             {
-                return Err(bad(
-                    &field("capability"),
+                push(
+                    &at("capability"),
                     format!("`{}` is listed twice", skill.capability),
-                ));
+                );
             }
             if skill.handler.kind() != skill.kind {
-                return Err(bad(
-                    &field("kind"),
+                push(
+                    &at("kind"),
                     format!(
                         "handler {} serves {} capabilities, not {}",
                         skill.handler.as_str(),
                         skill.handler.kind().as_str(),
                         skill.kind.as_str()
                     ),
-                ));
+                );
             }
             match skill.handler {
-                Handler::TableQuery => match &skill.table {
-                    None => {
-                        return Err(bad(
-                            &field("table"),
-                            "table_query needs the table it reads".into(),
-                        ))
-                    }
-                    Some(t) if t != self.dataset.table() => {
-                        return Err(bad(
-                            &field("table"),
+                Handler::TableQuery => {
+                    match &skill.table {
+                        None => push(&at("table"), "table_query needs the table it reads".into()),
+                        Some(t) if table_problem.is_none() && t != self.dataset.table() => push(
+                            &at("table"),
                             format!(
                                 "`{t}` is not this peer's dataset table `{}`",
                                 self.dataset.table()
                             ),
-                        ))
-                    }
-                    Some(_) => {
-                        if skill.granted_columns.is_empty() {
-                            return Err(bad(
-                                &field("granted_columns"),
-                                "table_query needs granted_columns: the columns a caller may \
-                                 name; nothing else of the table is readable"
-                                    .into(),
-                            ));
-                        }
-                        for (j, c) in skill.granted_columns.iter().enumerate() {
-                            if !is_sql_identifier(c) {
-                                return Err(bad(
-                                    &format!("{}[{j}]", field("granted_columns")),
-                                    format!("`{c}` is not a column name"),
-                                ));
-                            }
-                        }
-                    }
-                },
-                _ if !skill.granted_columns.is_empty() => {
-                    return Err(bad(
-                        &field("granted_columns"),
-                        format!(
-                            "only a table_query grants columns, not {}",
-                            skill.handler.as_str()
                         ),
-                    ));
-                }
-                Handler::BudgetConsult => {
-                    if !matches!(self.dataset, DatasetConfig::Budgets { .. }) {
-                        return Err(bad(
-                            &field("handler"),
-                            format!(
-                                "budget_consult needs dataset kind budgets, not {}",
-                                self.dataset.kind()
-                            ),
-                        ));
+                        Some(_) => {}
+                    }
+                    if skill.granted_columns.is_empty() {
+                        push(
+                            &at("granted_columns"),
+                            "table_query needs granted_columns: the columns a caller may \
+                             name; nothing else of the table is readable"
+                                .into(),
+                        );
+                    }
+                    for (j, c) in skill.granted_columns.iter().enumerate() {
+                        if !is_sql_identifier(c) {
+                            let mut path = at("granted_columns");
+                            path.push(Seg::Index(j));
+                            push(&path, format!("`{c}` is not a column name"));
+                        }
                     }
                 }
-                Handler::TicketClassify => {
-                    if !matches!(self.dataset, DatasetConfig::Tickets { .. }) {
-                        return Err(bad(
-                            &field("handler"),
+                Handler::BudgetConsult | Handler::TicketClassify => {
+                    if !skill.granted_columns.is_empty() {
+                        push(
+                            &at("granted_columns"),
                             format!(
-                                "ticket_classify needs dataset kind tickets, not {}",
-                                self.dataset.kind()
+                                "only a table_query grants columns, not {}",
+                                skill.handler.as_str()
                             ),
-                        ));
+                        );
                     }
+                }
+            }
+            if let Some(needed) = skill.handler.dataset_kind() {
+                if self.dataset.kind() != needed {
+                    push(
+                        &at("handler"),
+                        format!(
+                            "{} needs dataset kind {needed}, not {}",
+                            skill.handler.as_str(),
+                            self.dataset.kind()
+                        ),
+                    );
                 }
             }
         }
         for (i, c) in self.consumes.iter().enumerate() {
             if !exchange::id::is_valid(c) {
-                return Err(bad(
-                    &format!("consumes[{i}]"),
-                    format!("`{c}` is not a capability id"),
-                ));
+                push(
+                    &[Seg::key("consumes"), Seg::Index(i)],
+                    format!("`{c}`: {}", exchange::id::rule_for("a capability id")),
+                );
             }
         }
         for (i, a) in self.agents.iter().enumerate() {
             if !exchange::id::is_valid(&a.id) {
-                return Err(bad(
-                    &format!("agents[{i}].id"),
-                    format!("`{}` must be lowercase letters, digits, `-` or `_`", a.id),
-                ));
+                push(
+                    &item("agents", i, "id"),
+                    format!("`{}`: {}", a.id, exchange::id::rule_for("an agent id")),
+                );
+            } else if self.agents[..i].iter().any(|b| b.id == a.id) {
+                push(
+                    &item("agents", i, "id"),
+                    format!("`{}` is listed twice", a.id),
+                );
             }
         }
         if self.faults.stall_ms > 600_000 {
-            return Err(bad("faults.stall_ms", "must be at most 600000".into()));
+            push(
+                &[Seg::key("faults"), Seg::key("stall_ms")],
+                "must be at most 600000".into(),
+            );
         }
-        Ok(())
+        issues.sort_by_key(|i| (i.line, i.column));
+        issues
     }
 }
 
-/// serde_yaml_ng's message already names the field (`unknown field
-/// `colour``, `missing field `system``) and the line; keep it whole.
-fn describe_yaml_error(e: &serde_yaml_ng::Error) -> String {
-    e.to_string()
+/// What is wrong with a CSV dataset's table name, if anything.
+fn csv_table_problem(table: &str) -> Option<String> {
+    if !is_sql_identifier(table) {
+        Some(format!(
+            "`{table}` must be a plain identifier (letters, digits, _)"
+        ))
+    } else if matches!(table, "audit_trail" | "approval_inbox" | "dataset_meta") {
+        Some(format!("`{table}` is reserved by the peer"))
+    } else {
+        None
+    }
+}
+
+/// serde locates an error inside the tagged `dataset` mapping at the start
+/// of the document (the mapping is buffered until its `kind` is known), so
+/// an issue placed before its own field's line is moved to that line.
+fn relocate(issue: Issue, loc: &Locator) -> Issue {
+    let (line, column) = loc.position(&field_path(&issue.field));
+    if (issue.line, issue.column) < (line, column) {
+        Issue {
+            line,
+            column,
+            ..issue
+        }
+    } else {
+        issue
+    }
+}
+
+/// The segments of a rendered field path (`skills[0].granted_columns[1]`);
+/// the peer's keys contain no `.` or `[`.
+fn field_path(field: &str) -> Vec<Seg<'_>> {
+    let mut path = Vec::new();
+    for part in field.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            path.push(Seg::key(key));
+        }
+        for index in pieces {
+            match index.trim_end_matches(']').parse() {
+                Ok(i) => path.push(Seg::Index(i)),
+                Err(_) => return path,
+            }
+        }
+    }
+    path
+}
+
+/// What `hub_url` and `public_url` must be; the value itself is not
+/// repeated (it may carry credentials).
+const URL_RULE: &str = "must be an http:// or https:// URL";
+
+/// The path of `field` in the `i`th entry of the list `list`
+/// (`skills[0].table`).
+fn item(list: &'static str, i: usize, field: &'static str) -> Vec<Seg<'static>> {
+    vec![Seg::key(list), Seg::Index(i), Seg::key(field)]
 }
 
 fn is_http_url(s: &str) -> bool {
@@ -549,10 +618,25 @@ skills:
 agents: [ {id: data-steward, name: "Data Steward"} ]
 "#;
 
+    const FILE: &str = "peers/x.yaml";
+
     fn err(text: &str) -> String {
-        PeerConfig::parse(text, "peers/x.yaml")
-            .unwrap_err()
-            .to_string()
+        PeerConfig::parse(text, FILE).unwrap_err().to_string()
+    }
+
+    fn issues(text: &str) -> Vec<Issue> {
+        match PeerConfig::parse(text, FILE) {
+            Ok(_) => panic!("expected the file to be rejected"),
+            Err(e) => e.issues().to_vec(),
+        }
+    }
+
+    /// Asserts the `(line, field)` of each issue, in the order reported.
+    #[track_caller]
+    fn assert_located(text: &str, want: &[(usize, &str)]) {
+        let got = issues(text);
+        let located: Vec<(usize, &str)> = got.iter().map(|i| (i.line, i.field.as_str())).collect();
+        assert_eq!(located, want, "{got:#?}");
     }
 
     #[test]
@@ -573,7 +657,7 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
     #[test]
     fn unknown_field_is_named_with_the_file() {
         let e = err(&GOOD.replace("name: VendorCorp", "name: VendorCorp\ncolour: red"));
-        assert!(e.starts_with("peers/x.yaml: "), "{e}");
+        assert!(e.starts_with("peers/x.yaml:4:1: colour: "), "{e}");
         assert!(e.contains("colour"), "{e}");
     }
 
@@ -581,66 +665,180 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
     fn unknown_dataset_field_is_named() {
         let e = err(&GOOD.replace("rows: 624", "rowz: 624"));
         assert!(e.contains("rowz"), "{e}");
+        assert!(e.starts_with("peers/x.yaml:8:1: dataset: "), "{e}");
+        // Block style: still the dataset's own line, not the document's.
+        let block = GOOD.replace(
+            "dataset: { kind: orders, seed: 42, rows: 624 }",
+            "dataset:\n  kind: orders\n  rowz: 624",
+        );
+        assert!(
+            err(&block).starts_with("peers/x.yaml:8:"),
+            "{}",
+            err(&block)
+        );
     }
 
     #[test]
     fn missing_field_is_named() {
         let e = err(&GOOD.replace("token_env: WS_TOKEN_VENDORCORP\n", ""));
         assert!(e.contains("token_env"), "{e}");
+        assert!(e.starts_with("peers/x.yaml:"), "{e}");
+    }
+
+    #[test]
+    fn type_and_syntax_errors_are_one_located_issue() {
+        let typed = issues(&GOOD.replace("agents: [", "faults: { stall_ms: soon }\nagents: ["));
+        assert_eq!(typed.len(), 1, "{typed:?}");
+        assert_eq!(
+            (typed[0].line, typed[0].field.as_str()),
+            (15, "faults.stall_ms")
+        );
+        let syntax = issues(&GOOD.replace("agents: [ {", "agents: [ {{"));
+        assert_eq!(syntax.len(), 1, "{syntax:?}");
+        assert!(syntax[0].line >= 15, "{syntax:?}");
     }
 
     #[test]
     fn semantic_errors_name_the_field() {
+        // (broken text, field path, line of GOOD it sits on)
         let cases = [
             (
                 GOOD.replace("listen: 127.0.0.1:3101", "listen: nowhere"),
-                "`listen`",
+                "listen",
+                4,
             ),
             (
                 GOOD.replace("system: vendorcorp", "system: Vendor Corp"),
-                "`system`",
+                "system",
+                2,
             ),
             (
                 GOOD.replace("table: orders", "table: budgets"),
-                "`skills[0].table`",
+                "skills[0].table",
+                13,
             ),
             (
                 GOOD.replace("kind: data-share", "kind: consult"),
-                "`skills[0].kind`",
+                "skills[0].kind",
+                11,
             ),
             (
                 GOOD.replace("hub_url: http://127.0.0.1:3000", "hub_url: 127.0.0.1:3000"),
-                "`hub_url`",
+                "hub_url",
+                6,
             ),
             (
                 GOOD.replace("token_env: WS_TOKEN_VENDORCORP", "token_env: ws-token"),
-                "`token_env`",
+                "token_env",
+                5,
             ),
-            (GOOD.replace("rows: 624", "rows: 0"), "`dataset.rows`"),
+            (GOOD.replace("rows: 624", "rows: 0"), "dataset.rows", 8),
             (
                 GOOD.replace(
                     "handler: table_query\n    table: orders",
                     "handler: budget_consult",
                 ),
-                "`skills[0]",
+                "skills[0].handler",
+                12,
             ),
             (
                 GOOD.replace(
                     "    granted_columns: [region, order_date, order_value, product]\n",
                     "",
                 ),
-                "`skills[0].granted_columns`",
+                // Absent: located at the skill it is missing from.
+                "skills[0].granted_columns",
+                10,
             ),
             (
                 GOOD.replace("[region, order_date,", "[region, \"date; drop\","),
-                "`skills[0].granted_columns[1]`",
+                "skills[0].granted_columns[1]",
+                14,
             ),
         ];
-        for (text, field) in cases {
+        for (text, field, line) in cases {
             let e = err(&text);
-            assert!(e.contains(field), "expected {field} in: {e}");
-            assert!(e.starts_with("peers/x.yaml: "), "{e}");
+            assert!(
+                e.contains(&format!(": {field}: ")),
+                "expected {field} in: {e}"
+            );
+            assert!(
+                e.lines().any(|l| l.starts_with(&format!("{FILE}:{line}:"))
+                    && l.contains(&format!(": {field}: "))),
+                "expected {field} at line {line} in: {e}"
+            );
+            assert!(e.lines().all(|l| l.starts_with("peers/x.yaml:")), "{e}");
         }
+    }
+
+    #[test]
+    fn every_problem_is_reported_in_line_order() {
+        let text = GOOD
+            .replace("agents: [ {id: data-steward", "agents: [ {id: Data Steward")
+            .replace("[region, order_date,", "[region, \"date; drop\",")
+            .replace("table: orders", "table: budgets")
+            .replace("rows: 624", "rows: 0")
+            .replace(
+                "hub_url: http://127.0.0.1:3000",
+                "hub_url: ftp://user:pw@hub",
+            )
+            .replace("token_env: WS_TOKEN_VENDORCORP", "token_env: sk-live-0123")
+            .replace("system: vendorcorp", "system: Vendor Corp");
+        assert_located(
+            &text,
+            &[
+                (2, "system"),
+                (5, "token_env"),
+                (6, "hub_url"),
+                (8, "dataset.rows"),
+                (13, "skills[0].table"),
+                (14, "skills[0].granted_columns[1]"),
+                (15, "agents[0].id"),
+            ],
+        );
+        let e = err(&text);
+        assert_eq!(e.lines().count(), 7, "{e}");
+        assert!(e.lines().all(|l| l.starts_with("peers/x.yaml:")), "{e}");
+        // Neither a would-be token nor a URL (credentials) is repeated.
+        assert!(!e.contains("sk-live-0123") && !e.contains("user:pw"), "{e}");
+    }
+
+    #[test]
+    fn one_mistake_reports_each_consequence_but_no_follow_up_noise() {
+        // A consult handler on a data-share skill with a grant: the kind,
+        // the dataset and the grant are each wrong.
+        let text = GOOD.replace(
+            "handler: table_query\n    table: orders",
+            "handler: budget_consult",
+        );
+        assert_located(
+            &text,
+            &[
+                (11, "skills[0].kind"),
+                (12, "skills[0].handler"),
+                (13, "skills[0].granted_columns"),
+            ],
+        );
+        // An invalid id is not also a duplicate; a reserved dataset table
+        // is not also compared with the skill's table.
+        let second = "  - capability: Orders.Query\n    kind: consult\n    handler: \
+                      ticket_classify\nagents:";
+        let text = GOOD
+            .replace("capability: orders.query", "capability: Orders.Query")
+            .replace("agents:", second)
+            .replace(
+                "dataset: { kind: orders, seed: 42, rows: 624 }",
+                "dataset: { kind: csv, path: d.csv, table: dataset_meta }",
+            );
+        assert_located(
+            &text,
+            &[
+                (8, "dataset.table"),
+                (10, "skills[0].capability"),
+                (15, "skills[1].capability"),
+                (17, "skills[1].handler"),
+            ],
+        );
     }
 
     #[test]

@@ -15,8 +15,8 @@
 //!
 //! | module | what it decides |
 //! |---|---|
-//! | [`config`] | the peer's YAML file, validated with located errors |
-//! | [`datasets`] | the data it owns: generated, loaded from CSV, seeded |
+//! | [`config`] | the peer's YAML file, every problem reported as `file:line:column: field` |
+//! | [`datasets`] | the data it owns: generated from a seed, hostile fixtures, read from CSV, seeded into its store |
 //! | [`query`] | the aggregate query engine over its own table, within the grant |
 //! | [`skills`] | the deterministic consult answers (budgets, tickets) |
 //! | [`executor`] | the A2A entry point: which skill answers a message |

@@ -12,7 +12,7 @@ use exchange::envelope::TraceParent;
 use exchange::inbox::Status;
 use exchange::reason::CallResult;
 use peer::client::{self, HubCall};
-use peer::config::PeerConfig;
+use peer::config::{ConfigError, PeerConfig};
 use peer::{open_store, server as peer_server, Token};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -159,7 +159,12 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli.command)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("peer: {e:#}");
+            match e.downcast_ref::<ConfigError>() {
+                // `file:line:column: field: message`, one line a problem,
+                // unprefixed so an editor can jump to each.
+                Some(invalid @ ConfigError::Invalid { .. }) => eprintln!("{invalid}"),
+                _ => eprintln!("peer: {e:#}"),
+            }
             ExitCode::from(1)
         }
     }
