@@ -10,8 +10,9 @@
 //! [`LocalEffects`]; the inbox calls it inside the approval's transaction.
 
 use async_trait::async_trait;
-use exchange::actions::{ActionError, LocalAction, LocalEffects};
+use exchange::actions::{ActionError, LocalAction};
 use exchange::inbox::InboxEntry;
+use exchange::inbox::LocalEffects;
 use sqlx::{Row, SqliteConnection, SqlitePool};
 
 /// The hub as a receiver: approved budget changes go to its own plans.

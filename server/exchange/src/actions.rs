@@ -9,18 +9,15 @@
 //! system: no cross-system call can cause a write elsewhere.
 //!
 //! Which receiver does what is the receiver's own code: it implements
-//! [`LocalEffects`] next to the store it owns. The hub keeps its budget
+//! the inbox's [`crate::inbox::LocalEffects`] next to the store it owns. The hub keeps its budget
 //! plans (`server::budget_plans`), a budget-owning peer updates its own
 //! row (`peer::approvals`); a receiver with no local actions uses
-//! [`NoLocalActions`] and every approval is refused with a message saying
+//! [`crate::inbox::NoLocalActions`] and every approval is refused with a message saying
 //! so (the entry stays pending: reject it instead). This module knows the
 //! vocabulary of actions, never a system's tables.
 
-use serde_json::Value;
-use sqlx::{SqliteConnection, SqlitePool};
-
-use crate::inbox::InboxEntry;
 use crate::text::clip;
+use serde_json::Value;
 
 /// Largest amount a `set_budget` accepts.
 pub const MAX_AMOUNT: f64 = 1e12;
@@ -61,14 +58,19 @@ pub enum NotExecutable {
 
 impl LocalAction {
     /// Reads a stored proposal as a local action, checking every field.
-    pub fn parse(entry: &InboxEntry, receiver: &'static str) -> Result<Self, NotExecutable> {
-        match entry.action_type.as_str() {
+    pub fn parse(
+        action_type: &str,
+        target: &str,
+        parameters: &Value,
+        receiver: &'static str,
+    ) -> Result<Self, NotExecutable> {
+        match action_type {
             "set_budget" => {
                 let bad = |problem: String| NotExecutable::BadProposal {
                     action_type: "set_budget",
                     problem,
                 };
-                let department = entry.target.trim();
+                let department = target.trim();
                 if department.is_empty()
                     || department.len() > 64
                     || !department.bytes().all(|b| {
@@ -79,7 +81,7 @@ impl LocalAction {
                         "target must be a department id (a-z, 0-9, _ or -)".into()
                     ));
                 }
-                let amount = match entry.parameters.get("amount") {
+                let amount = match parameters.get("amount") {
                     Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
                     Some(_) => return Err(bad("parameters.amount must be a number".into())),
                     None => return Err(bad("parameters.amount is missing".into())),
@@ -113,80 +115,10 @@ pub enum ActionError {
     Store(#[from] sqlx::Error),
 }
 
-/// A receiver's own local actions: which store it writes and how. The
-/// inbox calls it inside the transaction that records an approval, so the
-/// decision and the write happen together or not at all.
-#[async_trait::async_trait]
-pub trait LocalEffects: Send + Sync + std::fmt::Debug {
-    /// Who this receiver is, in messages (`the hub`, `this system`).
-    fn receiver(&self) -> &'static str;
-
-    /// Creates the tables this receiver writes, if any.
-    async fn prepare(&self, _pool: &SqlitePool) -> Result<(), sqlx::Error> {
-        Ok(())
-    }
-
-    /// Checks that `entry` could run here, without running it: approval
-    /// is refused up front for what this receiver cannot do.
-    fn check(&self, entry: &InboxEntry) -> Result<LocalAction, NotExecutable> {
-        LocalAction::parse(entry, self.receiver())
-    }
-
-    /// Performs `action` (what [`Self::check`] made of the approved
-    /// `entry`) on this receiver's own store, inside the caller's
-    /// transaction; returns a one-line description of the write for the
-    /// inbox and the audit trail.
-    async fn apply(
-        &self,
-        conn: &mut SqliteConnection,
-        action: LocalAction,
-        entry: &InboxEntry,
-        approved_by: &str,
-        approved_at: &str,
-    ) -> Result<String, ActionError>;
-}
-
-/// A receiver with no local actions: every approval is refused, naming
-/// the action type (the entry stays pending; reject it instead).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoLocalActions;
-
-impl NoLocalActions {
-    fn refuse(entry: &InboxEntry) -> NotExecutable {
-        NotExecutable::UnknownAction {
-            receiver: "this system",
-            action_type: clip(&entry.action_type, 64),
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl LocalEffects for NoLocalActions {
-    fn receiver(&self) -> &'static str {
-        "this system"
-    }
-
-    fn check(&self, entry: &InboxEntry) -> Result<LocalAction, NotExecutable> {
-        Err(Self::refuse(entry))
-    }
-
-    async fn apply(
-        &self,
-        _conn: &mut SqliteConnection,
-        _action: LocalAction,
-        entry: &InboxEntry,
-        _approved_by: &str,
-        _approved_at: &str,
-    ) -> Result<String, ActionError> {
-        // `check` refuses every action here; said again, not assumed.
-        Err(Self::refuse(entry).into())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbox::Status;
+    use crate::inbox::{InboxEntry, LocalEffects, NoLocalActions, Status};
     use serde_json::json;
 
     fn entry(action_type: &str, target: &str, parameters: Value) -> InboxEntry {
@@ -212,7 +144,7 @@ mod tests {
     fn only_a_well_formed_set_budget_is_an_action() {
         let ok = entry("set_budget", "marketing", json!({"amount": 150000}));
         assert_eq!(
-            LocalAction::parse(&ok, "the hub"),
+            LocalAction::parse(&ok.action_type, &ok.target, &ok.parameters, "the hub"),
             Ok(LocalAction::SetBudget {
                 department: "marketing".into(),
                 amount: 150000.0
@@ -244,7 +176,8 @@ mod tests {
                 "between 0",
             ),
         ] {
-            let err = LocalAction::parse(&e, "the hub").expect_err(needle);
+            let err = LocalAction::parse(&e.action_type, &e.target, &e.parameters, "the hub")
+                .expect_err(needle);
             assert!(err.to_string().contains(needle), "{err}");
         }
         assert!(

@@ -6,17 +6,18 @@
 //! the hub's database when the hub asked (a canvas drawer's consult).
 //! Nothing runs a proposal as given: approving records who decided and
 //! when and, in the same SQLite transaction, lets the receiver's own code
-//! ([`crate::actions::LocalEffects`], implemented by each receiver next to
+//! ([`LocalEffects`], implemented by each receiver next to
 //! its own store) perform its own local write. An
 //! approval the receiver cannot perform is refused and stays pending;
 //! rejecting writes nothing but the decision.
 
 use std::sync::Arc;
 
-use crate::actions::{ActionError, LocalEffects, NotExecutable};
+use crate::actions::{ActionError, LocalAction, NotExecutable};
+use crate::text::clip;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{Row, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
 
 /// Where an inbox entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -420,10 +421,84 @@ pub fn proposed_actions(result: &Value) -> Vec<ProposedAction> {
         .unwrap_or_default()
 }
 
+/// A receiver's own local actions: which store it writes and how. The
+/// inbox calls it inside the transaction that records an approval, so the
+/// decision and the write happen together or not at all.
+#[async_trait::async_trait]
+pub trait LocalEffects: Send + Sync + std::fmt::Debug {
+    /// Who this receiver is, in messages (`the hub`, `this system`).
+    fn receiver(&self) -> &'static str;
+
+    /// Creates the tables this receiver writes, if any.
+    async fn prepare(&self, _pool: &SqlitePool) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
+
+    /// Checks that `entry` could run here, without running it: approval
+    /// is refused up front for what this receiver cannot do.
+    fn check(&self, entry: &InboxEntry) -> Result<LocalAction, NotExecutable> {
+        LocalAction::parse(
+            &entry.action_type,
+            &entry.target,
+            &entry.parameters,
+            self.receiver(),
+        )
+    }
+
+    /// Performs `action` (what [`Self::check`] made of the approved
+    /// `entry`) on this receiver's own store, inside the caller's
+    /// transaction; returns a one-line description of the write for the
+    /// inbox and the audit trail.
+    async fn apply(
+        &self,
+        conn: &mut SqliteConnection,
+        action: LocalAction,
+        entry: &InboxEntry,
+        approved_by: &str,
+        approved_at: &str,
+    ) -> Result<String, ActionError>;
+}
+
+/// A receiver with no local actions: every approval is refused, naming
+/// the action type (the entry stays pending; reject it instead).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoLocalActions;
+
+impl NoLocalActions {
+    fn refuse(entry: &InboxEntry) -> NotExecutable {
+        NotExecutable::UnknownAction {
+            receiver: "this system",
+            action_type: clip(&entry.action_type, 64),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl LocalEffects for NoLocalActions {
+    fn receiver(&self) -> &'static str {
+        "this system"
+    }
+
+    fn check(&self, entry: &InboxEntry) -> Result<LocalAction, NotExecutable> {
+        Err(Self::refuse(entry))
+    }
+
+    async fn apply(
+        &self,
+        _conn: &mut SqliteConnection,
+        _action: LocalAction,
+        entry: &InboxEntry,
+        _approved_by: &str,
+        _approved_at: &str,
+    ) -> Result<String, ActionError> {
+        // `check` refuses every action here; said again, not assumed.
+        Err(Self::refuse(entry).into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::{LocalAction, NoLocalActions};
     use async_trait::async_trait;
     use serde_json::json;
     use sqlx::SqliteConnection;

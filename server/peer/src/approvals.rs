@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use exchange::actions::{ActionError, LocalAction, LocalEffects, NoLocalActions, NotExecutable};
+use exchange::actions::{ActionError, LocalAction, NotExecutable};
 use exchange::inbox::InboxEntry;
+use exchange::inbox::{LocalEffects, NoLocalActions};
 use sqlx::SqliteConnection;
 
 use crate::config::{DatasetConfig, PeerConfig};

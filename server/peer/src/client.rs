@@ -292,7 +292,7 @@ mod tests {
         let pool = exchange::db::memory().await.unwrap();
         (
             AuditTrail::open(pool.clone(), "buyercorp").await.unwrap(),
-            Inbox::open(pool, std::sync::Arc::new(exchange::actions::NoLocalActions))
+            Inbox::open(pool, std::sync::Arc::new(exchange::inbox::NoLocalActions))
                 .await
                 .unwrap(),
         )

@@ -10,7 +10,7 @@
 //! skill, or with a description of the skills for a data-share-only peer.
 
 use crate::config::{SkillConfig, SkillKind};
-use crate::query::Scope;
+use crate::skills::query::Scope;
 use crate::skills::{self, SkillContext, SkillError};
 use crate::PeerState;
 use a2a::{
@@ -289,11 +289,11 @@ pub fn help_text(state: &PeerState) -> String {
             "\n- {} ({}): {}",
             s.capability,
             s.kind.as_str(),
-            crate::server::skill_description(s, &state.schema)
+            crate::card::skill_description(s, &state.schema)
         ));
         out.push_str(&format!(
             "\n  sample data part: {}",
-            crate::server::sample_call(s, &state.schema)
+            crate::card::sample_call(s, &state.schema)
         ));
     }
     out

@@ -17,10 +17,10 @@
 //! |---|---|
 //! | [`config`] | the peer's YAML file, every problem reported as `file:line:column: field` |
 //! | [`datasets`] | the data it owns: generated from a seed, hostile fixtures, read from CSV, seeded into its store |
-//! | [`query`] | the aggregate query engine over its own table, within the grant |
-//! | [`skills`] | the deterministic consult answers (budgets, tickets) |
+//! | [`skills`] | the answers: the table query within the grant (`skills::query`), budgets, tickets — deterministic |
 //! | [`executor`] | the A2A entry point: which skill answers a message |
-//! | [`server`] | HTTP: agent card, `/health` with its identity, `/a2a` |
+//! | [`card`] | its agent card: one skill per capability, granted columns only |
+//! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
 //! | [`task_store`] | a bounded A2A task store |
 //! | [`approvals`] | what an approval lets this peer's own code write |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
@@ -31,11 +31,11 @@
 #![warn(missing_docs)]
 
 pub mod approvals;
+pub mod card;
 pub mod client;
 pub mod config;
 pub mod datasets;
 pub mod executor;
-pub mod query;
 pub mod server;
 pub mod skills;
 pub mod task_store;

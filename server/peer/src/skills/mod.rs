@@ -1,4 +1,6 @@
-//! The built-in skills a reference peer can provide.
+//! The built-in skills a reference peer can provide: the aggregate query
+//! over its own table ([`query`], the `table_query` data-share), budget
+//! consults ([`budget`]) and ticket classification ([`tickets`]).
 //!
 //! Deterministic rules, no LLM (DESIGN.md §5: the default deployment has
 //! none), so every answer can be checked against the data. A skill never
@@ -6,10 +8,10 @@
 //! may only *propose* actions.
 
 pub mod budget;
+pub mod query;
 pub mod tickets;
 
 use crate::config::Handler;
-use crate::query;
 use serde_json::{Map, Value};
 use sqlx::SqlitePool;
 

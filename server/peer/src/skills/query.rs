@@ -25,8 +25,8 @@
 //! while it is parsed, before a row is read, with `scope_denied` — seed
 //! 000's data plane. "No such column" and "not granted" stay distinct.
 
+use super::{json_type, num, object_with, round2, SkillError};
 use crate::datasets::{Column, ColumnType, TableSchema};
-use crate::skills::{json_type, num, object_with, round2, SkillError};
 use serde_json::{json, Value};
 use sqlx::{Row, SqlitePool};
 
