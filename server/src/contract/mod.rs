@@ -80,16 +80,15 @@ impl Contract {
     /// Compiles a capability's schemas and its data contract, reporting
     /// every problem found.
     pub fn for_capability(cap: Spec<'_>) -> Result<Self, Vec<Problem>> {
-        let mut problems = Vec::new();
-        let mut schema_problem = |e: SchemaError| Problem {
+        let schema_problem = |e: SchemaError| Problem {
             path: vec![Seg::key(e.field)],
             message: e.to_string(),
         };
         let response =
-            schema::compile("response_schema", cap.response_schema).map_err(&mut schema_problem);
+            schema::compile("response_schema", cap.response_schema).map_err(schema_problem);
         let input = cap
             .input_schema
-            .map(|s| schema::compile("input_schema", s).map_err(&mut schema_problem))
+            .map(|s| schema::compile("input_schema", s).map_err(schema_problem))
             .transpose();
         let rules = match cap.contract {
             None => Ok(Rules::default()),
@@ -113,12 +112,12 @@ impl Contract {
                 input,
                 rules,
             }),
-            (response, input, rules) => {
-                problems.extend(response.err());
-                problems.extend(input.err());
-                problems.extend(rules.err().into_iter().flatten());
-                Err(problems)
-            }
+            (response, input, rules) => Err(response
+                .err()
+                .into_iter()
+                .chain(input.err())
+                .chain(rules.err().into_iter().flatten())
+                .collect()),
         }
     }
 
