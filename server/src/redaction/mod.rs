@@ -7,7 +7,7 @@
 //! construction*, through types:
 //!
 //! * [`Redacted<T>`] has private fields, no `Deserialize` and no public
-//!   constructor: only this module makes one. [`redact`] is the only way to
+//!   constructor: only this module (with its [`view`]) makes one. [`redact`] is the only way to
 //!   turn a peer's JSON into one: it validates the answer against the
 //!   capability's response schema first (an answer that breaks it is
 //!   `not_connected` / `SCHEMA_INVALID`, never passed through), then keeps

@@ -240,7 +240,7 @@ fn answer_of(d: &Data, provider: &str) -> Option<UntrustedText> {
 /// What a consult drawer shows: the answer as untrusted text, the kept
 /// scalar fields as facts, and the proposals as the asker's inbox stored
 /// them (`proposed_actions`: built by the BFF from the entries that
-/// [`proposed_actions`] of this answer made).
+/// [`super::proposed_actions`] of this answer made).
 pub fn consult_view(
     meta: CallMeta,
     answer: Result<&Redacted<Data>, &NotConnected>,
