@@ -23,6 +23,71 @@ pub struct Issue {
     pub message: String,
 }
 
+/// Why a config file was not accepted: it could not be read, or it was
+/// read and every problem in it is listed, located. The topology loader
+/// and the peer's config loader both answer with it.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The file could not be read at all.
+    #[error("{file}: cannot read the {what}: {source}")]
+    Read {
+        /// The path as given.
+        file: String,
+        /// What kind of file it is (`topology file`, `peer config`).
+        what: &'static str,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was read but is not valid: one line per problem,
+    /// `file:line:column: field: message`, in file order.
+    #[error("{}", render_issues(file, issues))]
+    Invalid {
+        /// The path as given.
+        file: String,
+        /// Every problem found, in file order.
+        issues: Vec<Issue>,
+    },
+}
+
+impl FileError {
+    /// Reads the file at `path` as text, or says which file could not be
+    /// read.
+    pub fn read(path: &std::path::Path, what: &'static str) -> Result<String, Self> {
+        std::fs::read_to_string(path).map_err(|source| FileError::Read {
+            file: path.display().to_string(),
+            what,
+            source,
+        })
+    }
+
+    /// The located problems (empty for a read error).
+    pub fn issues(&self) -> &[Issue] {
+        match self {
+            FileError::Read { .. } => &[],
+            FileError::Invalid { issues, .. } => issues,
+        }
+    }
+
+    /// The same message with the file named by its file name alone: what
+    /// a browser may be shown (a host's directory layout is not its
+    /// business), while logs keep the full path.
+    pub fn public_message(&self) -> String {
+        let short = |file: &str, what: &str| {
+            std::path::Path::new(file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| what.to_string())
+        };
+        match self {
+            FileError::Read { file, what, source } => {
+                format!("{}: cannot read the {what}: {source}", short(file, what))
+            }
+            FileError::Invalid { file, issues } => render_issues(&short(file, "file"), issues),
+        }
+    }
+}
+
 /// One `file:line:column: field: message` line per issue, in order.
 pub fn render_issues(file: &str, issues: &[Issue]) -> String {
     let lines: Vec<String> = issues

@@ -11,7 +11,7 @@
 //! reported, in file order, as `config/peers/x.yaml:14:5: skills[0].table:
 //! ...`, so an operator fixes the whole file in one pass without guessing.
 
-use exchange::located::{parse_yaml, render_issues, Issue, Locator, Seg};
+use exchange::located::{parse_yaml, Issue, Locator, Seg};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -238,52 +238,19 @@ pub struct Faults {
 }
 
 /// A config file that cannot be used; the message names the file, and for
-/// a file that was read, every problem with its line, column and field.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("{file}: cannot read: {source}")]
-    Read {
-        /// The config file.
-        file: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file was read but is not a usable config: one line per problem,
-    /// `file:line:column: field: message`.
-    #[error("{}", render_issues(file, issues))]
-    Invalid {
-        /// The config file.
-        file: String,
-        /// Every problem found, in file order. A YAML or shape error (a
-        /// syntax error, an unknown, missing or mistyped field) is the only
-        /// one: the meaning of a file that does not parse is not checked.
-        issues: Vec<Issue>,
-    },
-}
-
-impl ConfigError {
-    /// The located problems (empty for a read error).
-    pub fn issues(&self) -> &[Issue] {
-        match self {
-            ConfigError::Read { .. } => &[],
-            ConfigError::Invalid { issues, .. } => issues,
-        }
-    }
-}
+/// a file that was read, every problem with its line, column and field. A
+/// YAML or shape error (a syntax error, an unknown, missing or mistyped
+/// field) is then the only one: the meaning of a file that does not parse
+/// is not checked.
+pub type ConfigError = exchange::located::FileError;
 
 impl PeerConfig {
     /// Reads and validates the file at `path`. A relative CSV path is
     /// resolved against the file's directory so the config works from any
     /// working directory.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            file: file.clone(),
-            source,
-        })?;
-        let mut config = Self::parse(&text, &file)?;
+        let text = ConfigError::read(path, "peer config")?;
+        let mut config = Self::parse(&text, &path.display().to_string())?;
         if let DatasetConfig::Csv { path: csv, .. } = &mut config.dataset {
             if csv.is_relative() {
                 if let Some(dir) = path.parent() {

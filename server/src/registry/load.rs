@@ -12,60 +12,14 @@
 use std::path::Path;
 
 pub use exchange::located::Issue;
-use exchange::located::{parse_yaml, render_issues, Locator, Seg};
+use exchange::located::{parse_yaml, Locator, Seg};
 
 use super::model::Topology;
 use crate::contract::Contracts;
 
-/// Why a topology file was not accepted.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be read at all.
-    #[error("{file}: cannot read the topology file: {source}")]
-    Read {
-        /// The path as given.
-        file: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file was read but is not a valid topology.
-    #[error("{}", render_issues(file, issues))]
-    Invalid {
-        /// The path as given.
-        file: String,
-        /// Every problem found, in file order.
-        issues: Vec<Issue>,
-    },
-}
-
-impl LoadError {
-    /// The located problems (empty for a read error).
-    pub fn issues(&self) -> &[Issue] {
-        match self {
-            LoadError::Read { .. } => &[],
-            LoadError::Invalid { issues, .. } => issues,
-        }
-    }
-
-    /// The same message with the file named by its file name alone: what
-    /// a browser may be shown (the hub's directory layout is not its
-    /// business), while logs keep the full path.
-    pub fn public_message(&self) -> String {
-        let short = |file: &str| {
-            Path::new(file)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "topology file".to_string())
-        };
-        match self {
-            LoadError::Read { file, source } => {
-                format!("{}: cannot read the topology file: {source}", short(file))
-            }
-            LoadError::Invalid { file, issues } => render_issues(&short(file), issues),
-        }
-    }
-}
+/// Why a topology file was not accepted (`FileError::Read` or
+/// `FileError::Invalid` with every problem located).
+pub type LoadError = exchange::located::FileError;
 
 /// A validated topology together with its compiled response contracts:
 /// the two are built and swapped as one, so a call never sees a schema of
@@ -80,12 +34,8 @@ pub struct Loaded {
 
 /// Reads and validates the topology file at `path`.
 pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
-        file: file.clone(),
-        source,
-    })?;
-    load_str(&file, &text)
+    let text = LoadError::read(path, "topology file")?;
+    load_str(&path.display().to_string(), &text)
 }
 
 /// Parses and validates topology `text`; `file` is only used in messages.
