@@ -155,14 +155,6 @@ impl<'a> Seg<'a> {
     pub fn key(k: impl Into<Cow<'a, str>>) -> Self {
         Seg::Key(k.into())
     }
-
-    /// This step, owning its key.
-    pub fn into_owned(self) -> Seg<'static> {
-        match self {
-            Seg::Key(k) => Seg::Key(Cow::Owned(k.into_owned())),
-            Seg::Index(i) => Seg::Index(i),
-        }
-    }
 }
 
 /// The dotted field path of `path`: `systems[1].base_url` (`.` for the root).

@@ -490,20 +490,7 @@ skills:
         );
         f.peer.stop().await.unwrap();
 
-        let mut state = PeerState::open(
-            config(&format!("{BUYER}faults: {{ fail: true }}\n")),
-            Token::new(TOKEN),
-            &f._dir.path().join("fail.db"),
-        )
-        .await
-        .unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let failing = Fixture {
-            peer: start(Arc::new(state), listener).unwrap(),
-            state: f.state.clone(),
-            http: reqwest::Client::new(),
-            _dir: tempfile::tempdir().unwrap(),
-        };
+        let failing = start_peer(&format!("{BUYER}faults: {{ fail: true }}\n")).await;
         let call = rpc(
             json!([{"data": {"capability": "budget.consult", "input": {"question": "marketing?"}}}]),
         );
@@ -512,22 +499,10 @@ skills:
         assert_eq!(body["error"]["message"], "injected failure");
         failing.peer.stop().await.unwrap();
 
-        state = PeerState::open(
-            config(&format!(
-                "{BUYER}faults: {{ break_schema: true, stall_ms: 150 }}\n"
-            )),
-            Token::new(TOKEN),
-            &f._dir.path().join("broken.db"),
-        )
-        .await
-        .unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let broken = Fixture {
-            peer: start(Arc::new(state), listener).unwrap(),
-            state: f.state.clone(),
-            http: reqwest::Client::new(),
-            _dir: tempfile::tempdir().unwrap(),
-        };
+        let broken = start_peer(&format!(
+            "{BUYER}faults: {{ break_schema: true, stall_ms: 150 }}\n"
+        ))
+        .await;
         let t0 = std::time::Instant::now();
         let (_, body) = post(&broken, Some(TOKEN), &call).await;
         assert!(
