@@ -185,6 +185,32 @@ impl AuthChain {
     }
 }
 
+/// The system whose token the request's `Authorization: Bearer` header
+/// carries, for a binding where the token alone names the caller (the A2A
+/// surface: `X-Caller-System` is optional there). Every system's token is
+/// compared, each in constant time, so the answer's timing does not tell
+/// which system came close. `None` for no header, a malformed one, or a
+/// token nobody holds.
+pub fn caller_by_token<'a>(headers: &HeaderMap, topology: &'a Topology) -> Option<&'a System> {
+    let given = headers
+        .get(AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim()
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim().as_bytes().to_vec())?;
+    let mut found = None;
+    for system in &topology.systems {
+        if let Some(expected) = token_for(system) {
+            if constant_time_eq(&given, expected.as_bytes()) && found.is_none() {
+                found = Some(system);
+            }
+        }
+    }
+    found
+}
+
 /// The bearer token of `system` as the environment holds it right now; an
 /// unset or empty variable means "no token" (an empty token would let an
 /// empty header through).

@@ -26,6 +26,7 @@ use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
 use crate::idempotency::IdempotencyStore;
+use crate::task_owners::TaskOwners;
 use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::ui_auth::session::{SessionSettings, SessionStore};
@@ -65,6 +66,9 @@ pub enum HubError {
     /// The idempotency store could not be set up.
     #[error(transparent)]
     Idempotency(#[from] crate::idempotency::IdempotencyError),
+    /// The task ownership table could not be opened.
+    #[error(transparent)]
+    TaskOwners(#[from] crate::task_owners::TaskOwnersError),
     /// The edge store could not be set up.
     #[error(transparent)]
     Edges(#[from] crate::edges::EdgeError),
@@ -133,6 +137,7 @@ impl Hub {
         let pool = exchange::db::open(&config.database).await?;
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
         let idempotency = IdempotencyStore::open(pool.clone()).await?;
+        let tasks = TaskOwners::open(pool.clone()).await?;
         let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
         let inbox = Inbox::open(pool.clone(), Arc::new(HubPlans)).await?;
         let sessions = SessionStore::open(pool).await?;
@@ -142,6 +147,7 @@ impl Hub {
             board.clone(),
             idempotency,
             audit,
+            tasks,
         )?);
         Ok(Self {
             registry,
@@ -218,8 +224,11 @@ impl Hub {
             None => browser,
         };
         // The session guard covers the browser's door only: the gateway
-        // has the peer auth chain and never sees a UI cookie.
-        gateway.merge(self.ui.protect(browser))
+        // and the A2A surface have the peer auth chain and never see a UI
+        // cookie.
+        gateway
+            .merge(crate::surface::router(self.gateway.clone()))
+            .merge(self.ui.protect(browser))
     }
 }
 

@@ -16,6 +16,8 @@
 //! | [`contract`] | what a capability's input and answer must be, and what of it a browser may see |
 //! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
+//! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON, the v0.3 bridge |
+//! | [`task_owners`] | whose task is it: a task id is usable only by the caller that created it |
 //! | [`idempotency`] | a repeated consult id answers from the store, never runs twice |
 //! | [`prober`] | who is alive: health probes and the status board |
 //! | [`events`] | what changed, pushed live to open canvases |
@@ -41,5 +43,7 @@ pub mod idempotency;
 pub mod prober;
 pub mod redaction;
 pub mod registry;
+pub mod surface;
+pub mod task_owners;
 pub mod ui_auth;
 pub mod web;

@@ -24,9 +24,11 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+use crate::surface::bridge;
 use crate::events::EventBus;
 use crate::registry::model::System;
 use crate::registry::Registry;
+use exchange::envelope::A2aVersion;
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
 use exchange::http::{read_limited, transport_failure};
 use exchange::reason::{NotConnected, ReasonCode};
@@ -125,10 +127,23 @@ impl Entry {
     }
 }
 
+/// A provider's agent card as the prober last fetched it: the A2A version
+/// it declares and the card itself in v1.0 shape (a v0.3 card is
+/// translated by the [version bridge](crate::surface::bridge)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderCard {
+    /// The version the provider speaks: how the gateway calls it.
+    pub version: A2aVersion,
+    /// The card, v1.0 shape. Peer text: the hub's own cards copy names,
+    /// descriptions and skills from it, nothing else.
+    pub card: Value,
+}
+
 /// Every system's current health; the source of node and edge status.
 #[derive(Debug)]
 pub struct StatusBoard {
     entries: RwLock<HashMap<String, Entry>>,
+    cards: RwLock<HashMap<String, Arc<ProviderCard>>>,
     events: EventBus,
 }
 
@@ -137,8 +152,36 @@ impl StatusBoard {
     pub fn new(events: EventBus) -> Self {
         Self {
             entries: RwLock::new(HashMap::new()),
+            cards: RwLock::new(HashMap::new()),
             events,
         }
+    }
+
+    /// The agent card `system` last served, if the prober has fetched one.
+    pub fn card(&self, system: &str) -> Option<Arc<ProviderCard>> {
+        self.cards.read().ok()?.get(system).cloned()
+    }
+
+    /// The A2A version `system` speaks: its card's, v1.0 until a card is
+    /// known.
+    pub fn version(&self, system: &str) -> A2aVersion {
+        self.card(system)
+            .map_or(A2aVersion::V1_0, |c| c.version)
+    }
+
+    /// Records the card `system` served (as fetched, either version).
+    pub fn record_card(&self, system: &str, card: Value) -> Result<(), NotConnected> {
+        let version = bridge::version_of_card(&card);
+        let card = match version {
+            A2aVersion::V1_0 => card,
+            A2aVersion::V0_3 => bridge::card_to_v1(card).map_err(|e| {
+                NotConnected::new(ReasonCode::PeerError, format!("agent card (v0.3): {e}"))
+            })?,
+        };
+        if let Ok(mut m) = self.cards.write() {
+            m.insert(system.to_string(), Arc::new(ProviderCard { version, card }));
+        }
+        Ok(())
     }
 
     /// The combined status of `system` (`Unknown` if never seen).
@@ -196,6 +239,9 @@ impl StatusBoard {
     /// Forgets systems no longer in the topology.
     pub fn retain(&self, systems: &HashSet<String>) {
         if let Ok(mut m) = self.entries.write() {
+            m.retain(|id, _| systems.contains(id));
+        }
+        if let Ok(mut m) = self.cards.write() {
             m.retain(|id, _| systems.contains(id));
         }
     }
@@ -354,6 +400,7 @@ impl Prober {
                     "agent card has no name",
                 ));
             }
+            self.board.record_card(&system.id, card)?;
         }
         Ok(())
     }

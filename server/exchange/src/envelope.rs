@@ -19,10 +19,47 @@ pub const TRACEPARENT_HEADER: &str = "traceparent";
 /// Names the calling system; the auth chain verifies the claim.
 pub const CALLER_HEADER: &str = "x-caller-system";
 
-/// The protocol versions this build speaks.
-pub const SUPPORTED_VERSIONS: &[&str] = &["1.0"];
+/// The protocol versions this build speaks: v1.0, and v0.3 through the
+/// hub's version bridge.
+pub const SUPPORTED_VERSIONS: &[&str] = &["1.0", "0.3"];
 /// The version sent on every outgoing call.
 pub const CURRENT_VERSION: &str = "1.0";
+/// What a call that declares no version speaks (A2A v1.0 §3.6.1: a missing
+/// `A2A-Version` header means 0.3).
+pub const UNDECLARED_VERSION: &str = "0.3";
+
+/// An A2A protocol version this build speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum A2aVersion {
+    /// A2A v0.3: `message/send`, `kind` discriminators, kebab-case states.
+    V0_3,
+    /// A2A v1.0: `SendMessage`, `ROLE_*` and `TASK_STATE_*` enums.
+    V1_0,
+}
+
+impl A2aVersion {
+    /// Reads a declared version: `1`, `1.0`, `1.0.x`, `1.x` are v1.0;
+    /// `0.3` and `0.3.x` are v0.3; anything else is not spoken here.
+    pub fn parse(declared: &str) -> Option<Self> {
+        let mut parts = declared.trim().split('.');
+        match (parts.next(), parts.next()) {
+            (Some("1"), None) => Some(Self::V1_0),
+            (Some("1"), Some(minor)) if minor.bytes().all(|b| b.is_ascii_digit()) && !minor.is_empty() => {
+                Some(Self::V1_0)
+            }
+            (Some("0"), Some("3")) => Some(Self::V0_3),
+            _ => None,
+        }
+    }
+
+    /// The header value that declares this version.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V0_3 => "0.3",
+            Self::V1_0 => "1.0",
+        }
+    }
+}
 
 /// A parsed W3C `traceparent` (version 00).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +130,7 @@ impl TraceParent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Envelope {
     /// The version the caller declared (`A2A-Version`, else `X-A2A-Version`,
-    /// else the current version: a caller that says nothing gets v1).
+    /// else [`UNDECLARED_VERSION`]: a caller that says nothing speaks 0.3).
     pub version: String,
     /// The caller's request id, or a fresh one if it sent none.
     pub request_id: String,
@@ -127,7 +164,7 @@ impl Envelope {
         };
         let version = text(VERSION_HEADER)
             .or_else(|| text(LEGACY_VERSION_HEADER))
-            .unwrap_or_else(|| CURRENT_VERSION.to_string());
+            .unwrap_or_else(|| UNDECLARED_VERSION.to_string());
         let caller_request_id = text(REQUEST_ID_HEADER).filter(|id| id.len() <= 128);
         let trace = text(TRACEPARENT_HEADER)
             .and_then(|v| TraceParent::parse(&v))
@@ -140,20 +177,21 @@ impl Envelope {
         }
     }
 
-    /// Whether this build speaks the declared version (`1`, `1.0` and
-    /// `1.0.x` all mean v1.0).
-    pub fn version_supported(&self) -> bool {
-        let v = self.version.as_str();
-        SUPPORTED_VERSIONS
-            .iter()
-            .any(|s| v == *s || v == "1" || v.strip_prefix(s).is_some_and(|r| r.starts_with('.')))
+    /// The declared version, if this build speaks it.
+    pub fn protocol(&self) -> Option<A2aVersion> {
+        A2aVersion::parse(&self.version)
     }
 
-    /// The headers to forward to the next hop: same request id, same
-    /// trace-id, a new span.
-    pub fn forward_headers(&self) -> Vec<(&'static str, String)> {
+    /// Whether this build speaks the declared version.
+    pub fn version_supported(&self) -> bool {
+        self.protocol().is_some()
+    }
+
+    /// The headers to forward to the next hop, which speaks `version`:
+    /// same request id, same trace-id, a new span.
+    pub fn forward_headers(&self, version: A2aVersion) -> Vec<(&'static str, String)> {
         vec![
-            (VERSION_HEADER, CURRENT_VERSION.to_string()),
+            (VERSION_HEADER, version.as_str().to_string()),
             (REQUEST_ID_HEADER, self.request_id.clone()),
             (TRACEPARENT_HEADER, self.trace.child().to_header()),
         ]
@@ -212,14 +250,31 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(LEGACY_VERSION_HEADER, HeaderValue::from_static("1.0"));
         assert!(Envelope::from_headers(&h).version_supported());
-        h.insert(VERSION_HEADER, HeaderValue::from_static("0.3"));
+        h.insert(VERSION_HEADER, HeaderValue::from_static("0.2"));
         let env = Envelope::from_headers(&h);
-        assert_eq!(env.version, "0.3", "the v1 header wins over the legacy one");
+        assert_eq!(env.version, "0.2", "the v1 header wins over the legacy one");
         assert!(!env.version_supported());
-        h.insert(VERSION_HEADER, HeaderValue::from_static("1.0.2"));
-        assert!(Envelope::from_headers(&h).version_supported());
-        h.insert(VERSION_HEADER, HeaderValue::from_static("10"));
-        assert!(!Envelope::from_headers(&h).version_supported());
+        for (declared, spoken) in [
+            ("1.0.2", Some(A2aVersion::V1_0)),
+            ("1", Some(A2aVersion::V1_0)),
+            ("1.1", Some(A2aVersion::V1_0)),
+            ("0.3", Some(A2aVersion::V0_3)),
+            ("0.3.0", Some(A2aVersion::V0_3)),
+            ("10", None),
+            ("1.x", None),
+            ("2.0", None),
+            ("", None),
+        ] {
+            h.insert(VERSION_HEADER, HeaderValue::from_static(declared));
+            assert_eq!(Envelope::from_headers(&h).protocol(), spoken, "{declared:?}");
+        }
+    }
+
+    #[test]
+    fn a_call_that_declares_no_version_speaks_0_3() {
+        let env = Envelope::from_headers(&HeaderMap::new());
+        assert_eq!(env.version, "0.3");
+        assert_eq!(env.protocol(), Some(A2aVersion::V0_3));
     }
 
     #[test]

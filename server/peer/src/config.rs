@@ -212,6 +212,24 @@ pub struct SkillConfig {
     /// Card description; a generated one when absent.
     #[serde(default)]
     pub description: Option<String>,
+    /// What a call is answered with: a `message` (the default) or a
+    /// completed `task` whose artifact holds the result, which the caller
+    /// can read again later with `GetTask` (A2A v1.0 §3.1.1: an agent may
+    /// answer either way).
+    #[serde(default)]
+    pub answer: AnswerAs,
+}
+
+/// How a skill's result travels back (A2A `SendMessage` answers a Message
+/// or a Task).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerAs {
+    /// One agent Message: nothing to fetch again.
+    #[default]
+    Message,
+    /// A completed Task, kept in the peer's task store.
+    Task,
 }
 
 /// An agent this system runs.

@@ -9,12 +9,12 @@
 //! sends, is answered too: as the question of the peer's first consult
 //! skill, or with a description of the skills for a data-share-only peer.
 
-use crate::config::{SkillConfig, SkillKind};
+use crate::config::{AnswerAs, SkillConfig, SkillKind};
 use crate::skills::query::Scope;
 use crate::skills::{self, SkillContext, SkillError};
 use crate::PeerState;
 use a2a::{
-    A2AError, Message, Part, PartContent, StreamResponse, TaskState, TaskStatus,
+    A2AError, Artifact, Message, Part, PartContent, StreamResponse, Task, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
 use a2a_server::{AgentExecutor, ExecutorContext, ServiceParams};
@@ -74,6 +74,8 @@ impl AgentExecutor for PeerExecutor {
 struct Handled {
     capability: String,
     answer: Result<Message, Refusal>,
+    /// How the answer travels back (the skill's `answer`).
+    answer_as: AnswerAs,
 }
 
 /// A refused call: the error for the caller, a payload-free detail for the
@@ -117,6 +119,7 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
                 error: A2AError::invalid_params("the request carries no message"),
                 detail: "invalid params: no_message".into(),
             }),
+            answer_as: AnswerAs::Message,
         },
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -154,12 +157,52 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
         duration_ms,
         "call answered"
     );
-    match handled.answer {
-        Ok(mut message) => {
+    match (handled.answer, handled.answer_as) {
+        (Ok(mut message), AnswerAs::Message) => {
             message.context_id = Some(ctx.context_id.clone());
             Ok(StreamResponse::Message(message))
         }
-        Err(r) => Err(r.error),
+        (Ok(message), AnswerAs::Task) => Ok(StreamResponse::Task(completed_task(
+            &ctx,
+            &handled.capability,
+            message,
+        ))),
+        (Err(r), _) => Err(r.error),
+    }
+}
+
+/// A completed task for a skill that answers with one: the result as its
+/// artifact (named after the capability), the call in its history.
+fn completed_task(ctx: &ExecutorContext, capability: &str, answer: Message) -> Task {
+    let mut status_message = Message::new(
+        a2a::Role::Agent,
+        answer
+            .parts
+            .iter()
+            .filter(|p| matches!(p.content, PartContent::Text(_)))
+            .cloned()
+            .collect(),
+    );
+    status_message.task_id = Some(ctx.task_id.clone());
+    status_message.context_id = Some(ctx.context_id.clone());
+    Task {
+        id: ctx.task_id.clone(),
+        context_id: ctx.context_id.clone(),
+        status: TaskStatus {
+            state: TaskState::Completed,
+            message: (!status_message.parts.is_empty()).then_some(status_message),
+            timestamp: None,
+        },
+        artifacts: Some(vec![Artifact {
+            artifact_id: a2a::new_artifact_id(),
+            name: Some(capability.to_string()),
+            description: None,
+            parts: answer.parts,
+            metadata: None,
+            extensions: None,
+        }]),
+        history: ctx.message.clone().map(|m| vec![m]),
+        metadata: None,
     }
 }
 
@@ -176,6 +219,7 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
                 )),
                     detail: "invalid params: no_capability".into(),
                 }),
+                answer_as: AnswerAs::Message,
             }
         }
     };
@@ -198,11 +242,13 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
             // The trail names only capabilities this peer has: an unknown
             // id is caller input and stays out.
             capability: "unknown".into(),
+            answer_as: AnswerAs::Message,
         };
     };
     Handled {
         answer: run(state, skill, &input).await,
         capability: skill.capability.clone(),
+        answer_as: skill.answer,
     }
 }
 
@@ -254,6 +300,7 @@ async fn answer_text(state: &PeerState, message: &Message) -> Handled {
                 ),
                 detail: "invalid params: empty_message".into(),
             }),
+            answer_as: AnswerAs::Message,
         };
     }
     if let Some(skill) = state
@@ -266,6 +313,7 @@ async fn answer_text(state: &PeerState, message: &Message) -> Handled {
         return Handled {
             capability: skill.capability.clone(),
             answer: run(state, skill, &input).await,
+            answer_as: skill.answer,
         };
     }
     Handled {
@@ -274,6 +322,7 @@ async fn answer_text(state: &PeerState, message: &Message) -> Handled {
             a2a::Role::Agent,
             vec![Part::text(help_text(state))],
         )),
+        answer_as: AnswerAs::Message,
     }
 }
 

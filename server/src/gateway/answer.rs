@@ -46,13 +46,21 @@ impl Failure {
     }
 }
 
+/// A provider's answer that carries a capability result: the result and
+/// the A2A response (Message or Task) it was read from.
+#[derive(Debug, Clone)]
+pub(super) struct Reply {
+    pub(super) result: Value,
+    pub(super) response: SendMessageResponse,
+}
+
 /// Turns a provider's HTTP answer into the capability result or a
 /// `PEER_ERROR` whose detail is the peer's own message, clipped.
 pub(super) fn interpret_answer(
     id: &str,
     status: reqwest::StatusCode,
     body: &[u8],
-) -> Result<Value, Failure> {
+) -> Result<Reply, Failure> {
     let fail = |message: String| Failure::provider(peer_error(message));
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let rpc_error = parsed
@@ -91,7 +99,9 @@ pub(super) fn interpret_answer(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))
     })?;
-    wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))
+    let result =
+        wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))?;
+    Ok(Reply { result, response })
 }
 
 /// A `PEER_ERROR` carrying the peer's message, clipped to

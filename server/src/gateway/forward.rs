@@ -17,13 +17,15 @@
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error, Failure};
 use super::Gateway;
 use crate::auth::token_for;
 use crate::contract::Contract;
 use crate::registry::model::System;
+use crate::surface::bridge::{self, Method};
 use a2a::SendMessageRequest;
-use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER};
 use exchange::http::{read_limited, transport_failure};
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::wire;
@@ -48,6 +50,8 @@ pub(super) struct Leg<'a> {
     pub(super) deadline_ms: u64,
     /// The capability's response contract, if it has one.
     pub(super) contract: Option<&'a Contract>,
+    /// The caller's A2A conversation, if it named one.
+    pub(super) context_id: Option<&'a str>,
 }
 
 impl Gateway {
@@ -57,13 +61,13 @@ impl Gateway {
         &self,
         leg: &Leg<'_>,
         input: Value,
-    ) -> Result<Value, NotConnected> {
+    ) -> Result<Reply, NotConnected> {
         let result = self
             .forward(leg, input)
             .await
             .and_then(|answer| match leg.contract {
                 None => Ok(answer),
-                Some(c) => c.check(&answer).map(|()| answer).map_err(|v| {
+                Some(c) => c.check(&answer.result).map(|()| answer).map_err(|v| {
                     Failure::provider(NotConnected::new(
                         ReasonCode::SchemaInvalid,
                         format!("{}: {v}", leg.capability),
@@ -87,7 +91,7 @@ impl Gateway {
 
     /// One A2A `SendMessage` to the provider, bounded by the deadline from
     /// the first byte sent to the last byte read.
-    async fn forward(&self, leg: &Leg<'_>, input: Value) -> Result<Value, Failure> {
+    async fn forward(&self, leg: &Leg<'_>, input: Value) -> Result<Reply, Failure> {
         let Leg {
             system,
             caller,
@@ -95,8 +99,53 @@ impl Gateway {
             envelope,
             deadline,
             deadline_ms,
+            context_id,
             ..
         } = *leg;
+        // The envelope's request id is the message id: a caller on the A2A
+        // surface chose it (its `messageId`), and the provider sees the
+        // same id in the header and in the message.
+        let mut message = wire::call_message(capability, input);
+        message.message_id.clone_from(&envelope.request_id);
+        message.context_id = context_id.map(str::to_string);
+        let params = SendMessageRequest {
+            message,
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        let params = serde_json::to_value(params)
+            .map_err(|e| Failure::provider(peer_error(format!("encoding the call: {e}"))))?;
+        let rpc = Rpc {
+            system,
+            caller,
+            envelope,
+            deadline,
+            deadline_ms,
+        };
+        let (status, body) = self.rpc(&rpc, Method::SendMessage, params).await?;
+        interpret_answer(&system.id, status, &body)
+    }
+
+    /// One JSON-RPC call to a provider: its token, the envelope's headers
+    /// with a new span, in the A2A version the provider's card declares
+    /// (a v0.3 provider gets the request translated, and its answer comes
+    /// back translated to v1.0), bounded by the deadline from the first
+    /// byte sent to the last byte read, the answer read up to
+    /// [`MAX_ANSWER_BODY`]. Returns the HTTP status and the (v1.0) body.
+    pub(super) async fn rpc(
+        &self,
+        rpc: &Rpc<'_>,
+        method: Method,
+        params: Value,
+    ) -> Result<(reqwest::StatusCode, Vec<u8>), Failure> {
+        let Rpc {
+            system,
+            caller,
+            envelope,
+            deadline,
+            deadline_ms,
+        } = *rpc;
         let id = system.id.as_str();
         let Some(token) = token_for(system) else {
             // The hub's own configuration, not the provider's health.
@@ -108,16 +157,28 @@ impl Gateway {
                 provider_fault: false,
             });
         };
-        let params = SendMessageRequest {
-            message: wire::call_message(capability, input),
-            configuration: None,
-            metadata: None,
-            tenant: None,
+        let version = self.board.version(id);
+        let (name, params) = match version {
+            A2aVersion::V1_0 => (method.name(A2aVersion::V1_0), params),
+            A2aVersion::V0_3 => (
+                method.name(A2aVersion::V0_3),
+                bridge::params_to_v03(method, params).map_err(|e| {
+                    Failure::provider(peer_error(format!(
+                        "{id} speaks A2A v0.3 and this call has no v0.3 form: {e}"
+                    )))
+                })?,
+            ),
+        };
+        let Some(name) = name else {
+            return Err(Failure::provider(peer_error(format!(
+                "{id} speaks A2A {} and has no method for {method:?}",
+                version.as_str()
+            ))));
         };
         let body = json!({
             "jsonrpc": "2.0",
             "id": envelope.request_id,
-            "method": wire::SEND_MESSAGE_METHOD,
+            "method": name,
             "params": params,
         });
         let url = format!(
@@ -131,7 +192,7 @@ impl Gateway {
             .bearer_auth(token)
             .header(CALLER_HEADER, caller)
             .json(&body);
-        for (name, value) in envelope.forward_headers() {
+        for (name, value) in envelope.forward_headers(version) {
             request = request.header(name, value);
         }
         let exchange = async {
@@ -155,6 +216,48 @@ impl Gateway {
                 "{id}'s answer is larger than 4 MiB"
             ))));
         };
-        interpret_answer(id, status, &body)
+        match version {
+            A2aVersion::V1_0 => Ok((status, body)),
+            A2aVersion::V0_3 => Ok((status, answer_to_v1(method, body))),
+        }
     }
+}
+
+/// Everything about one JSON-RPC call to a provider but the method.
+#[derive(Clone, Copy)]
+pub(super) struct Rpc<'a> {
+    /// The provider.
+    pub(super) system: &'a System,
+    /// The calling system (sent on as `X-Caller-System`).
+    pub(super) caller: &'a str,
+    /// The envelope of the call; its headers go on with a new span.
+    pub(super) envelope: &'a Envelope,
+    /// When the call gives up.
+    pub(super) deadline: Instant,
+    /// The same deadline as the registry states it, for the detail.
+    pub(super) deadline_ms: u64,
+}
+
+/// A v0.3 provider's JSON-RPC answer in v1.0 shape: the `result`
+/// translated, an `error` as it is (both versions share error objects).
+/// A body that is not a JSON-RPC answer is left alone for the reader to
+/// refuse, and a result the bridge cannot translate becomes an error
+/// object saying why.
+fn answer_to_v1(method: Method, body: Vec<u8>) -> Vec<u8> {
+    let Ok(mut answer) = serde_json::from_slice::<Value>(&body) else {
+        return body;
+    };
+    let Some(result) = answer.get_mut("result").map(Value::take) else {
+        return body;
+    };
+    match bridge::result_to_v1(method, result) {
+        Ok(v1) => answer["result"] = v1,
+        Err(e) => {
+            answer["error"] = json!({
+                "code": -32006,
+                "message": format!("the v0.3 answer has no v1.0 form: {e}"),
+            });
+        }
+    }
+    serde_json::to_vec(&answer).unwrap_or(body)
 }

@@ -51,8 +51,8 @@ pub async fn handler(
         },
     };
     let incoming = Incoming::new(peer_addr, parts.headers, provider, capability, input);
-    let (status, envelope, result) = gateway.run(incoming).await;
-    respond(status, &envelope, result)
+    let handled = gateway.run(incoming).await;
+    respond(handled.status, &handled.envelope, handled.result)
 }
 
 /// The capability input of a body: JSON, and an empty body is `{}` (a

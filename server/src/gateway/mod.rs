@@ -55,6 +55,7 @@ use crate::auth::AuthChain;
 use crate::idempotency::IdempotencyStore;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
+use crate::task_owners::TaskOwners;
 use exchange::audit::AuditTrail;
 
 mod answer;
@@ -62,13 +63,15 @@ mod forward;
 mod http;
 mod pipeline;
 mod replay;
+mod tasks;
 #[cfg(test)]
 mod tests;
 
 pub use answer::MAX_PEER_DETAIL;
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, MAX_REQUEST_BODY};
-pub use pipeline::{Incoming, Input};
+pub use pipeline::{Handled, Incoming, Input};
+pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 
 /// Connect timeout of the shared client: never more than a deadline, and
 /// the per-call deadline bounds everything anyway.
@@ -81,6 +84,8 @@ pub struct Gateway {
     idempotency: IdempotencyStore,
     audit: AuditTrail,
     auth: AuthChain,
+    /// Which caller created which provider task.
+    tasks: TaskOwners,
     client: reqwest::Client,
     /// The consults currently running, so a duplicate that arrives while
     /// the first is in flight waits for its answer instead of executing
@@ -112,6 +117,7 @@ impl Gateway {
         board: Arc<StatusBoard>,
         idempotency: IdempotencyStore,
         audit: AuditTrail,
+        tasks: TaskOwners,
     ) -> Result<Self, GatewayError> {
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -126,6 +132,7 @@ impl Gateway {
             idempotency,
             audit,
             auth: AuthChain::standard(),
+            tasks,
             client,
             in_flight: replay::InFlight::default(),
         })
@@ -134,5 +141,16 @@ impl Gateway {
     /// The audit trail this gateway writes (the hub's).
     pub fn audit(&self) -> &AuditTrail {
         &self.audit
+    }
+
+    /// The registry this gateway routes by.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The status board this gateway feeds (and reads providers' cards
+    /// from).
+    pub fn board(&self) -> &StatusBoard {
+        &self.board
     }
 }

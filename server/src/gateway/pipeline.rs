@@ -33,9 +33,10 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::forward::Leg;
+use super::forward::{Leg, Reply};
 use super::{replay, Gateway};
 use crate::auth::AuthContext;
+use a2a::SendMessageResponse;
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::envelope::{Envelope, CALLER_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
@@ -57,6 +58,9 @@ pub struct Incoming {
     pub capability: String,
     /// The capability input, or why there is none.
     pub input: Input,
+    /// The A2A conversation the call belongs to (`contextId`), passed on
+    /// to the provider; `None` lets the provider start one.
+    pub context_id: Option<String>,
 }
 
 impl Incoming {
@@ -82,6 +86,7 @@ impl Incoming {
             provider,
             capability,
             input,
+            context_id: None,
         }
     }
 }
@@ -114,9 +119,33 @@ pub enum Input {
     },
 }
 
+/// What a binding gets back from [`Gateway::run`].
+#[derive(Debug)]
+pub struct Handled {
+    /// The HTTP status the pipeline chose.
+    pub status: StatusCode,
+    /// The call's envelope, for the answer's headers.
+    pub envelope: Envelope,
+    /// The one labelled result.
+    pub result: CallResult,
+    /// The provider's own A2A answer when the call was forwarded (not
+    /// refused, not replayed): a binding that speaks A2A passes its
+    /// Message or Task on; the capability result in `result` was read
+    /// from it and checked against the contract.
+    pub reply: Option<SendMessageResponse>,
+}
+
+/// A successful call: the result, whether it came from the replay store,
+/// and the provider's A2A answer it was read from (none for a replay).
+pub(super) struct Answered {
+    pub(super) result: Value,
+    pub(super) replayed: bool,
+    pub(super) reply: Option<SendMessageResponse>,
+}
+
 /// What happened, before it is turned into a [`CallResult`].
 pub(super) struct Done {
-    pub(super) result: Result<(Value, bool), NotConnected>,
+    pub(super) result: Result<Answered, NotConnected>,
     /// Extra operator detail for the audit trail (e.g. replay origin).
     pub(super) note: String,
     /// HTTP status override (a malformed request body is the caller's fault).
@@ -141,9 +170,13 @@ impl Done {
     }
 
     /// The outcome of a forward that ran (not a replay).
-    pub(super) fn forwarded(result: Result<Value, NotConnected>) -> Self {
+    pub(super) fn forwarded(result: Result<Reply, NotConnected>) -> Self {
         Self {
-            result: result.map(|v| (v, false)),
+            result: result.map(|r| Answered {
+                result: r.result,
+                replayed: false,
+                reply: Some(r.response),
+            }),
             note: String::new(),
             status: None,
         }
@@ -155,10 +188,10 @@ impl Gateway {
     /// own, so a caller that hangs up cannot cut a call short between
     /// forwarding and recording it, and a bug cannot take the connection's
     /// task down with it (it becomes a `PEER_ERROR` answered with 500).
-    pub async fn run(self: Arc<Self>, incoming: Incoming) -> (StatusCode, Envelope, CallResult) {
+    pub async fn run(self: Arc<Self>, incoming: Incoming) -> Handled {
         let headers = incoming.headers.clone();
         match tokio::spawn(async move { self.handle(incoming).await }).await {
-            Ok(answered) => answered,
+            Ok(handled) => handled,
             Err(e) => {
                 tracing::error!(error = %e, "gateway task failed");
                 let envelope = Envelope::from_headers(&headers);
@@ -168,7 +201,12 @@ impl Gateway {
                     reason: ReasonCode::PeerError,
                     detail: "internal gateway error".into(),
                 };
-                (StatusCode::INTERNAL_SERVER_ERROR, envelope, result)
+                Handled {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    envelope,
+                    result,
+                    reply: None,
+                }
             }
         }
     }
@@ -176,7 +214,7 @@ impl Gateway {
     /// A call from a peer: the whole pipeline, auth included, on the
     /// caller's task. Returns the HTTP status and the envelope (for the
     /// answer's headers) along with the result.
-    pub async fn handle(&self, incoming: Incoming) -> (StatusCode, Envelope, CallResult) {
+    pub async fn handle(&self, incoming: Incoming) -> Handled {
         let started = Instant::now();
         let envelope = Envelope::from_headers(&incoming.headers);
         let input = incoming.input;
@@ -190,21 +228,33 @@ impl Gateway {
             input,
         ) {
             Ok(input) => {
-                self.dispatch(caller, provider, capability, input, &envelope)
-                    .await
+                self.dispatch(
+                    caller,
+                    provider,
+                    capability,
+                    input,
+                    &envelope,
+                    incoming.context_id.as_deref(),
+                )
+                .await
             }
             Err(refused) => refused,
         };
-        let (status, result) = self
+        let (status, result, reply) = self
             .finish(caller, provider, capability, &envelope, started, done)
             .await;
-        (status, envelope, result)
+        Handled {
+            status,
+            envelope,
+            result,
+            reply,
+        }
     }
 
     /// The door for callers from outside: an unreadable request is refused
     /// first, then the version, the auth chain, and a request without a
     /// valid input.
-    fn admit(
+    pub(super) fn admit(
         &self,
         caller: &str,
         peer_addr: Option<SocketAddr>,
@@ -244,7 +294,7 @@ impl Gateway {
     ) -> CallResult {
         let started = Instant::now();
         let done = if envelope.version_supported() {
-            self.dispatch(caller, provider, capability, input, &envelope)
+            self.dispatch(caller, provider, capability, input, &envelope, None)
                 .await
         } else {
             Done::fail(version_unsupported(&envelope))
@@ -262,6 +312,7 @@ impl Gateway {
         capability: &str,
         input: Value,
         envelope: &Envelope,
+        context_id: Option<&str>,
     ) -> Done {
         let loaded = self.registry.snapshot();
         let topology = &loaded.topology;
@@ -312,6 +363,7 @@ impl Gateway {
             deadline,
             deadline_ms,
             contract: contract.as_deref(),
+            context_id,
         };
         match replay::key(kind, caller, provider, capability, envelope) {
             None => Done::forwarded(self.forward_checked(&leg, input).await),
@@ -319,8 +371,9 @@ impl Gateway {
         }
     }
 
-    /// Builds the result, writes the audit record, answers the status.
-    async fn finish(
+    /// Builds the result, writes the audit record, answers the status (and
+    /// the provider's A2A answer, when there is one).
+    pub(super) async fn finish(
         &self,
         caller: &str,
         provider: &str,
@@ -328,17 +381,38 @@ impl Gateway {
         envelope: &Envelope,
         started: Instant,
         done: Done,
-    ) -> (StatusCode, CallResult) {
+    ) -> (StatusCode, CallResult, Option<SendMessageResponse>) {
         let trace_id = envelope.trace.trace_id.clone();
         let request_id = envelope.request_id.clone();
+        if let Ok(Answered {
+            reply: Some(SendMessageResponse::Task(task)),
+            ..
+        }) = &done.result
+        {
+            if let Err(e) = self
+                .tasks
+                .record(provider, &task.id, caller, capability)
+                .await
+            {
+                tracing::warn!(error = %e, "could not record a task's owner");
+            }
+        }
+        let mut reply = None;
         let (status, result, outcome, reason, detail) = match done.result {
-            Ok((value, replayed)) => (
+            Ok(Answered {
+                result: value,
+                replayed,
+                reply: a2a,
+            }) => (
                 StatusCode::OK,
-                CallResult::Connected {
-                    trace_id,
-                    request_id,
-                    replayed,
-                    result: value,
+                {
+                    reply = a2a;
+                    CallResult::Connected {
+                        trace_id,
+                        request_id,
+                        replayed,
+                        result: value,
+                    }
                 },
                 if replayed {
                     Outcome::Replayed
@@ -380,7 +454,7 @@ impl Gateway {
         if let Err(e) = self.audit.append(record).await {
             tracing::warn!(error = %e, "could not append to the hub's audit trail");
         }
-        (status, result)
+        (status, result, reply)
     }
 }
 

@@ -28,7 +28,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::forward::Leg;
-use super::pipeline::Done;
+use super::pipeline::{Answered, Done};
 use super::Gateway;
 use crate::idempotency::{input_digest, IdempotencyKey};
 use crate::registry::model::CapabilityKind;
@@ -123,10 +123,10 @@ impl Gateway {
             return done;
         }
         let result = self.forward_checked(leg, input).await;
-        if let Ok(answer) = &result {
+        if let Ok(reply) = &result {
             if let Err(e) = self
                 .idempotency
-                .put(key, &digest, answer, &leg.envelope.trace.trace_id)
+                .put(key, &digest, &reply.result, &leg.envelope.trace.trace_id)
                 .await
             {
                 tracing::warn!(error = %e, "could not store a consult answer for replay");
@@ -158,7 +158,11 @@ impl Gateway {
                 })
             }
             Ok(Some(stored)) => Some(Done {
-                result: Ok((stored.answer, true)),
+                result: Ok(Answered {
+                    result: stored.answer,
+                    replayed: true,
+                    reply: None,
+                }),
                 note: format!("replay of trace {}", stored.trace_id),
                 status: None,
             }),

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 use super::http::body_input;
-use super::{Gateway, Incoming, MAX_PEER_DETAIL};
+use super::{Gateway, Handled, Incoming, MAX_PEER_DETAIL};
 use crate::events::EventBus;
 use crate::idempotency::IdempotencyStore;
 use crate::prober::{PeerStatus, StatusBoard};
@@ -163,8 +163,12 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
         .await
         .expect("db");
     let idem = IdempotencyStore::open(pool.clone()).await.expect("idem");
+    let tasks = crate::task_owners::TaskOwners::open(pool.clone())
+        .await
+        .expect("tasks");
     let audit = AuditTrail::open(pool, "hub").await.expect("audit");
-    let gateway = Arc::new(Gateway::new(registry, board.clone(), idem, audit).expect("gw"));
+    let gateway =
+        Arc::new(Gateway::new(registry, board.clone(), idem, audit, tasks).expect("gw"));
     Fixture {
         gateway,
         board,
@@ -434,31 +438,34 @@ async fn http_pipeline_checks_version_and_auth_before_anything() {
         ("x-caller-system", "buyercorp"),
         ("authorization", "Bearer tok-BUYERCORP"),
     ];
-    let (status, _, r) = f.gateway.handle(incoming(&good, "127.0.0.1")).await;
+    let answer = |h: Handled| (h.status, h.result);
+    let (status, r) = answer(f.gateway.handle(incoming(&good, "127.0.0.1")).await);
     assert_eq!(status, StatusCode::OK, "{r:?}");
-    let (status, _, r) = f
-        .gateway
-        .handle(incoming(
-            &[good[0], good[1], ("a2a-version", "0.3")],
-            "127.0.0.1",
-        ))
-        .await;
+    let (status, r) = answer(
+        f.gateway
+            .handle(incoming(
+                &[good[0], good[1], ("a2a-version", "0.2")],
+                "127.0.0.1",
+            ))
+            .await,
+    );
     assert_eq!(
         (status.as_u16(), reason(&r)),
         (400, Some(ReasonCode::VersionUnsupported))
     );
-    let (status, _, r) = f.gateway.handle(incoming(&good, "10.9.9.9")).await;
+    let (status, r) = answer(f.gateway.handle(incoming(&good, "10.9.9.9")).await);
     assert_eq!(
         (status.as_u16(), reason(&r)),
         (403, Some(ReasonCode::IpNotAllowed))
     );
-    let (status, _, r) = f
-        .gateway
-        .handle(incoming(
-            &[good[0], ("authorization", "Bearer nope")],
-            "127.0.0.1",
-        ))
-        .await;
+    let (status, r) = answer(
+        f.gateway
+            .handle(incoming(
+                &[good[0], ("authorization", "Bearer nope")],
+                "127.0.0.1",
+            ))
+            .await,
+    );
     assert_eq!(
         (status.as_u16(), reason(&r)),
         (401, Some(ReasonCode::AuthRejected))

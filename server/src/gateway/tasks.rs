@@ -1,0 +1,345 @@
+//! Tasks through the hub (DESIGN.md §4, "Peer to peer"; A2A v1.0 §3.1.3 to
+//! §3.1.5): `GetTask`, `ListTasks` and `CancelTask` reach the provider that
+//! holds the task, with the same door as a message: version, auth chain,
+//! provider known, one audit record per operation.
+//!
+//! What is decided here and nowhere else: a caller only ever sees and
+//! cancels the tasks it created ([`TaskOwners`](crate::task_owners)).
+//! Another caller's task id is answered exactly like an id that does not
+//! exist, *before* anything is forwarded, so the provider never learns of
+//! the attempt and nothing changes there; a `ListTasks` answer is filtered
+//! to the caller's own tasks.
+//!
+//! The connection rules are not asked again: a task is the answer to a
+//! message the rules let through, and its owner may read it after a rule
+//! is removed, the way a stored answer may be replayed.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::answer::{peer_error, Failure};
+use super::forward::Rpc;
+use super::pipeline::{Answered, Done, Input};
+use super::Gateway;
+use crate::surface::bridge::Method;
+use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
+use exchange::envelope::Envelope;
+use exchange::reason::{NotConnected, ReasonCode};
+use exchange::text::clip;
+
+/// A task operation.
+#[derive(Debug, Clone)]
+pub enum TaskOp {
+    /// `GetTask`.
+    Get(GetTaskRequest),
+    /// `CancelTask`.
+    Cancel(CancelTaskRequest),
+    /// `ListTasks`.
+    List(ListTasksRequest),
+}
+
+impl TaskOp {
+    /// The A2A method.
+    pub fn method(&self) -> Method {
+        match self {
+            TaskOp::Get(_) => Method::GetTask,
+            TaskOp::Cancel(_) => Method::CancelTask,
+            TaskOp::List(_) => Method::ListTasks,
+        }
+    }
+
+    /// The name the audit trail records in place of a capability.
+    fn audit_name(&self) -> &'static str {
+        match self {
+            TaskOp::Get(_) => "GetTask",
+            TaskOp::Cancel(_) => "CancelTask",
+            TaskOp::List(_) => "ListTasks",
+        }
+    }
+
+    /// The task it is about (none for a list).
+    fn task_id(&self) -> Option<&str> {
+        match self {
+            TaskOp::Get(r) => Some(&r.id),
+            TaskOp::Cancel(r) => Some(&r.id),
+            TaskOp::List(_) => None,
+        }
+    }
+
+    fn params(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            TaskOp::Get(r) => serde_json::to_value(r),
+            TaskOp::Cancel(r) => serde_json::to_value(r),
+            TaskOp::List(r) => serde_json::to_value(r),
+        }
+    }
+}
+
+/// What a binding hands the gateway about one task operation.
+#[derive(Debug, Clone)]
+pub struct TaskIncoming {
+    /// The calling system, as the binding identified it.
+    pub caller: String,
+    /// The TCP peer, for the IP allowlist.
+    pub peer_addr: Option<SocketAddr>,
+    /// Request headers (envelope, token).
+    pub headers: HeaderMap,
+    /// The provider the task is at.
+    pub provider: String,
+    /// The operation.
+    pub op: TaskOp,
+}
+
+/// Why a task operation has no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskRefusal {
+    /// Refused or failed like any call: one of the nine reason codes.
+    NotConnected(NotConnected),
+    /// No task of this caller has this id (A2A `TaskNotFoundError`): also
+    /// the answer for another caller's task.
+    NotFound(String),
+    /// The provider answered with an A2A error (say, a task that can no
+    /// longer be canceled): its code and its words, clipped.
+    Provider {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The provider's message.
+        message: String,
+    },
+}
+
+/// What a binding gets back.
+#[derive(Debug)]
+pub struct TaskHandled {
+    /// The envelope, for the answer's headers and error details.
+    pub envelope: Envelope,
+    /// The v1.0 result (a `Task`, or a `ListTasksResponse`), or why not.
+    pub result: Result<Value, TaskRefusal>,
+}
+
+impl Gateway {
+    /// One task operation from outside: version, auth chain, provider,
+    /// ownership, forward, audit.
+    pub async fn task(&self, incoming: TaskIncoming) -> TaskHandled {
+        let started = Instant::now();
+        let envelope = Envelope::from_headers(&incoming.headers);
+        let caller = incoming.caller.as_str();
+        let provider = incoming.provider.as_str();
+        let result = match self.admit(
+            caller,
+            incoming.peer_addr,
+            &incoming.headers,
+            &envelope,
+            Input::Parsed(Value::Null),
+        ) {
+            Err(done) => Err(match done.result {
+                Err(nc) => TaskRefusal::NotConnected(nc),
+                Ok(_) => TaskRefusal::NotConnected(peer_error("refused".into())),
+            }),
+            Ok(_) => {
+                self.task_op(caller, provider, &incoming.op, &envelope)
+                    .await
+            }
+        };
+        let done = match &result {
+            Ok(v) => Done {
+                result: Ok(Answered {
+                    result: v.clone(),
+                    replayed: false,
+                    reply: None,
+                }),
+                note: String::new(),
+                status: None,
+            },
+            Err(refusal) => Done::fail(match refusal {
+                TaskRefusal::NotConnected(nc) => nc.clone(),
+                TaskRefusal::NotFound(id) => NotConnected::new(
+                    ReasonCode::NotPermitted,
+                    format!("no task {} of {caller} at {provider}", clip(id, 64)),
+                ),
+                TaskRefusal::Provider { code, message } => {
+                    peer_error(format!("{provider} answered error {code}: {message}"))
+                }
+            }),
+        };
+        self.finish(
+            caller,
+            provider,
+            incoming.op.audit_name(),
+            &envelope,
+            started,
+            done,
+        )
+        .await;
+        TaskHandled { envelope, result }
+    }
+
+    async fn task_op(
+        &self,
+        caller: &str,
+        provider: &str,
+        op: &TaskOp,
+        envelope: &Envelope,
+    ) -> Result<Value, TaskRefusal> {
+        let loaded = self.registry.snapshot();
+        let Some(system) = loaded.topology.system(provider).cloned() else {
+            return Err(TaskRefusal::NotConnected(NotConnected::new(
+                ReasonCode::UnknownPeer,
+                format!("no system `{}` in the registry", clip(provider, 64)),
+            )));
+        };
+        let deadline_ms = loaded.topology.hub.default_deadline_ms;
+        drop(loaded);
+        let refused = |e: crate::task_owners::TaskOwnersError| {
+            tracing::warn!(error = %e, "task ownership lookup failed");
+            TaskRefusal::NotConnected(peer_error("the hub could not read its task table".into()))
+        };
+        if let Some(id) = op.task_id() {
+            if !self.tasks.owns(provider, id, caller).await.map_err(refused)? {
+                return Err(TaskRefusal::NotFound(id.to_string()));
+            }
+        }
+        let params = op
+            .params()
+            .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
+        let rpc = Rpc {
+            system: &system,
+            caller,
+            envelope,
+            deadline: Instant::now() + Duration::from_millis(deadline_ms),
+            deadline_ms,
+        };
+        let answer = match self.rpc(&rpc, op.method(), params).await {
+            Ok((status, body)) => read_task_answer(provider, status, &body, op),
+            Err(failure) => Err(failure),
+        };
+        let result = match answer {
+            Ok(Read::Result(v)) => v,
+            Ok(Read::Error { code, message }) => {
+                return Err(TaskRefusal::Provider { code, message });
+            }
+            Err(failure) => {
+                if failure.provider_fault {
+                    self.board.record_call(provider, Err(failure.nc.clone()));
+                }
+                return Err(TaskRefusal::NotConnected(failure.nc));
+            }
+        };
+        self.board.record_call(provider, Ok(()));
+        match op {
+            TaskOp::List(_) => {
+                let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
+                Ok(only_owned(result, &owned))
+            }
+            _ => Ok(result),
+        }
+    }
+}
+
+/// A provider's answer to a task operation: its result, or its A2A error.
+enum Read {
+    Result(Value),
+    Error { code: i64, message: String },
+}
+
+/// Reads a provider's JSON-RPC answer to a task operation: a `Task` for
+/// get and cancel, a task list for list; an A2A error passes on with its
+/// code; anything else is `PEER_ERROR`.
+fn read_task_answer(
+    id: &str,
+    status: reqwest::StatusCode,
+    body: &[u8],
+    op: &TaskOp,
+) -> Result<Read, Failure> {
+    let fail = |m: String| Failure::provider(peer_error(m));
+    let Ok(parsed) = serde_json::from_slice::<Value>(body) else {
+        return Err(fail(format!(
+            "{id}'s answer (HTTP {}) is not JSON",
+            status.as_u16()
+        )));
+    };
+    if let Some(error) = parsed.get("error").filter(|e| !e.is_null()) {
+        let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)");
+        return Ok(Read::Error {
+            code,
+            message: clip(message, super::MAX_PEER_DETAIL),
+        });
+    }
+    if !status.is_success() {
+        return Err(fail(format!("{id} answered HTTP {}", status.as_u16())));
+    }
+    let Some(result) = parsed.get("result").cloned() else {
+        return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
+    };
+    let well_formed = match op {
+        TaskOp::List(_) => serde_json::from_value::<a2a::ListTasksResponse>(result.clone())
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        _ => serde_json::from_value::<Task>(result.clone())
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    };
+    well_formed.map_err(|e| fail(format!("{id}'s answer is not an A2A task: {}", clip(&e, 200))))?;
+    Ok(Read::Result(result))
+}
+
+/// A `ListTasks` answer cut down to the tasks in `owned`.
+fn only_owned(mut list: Value, owned: &HashSet<String>) -> Value {
+    if let Some(tasks) = list.get_mut("tasks").and_then(Value::as_array_mut) {
+        tasks.retain(|t| {
+            t.get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| owned.contains(id))
+        });
+        let kept = tasks.len();
+        list["totalSize"] = Value::from(kept);
+    }
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_list_keeps_only_the_callers_tasks() {
+        let list = json!({"tasks": [{"id": "a"}, {"id": "b"}, {"noid": 1}], "nextPageToken": "", "pageSize": 3, "totalSize": 3});
+        let owned = HashSet::from(["b".to_string()]);
+        let kept = only_owned(list, &owned);
+        assert_eq!(kept["tasks"], json!([{"id": "b"}]));
+        assert_eq!(kept["totalSize"], 1);
+    }
+
+    #[test]
+    fn provider_errors_pass_on_and_garbage_is_peer_error() {
+        let op = TaskOp::Get(GetTaskRequest {
+            id: "t".into(),
+            history_length: None,
+            tenant: None,
+        });
+        let ok = reqwest::StatusCode::OK;
+        let err = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"task is not cancelable"}}"#;
+        match read_task_answer("p", ok, err, &op) {
+            Ok(Read::Error { code, message }) => {
+                assert_eq!((code, message.as_str()), (-32002, "task is not cancelable"))
+            }
+            _ => panic!("expected the provider's error"),
+        }
+        for garbage in [&b"<html>"[..], br#"{"jsonrpc":"2.0","id":1}"#, br#"{"jsonrpc":"2.0","id":1,"result":{"id":5}}"#] {
+            match read_task_answer("p", ok, garbage, &op) {
+                Err(f) => assert_eq!(f.nc.reason, ReasonCode::PeerError),
+                Ok(_) => panic!("garbage accepted: {}", String::from_utf8_lossy(garbage)),
+            }
+        }
+    }
+}

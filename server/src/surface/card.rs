@@ -1,0 +1,242 @@
+//! The agent cards the hub serves (DESIGN.md §4, "Peer to peer"; A2A v1.0
+//! §8): its own, and one per provider.
+//!
+//! A provider's card on the hub is built from three sources, each for what
+//! it is the authority on:
+//! * the **provider's own card** (fetched and identity-checked by the
+//!   prober, [`StatusBoard::card`](crate::prober::StatusBoard::card)):
+//!   name, description, version, and each skill's name, description,
+//!   tags and examples — peer text, copied into a card and nowhere else;
+//! * the **registry**: which capabilities the provider offers *through the
+//!   hub* and which of them this caller may use. A skill is listed only
+//!   if a rule lets the caller use it; a skill the provider's card lists
+//!   but the registry does not is never shown;
+//! * the **hub**: `supportedInterfaces` (the hub's JSON-RPC and HTTP+JSON
+//!   URLs for this provider, v1.0, and the same JSON-RPC URL for v0.3
+//!   callers), the bearer scheme (a caller presents the token the hub
+//!   knows it by, never the provider's), and the capabilities the surface
+//!   offers (streaming yes, push no).
+//!
+//! So the card is per caller, and requires the caller's token: without
+//! one, 401 for every provider path alike; with one but no usable skill
+//! at that provider, 404 exactly like a provider that does not exist.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::prober::StatusBoard;
+use crate::registry::model::Topology;
+use a2a::{
+    AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
+    HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
+};
+
+/// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
+pub const REST_SUFFIX: &str = "/rest";
+/// The scheme name under `securitySchemes`.
+const BEARER: &str = "bearer";
+
+/// The capabilities of the hub's surface, the same for every provider:
+/// streaming (a provider that does not stream answers in one event), no
+/// push notifications, no extended card.
+pub fn capabilities() -> AgentCapabilities {
+    AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(false),
+        extensions: None,
+        extended_agent_card: Some(false),
+    }
+}
+
+fn bearer_scheme() -> (
+    Option<HashMap<String, SecurityScheme>>,
+    Option<Vec<HashMap<String, Vec<String>>>>,
+) {
+    (
+        Some(HashMap::from([(
+            BEARER.to_string(),
+            SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                scheme: "Bearer".into(),
+                description: Some(
+                    "The token the hub holds for the calling system (never the provider's)."
+                        .into(),
+                ),
+                bearer_format: None,
+            }),
+        )])),
+        Some(vec![HashMap::from([(BEARER.to_string(), Vec::new())])]),
+    )
+}
+
+/// A card as JSON that both SDK lines read: the v1.0 card, plus the
+/// fields a v0.3 client requires (`url`, `protocolVersion`,
+/// `preferredTransport`, `security`) and a bearer scheme that carries the
+/// v0.3 shape (`type`, `scheme`) beside the v1.0 one. A v1.0 reader
+/// ignores the v0.3 fields when `supportedInterfaces` is there; a v0.3
+/// reader ignores the v1.0 ones (measured with a2a-sdk 1.3 and 0.3, see
+/// NOTES.md). The v0.3 `url` is the JSON-RPC one: the v0.3 bridge is
+/// JSON-RPC only.
+pub fn both_versions(card: &AgentCard) -> Value {
+    let mut v = serde_json::to_value(card).unwrap_or(Value::Null);
+    let jsonrpc = card
+        .supported_interfaces
+        .iter()
+        .find(|i| i.protocol_binding == TRANSPORT_PROTOCOL_JSONRPC)
+        .map(|i| i.url.clone());
+    if let (Some(obj), Some(url)) = (v.as_object_mut(), jsonrpc) {
+        obj.insert("url".into(), Value::String(url));
+        obj.insert("protocolVersion".into(), Value::String("0.3.0".into()));
+        obj.insert(
+            "preferredTransport".into(),
+            Value::String(TRANSPORT_PROTOCOL_JSONRPC.into()),
+        );
+        obj.insert("security".into(), serde_json::json!([{ BEARER: [] }]));
+        if let Some(scheme) = obj
+            .get_mut("securitySchemes")
+            .and_then(|s| s.get_mut(BEARER))
+            .and_then(Value::as_object_mut)
+        {
+            scheme.insert("type".into(), Value::String("http".into()));
+            scheme.insert("scheme".into(), Value::String("bearer".into()));
+        }
+    }
+    v
+}
+
+/// The URL of a provider's JSON-RPC binding on the hub.
+pub fn jsonrpc_url(hub_base: &str, provider: &str) -> String {
+    format!("{}/a2a/{provider}", hub_base.trim_end_matches('/'))
+}
+
+/// The hub's own card: who it is and how to reach a provider through it.
+/// It lists no skills: the hub's skills are its providers', each on the
+/// provider's own card, shown to callers who may use them.
+pub fn hub_card(hub_base: &str, hub_id: &str) -> AgentCard {
+    let base = hub_base.trim_end_matches('/');
+    let (security_schemes, security_requirements) = bearer_scheme();
+    AgentCard {
+        name: "Wall Street hub".into(),
+        description: format!(
+            "The A2A exchange hub `{hub_id}`. Each member system is reached at \
+             {base}/a2a/{{provider}} (agent card at \
+             {base}/a2a/{{provider}}/.well-known/agent-card.json), with the bearer token \
+             the hub issued to the calling system; the card lists the skills that caller may use."
+        ),
+        version: env!("CARGO_PKG_VERSION").into(),
+        supported_interfaces: Vec::new(),
+        capabilities: capabilities(),
+        default_input_modes: modes(),
+        default_output_modes: modes(),
+        skills: Vec::new(),
+        provider: Some(AgentProvider {
+            organization: "Wall Street".into(),
+            url: base.to_string(),
+        }),
+        documentation_url: None,
+        icon_url: None,
+        security_schemes,
+        security_requirements,
+        signatures: None,
+    }
+}
+
+fn modes() -> Vec<String> {
+    vec!["application/json".into(), "text/plain".into()]
+}
+
+/// The card of `provider` as `caller` sees it through the hub; `None`
+/// when the registry has no such provider or no rule lets `caller` use
+/// any of its capabilities (the caller cannot tell which).
+pub fn provider_card(
+    hub_base: &str,
+    topology: &Topology,
+    board: &StatusBoard,
+    provider: &str,
+    caller: &str,
+) -> Option<AgentCard> {
+    let system = topology.system(provider)?;
+    let own = board.card(provider);
+    let own_card = own.as_ref().map(|c| &c.card);
+    let own_skill = |id: &str| {
+        own_card
+            .and_then(|c| c.get("skills"))
+            .and_then(Value::as_array)
+            .and_then(|skills| {
+                skills
+                    .iter()
+                    .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
+            })
+            .and_then(|s| serde_json::from_value::<AgentSkill>(s.clone()).ok())
+    };
+    let skills: Vec<AgentSkill> = system
+        .provides
+        .iter()
+        .filter(|cap| topology.permits(caller, cap, provider))
+        .map(|cap| {
+            let registry = topology.capability(cap);
+            let mut skill = own_skill(cap).unwrap_or_else(|| AgentSkill {
+                id: cap.clone(),
+                name: cap.clone(),
+                description: registry
+                    .map(|c| c.description.clone())
+                    .unwrap_or_default(),
+                tags: Vec::new(),
+                examples: None,
+                input_modes: None,
+                output_modes: None,
+                security_requirements: None,
+            });
+            // The provider's card may not redefine what the id is.
+            skill.id.clone_from(cap);
+            skill.security_requirements = None;
+            // The registry's kind (`data-share`, `consult`) as a tag.
+            let kind = registry
+                .and_then(|c| serde_json::to_value(c.kind).ok())
+                .and_then(|v| v.as_str().map(str::to_string));
+            if let Some(kind) = kind {
+                if !skill.tags.contains(&kind) {
+                    skill.tags.push(kind);
+                }
+            }
+            skill
+        })
+        .collect();
+    if skills.is_empty() {
+        return None;
+    }
+    let text = |field: &str| {
+        own_card
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let url = jsonrpc_url(hub_base, provider);
+    let mut v03 = AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC);
+    v03.protocol_version = "0.3".into();
+    let (security_schemes, security_requirements) = bearer_scheme();
+    Some(AgentCard {
+        name: text("name").unwrap_or_else(|| system.name.clone()),
+        description: text("description")
+            .unwrap_or_else(|| format!("{} through the Wall Street hub.", system.name)),
+        version: text("version").unwrap_or_else(|| "unknown".into()),
+        supported_interfaces: vec![
+            AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC),
+            AgentInterface::new(format!("{url}{REST_SUFFIX}"), TRANSPORT_PROTOCOL_HTTP_JSON),
+            v03,
+        ],
+        capabilities: capabilities(),
+        default_input_modes: modes(),
+        default_output_modes: modes(),
+        skills,
+        provider: Some(AgentProvider {
+            organization: system.name.clone(),
+            url,
+        }),
+        documentation_url: None,
+        icon_url: None,
+        security_schemes,
+        security_requirements,
+        signatures: None,
+    })
+}

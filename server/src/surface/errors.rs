@@ -1,0 +1,259 @@
+//! What a refusal looks like on the A2A surface (DESIGN.md §2, "reason
+//! code"; A2A v1.0 §9.5 and §11.6, error details).
+//!
+//! Two kinds of error leave the surface, and both carry one
+//! `google.rpc.ErrorInfo` in the error's details, with the envelope's
+//! trace id and request id in its `metadata`:
+//!
+//! * a **refused or failed call**: one of the nine reason codes, the
+//!   `ErrorInfo.reason`, in domain [`EXCHANGE_DOMAIN`]. Every one of them
+//!   left an audit record. The JSON-RPC code is A2A's own where A2A has one
+//!   (`VERSION_UNSUPPORTED` is `-32009`, `SCHEMA_INVALID` is
+//!   `InvalidAgentResponseError` `-32006`, a provider's error `-32603`, a
+//!   caller's input the provider refused `-32602`), else one of the
+//!   server-defined codes below;
+//! * a **protocol error**, a request that never became a call: a body
+//!   that is not JSON-RPC, a batch, an unknown method, params of the wrong
+//!   shape, a task id the caller does not own. A2A's own code and
+//!   `ErrorInfo.reason` (`TASK_NOT_FOUND`, ...), domain
+//!   `a2a-protocol.org`, as the A2A SDKs write them. Nothing is forwarded
+//!   and nothing is written for these.
+//!
+//! The same error renders as a JSON-RPC error object (`data` = the details
+//! list) or as the HTTP+JSON binding's `google.rpc.Status` body. A caller
+//! whose token identifies no system gets HTTP 401 on both bindings, the
+//! same answer for every provider path whether the provider exists or not
+//! (A2A v1.0 §3.3.2: nothing about a resource before authentication).
+
+use std::collections::HashMap;
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use a2a::errordetails::{TypedDetail, PROTOCOL_DOMAIN};
+use exchange::envelope::Envelope;
+use exchange::reason::ReasonCode;
+
+/// The `ErrorInfo.domain` of the nine reason codes.
+pub const EXCHANGE_DOMAIN: &str = "wall-street.exchange";
+
+/// A2A and JSON-RPC error codes the surface answers with.
+pub mod code {
+    /// Not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// JSON, not a JSON-RPC request (or a batch).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method in the caller's A2A version.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Params of the wrong shape, or an input the provider refused.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The provider failed.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// No task of this caller has this id.
+    pub const TASK_NOT_FOUND: i64 = -32001;
+    /// Push notifications: not offered by the hub.
+    pub const PUSH_NOT_SUPPORTED: i64 = -32003;
+    /// An operation the surface does not offer (e.g. subscribing to a
+    /// task that has already ended).
+    pub const UNSUPPORTED_OPERATION: i64 = -32004;
+    /// A part whose media type no skill accepts.
+    pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+    /// The provider's answer broke the capability's contract.
+    pub const INVALID_AGENT_RESPONSE: i64 = -32006;
+    /// The hub has no extended card.
+    pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
+    /// An A2A version the hub does not speak.
+    pub const VERSION_NOT_SUPPORTED: i64 = -32009;
+    /// Server-defined (JSON-RPC's -32000..-32099): the caller is not
+    /// authenticated.
+    pub const AUTH_REJECTED: i64 = -32010;
+    /// Server-defined: the caller's address is not in its allowlist.
+    pub const IP_NOT_ALLOWED: i64 = -32011;
+    /// Server-defined: no rule lets the caller use this capability.
+    pub const NOT_PERMITTED: i64 = -32012;
+    /// Server-defined: no such provider.
+    pub const UNKNOWN_PEER: i64 = -32013;
+    /// Server-defined: the provider cannot be reached.
+    pub const PEER_UNREACHABLE: i64 = -32014;
+    /// Server-defined: the provider did not answer in time.
+    pub const TIMEOUT: i64 = -32015;
+}
+
+/// One error of the surface.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurfaceError {
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// What went wrong, for the caller (no token, no payload).
+    pub message: String,
+    /// The reason code, for a refused or failed call.
+    pub reason: Option<ReasonCode>,
+    /// The HTTP status of the HTTP+JSON binding (and of JSON-RPC for 401).
+    pub http: StatusCode,
+}
+
+impl SurfaceError {
+    /// A refused or failed call. `status` is what the pipeline chose: a
+    /// 4xx `PEER_ERROR` is the caller's input refused (invalid params).
+    pub fn call(reason: ReasonCode, detail: String, status: StatusCode) -> Self {
+        let code = match reason {
+            ReasonCode::AuthRejected => code::AUTH_REJECTED,
+            ReasonCode::IpNotAllowed => code::IP_NOT_ALLOWED,
+            ReasonCode::NotPermitted => code::NOT_PERMITTED,
+            ReasonCode::UnknownPeer => code::UNKNOWN_PEER,
+            ReasonCode::PeerUnreachable => code::PEER_UNREACHABLE,
+            ReasonCode::Timeout => code::TIMEOUT,
+            ReasonCode::VersionUnsupported => code::VERSION_NOT_SUPPORTED,
+            ReasonCode::SchemaInvalid => code::INVALID_AGENT_RESPONSE,
+            ReasonCode::PeerError if status == StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                code::CONTENT_TYPE_NOT_SUPPORTED
+            }
+            ReasonCode::PeerError if status.is_client_error() => code::INVALID_PARAMS,
+            ReasonCode::PeerError => code::INTERNAL_ERROR,
+        };
+        let http = if status.is_client_error() || status.is_server_error() {
+            status
+        } else {
+            StatusCode::from_u16(reason.http_status()).unwrap_or(StatusCode::BAD_GATEWAY)
+        };
+        Self {
+            code,
+            message: detail,
+            reason: Some(reason),
+            http,
+        }
+    }
+
+    /// A protocol error with A2A's own code.
+    pub fn protocol(code: i64, message: impl Into<String>) -> Self {
+        let http = match code {
+            code::TASK_NOT_FOUND => StatusCode::NOT_FOUND,
+            code::UNSUPPORTED_OPERATION
+            | code::PUSH_NOT_SUPPORTED
+            | code::EXTENDED_CARD_NOT_CONFIGURED => StatusCode::BAD_REQUEST,
+            code::CONTENT_TYPE_NOT_SUPPORTED => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        Self {
+            code,
+            message: message.into(),
+            reason: None,
+            http,
+        }
+    }
+
+    /// The same error answered with another HTTP status (a body too large,
+    /// a wrong content type).
+    pub fn with_http(mut self, http: StatusCode) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// The `ErrorInfo` detail, with the trace and request id.
+    fn error_info(&self, envelope: &Envelope) -> Value {
+        let (reason, domain) = match self.reason {
+            Some(r) => (r.as_str().to_string(), EXCHANGE_DOMAIN),
+            None => (protocol_reason(self.code).to_string(), PROTOCOL_DOMAIN),
+        };
+        let metadata = HashMap::from([
+            ("traceId".to_string(), envelope.trace.trace_id.clone()),
+            ("requestId".to_string(), envelope.request_id.clone()),
+        ]);
+        serde_json::to_value(TypedDetail::error_info(reason, domain, Some(metadata)))
+            .unwrap_or(Value::Null)
+    }
+
+    /// The JSON-RPC error object.
+    pub fn to_jsonrpc(&self, envelope: &Envelope) -> Value {
+        json!({
+            "code": self.code,
+            "message": self.message,
+            "data": [self.error_info(envelope)],
+        })
+    }
+
+    /// The HTTP+JSON binding's body (`google.rpc.Status` in an `error`).
+    pub fn to_rest(&self, envelope: &Envelope) -> Value {
+        json!({
+            "error": {
+                "code": self.http.as_u16(),
+                "status": grpc_status(self.http),
+                "message": self.message,
+                "details": [self.error_info(envelope)],
+            }
+        })
+    }
+}
+
+/// A2A's `ErrorInfo.reason` for its own codes (A2A v1.0 §11.6).
+fn protocol_reason(code: i64) -> &'static str {
+    match code {
+        code::PARSE_ERROR => "PARSE_ERROR",
+        code::INVALID_REQUEST => "INVALID_REQUEST",
+        code::METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
+        code::INVALID_PARAMS => "INVALID_PARAMS",
+        code::TASK_NOT_FOUND => "TASK_NOT_FOUND",
+        code::PUSH_NOT_SUPPORTED => "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        code::UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
+        code::CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
+        code::INVALID_AGENT_RESPONSE => "INVALID_AGENT_RESPONSE",
+        code::EXTENDED_CARD_NOT_CONFIGURED => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        code::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
+        _ => "INTERNAL",
+    }
+}
+
+/// The `google.rpc.Code` name of an HTTP status, for the REST body.
+fn grpc_status(http: StatusCode) -> &'static str {
+    match http.as_u16() {
+        400 | 413 | 415 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        501 => "UNIMPLEMENTED",
+        502 | 503 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "INTERNAL",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_code_becomes_an_error_with_its_error_info() {
+        let envelope = Envelope::new_root();
+        let mut codes = std::collections::HashSet::new();
+        for reason in ReasonCode::ALL {
+            let status = StatusCode::from_u16(reason.http_status()).expect("status");
+            let e = SurfaceError::call(reason, "why".into(), status);
+            codes.insert(e.code);
+            let rpc = e.to_jsonrpc(&envelope);
+            assert_eq!(rpc["data"][0]["@type"], a2a::errordetails::ERROR_INFO_TYPE);
+            assert_eq!(rpc["data"][0]["reason"], reason.as_str());
+            assert_eq!(rpc["data"][0]["domain"], EXCHANGE_DOMAIN);
+            assert_eq!(rpc["data"][0]["metadata"]["traceId"], envelope.trace.trace_id);
+            let rest = e.to_rest(&envelope);
+            assert_eq!(rest["error"]["code"], reason.http_status());
+            assert_eq!(rest["error"]["details"][0]["reason"], reason.as_str());
+        }
+        assert_eq!(codes.len(), 9, "one JSON-RPC code per reason code");
+        // A caller's input the provider refused is invalid params.
+        let bad_input =
+            SurfaceError::call(ReasonCode::PeerError, "x".into(), StatusCode::BAD_REQUEST);
+        assert_eq!(bad_input.code, code::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn protocol_errors_use_a2a_reasons() {
+        let e = SurfaceError::protocol(code::TASK_NOT_FOUND, "no such task");
+        let rpc = e.to_jsonrpc(&Envelope::new_root());
+        assert_eq!(rpc["data"][0]["reason"], "TASK_NOT_FOUND");
+        assert_eq!(rpc["data"][0]["domain"], "a2a-protocol.org");
+        assert_eq!(e.http, StatusCode::NOT_FOUND);
+    }
+}
