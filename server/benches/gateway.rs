@@ -1,19 +1,41 @@
-//! Direct call to a peer vs the same call through the hub, in one run.
+//! A direct call to a peer vs the same call through the hub's two doors,
+//! in one run, at several concurrencies.
 //!
 //! Starts a real VendorCorp peer and a real hub (the release binaries of this
-//! build) on loopback, then sends the same `orders.query` both ways: straight
-//! to the peer's A2A endpoint with its token, and through the gateway with
-//! BuyerCorp's token (auth chain, rule check, envelope, schema validation,
-//! hub audit trail). Prints p50/p99 latency and requests/s for each and the
-//! ratios. Figures, not assertions: this machine is shared and noisy.
+//! build) on loopback, then sends the same `orders.query` three ways:
 //!
-//! `cargo bench -p server --bench gateway` (env BENCH_REQUESTS, BENCH_CONCURRENCY).
+//! - **direct**: A2A v1.0 JSON-RPC `SendMessage` straight to the peer's
+//!   `/a2a` endpoint with the peer's token;
+//! - **/gateway/v1**: `POST {hub}/gateway/v1/vendorcorp/orders.query` with
+//!   BuyerCorp's token and `X-Caller-System`;
+//! - **hub A2A**: the same `SendMessage` body as *direct*, to the hub's A2A
+//!   surface `POST {hub}/a2a/vendorcorp` with BuyerCorp's token.
+//!
+//! Both hub paths run the exchange pipeline (auth chain, rule check,
+//! envelope, schema validation, hub audit trail) before forwarding to the
+//! peer. Every `SendMessage` carries a fresh `messageId` (the surface uses
+//! it as the request id, a consult's idempotency key). Every answer is
+//! checked: a call that is not a success aborts the bench with its status
+//! and body, since a benchmark of errors is worthless. Before each measured
+//! run, the target is warmed at the same concurrency (connection pools on
+//! both hops, SQLite page cache), and once at the start the three paths must
+//! answer the same data.
+//!
+//! Prints p50/p99 latency and requests/s of each path per concurrency, side
+//! by side, and the ratios. Figures, not assertions: this machine is shared
+//! and noisy.
+//!
+//! `cargo bench -p server --bench gateway` (through `scripts/cargo-env` in
+//! this repository). Env: `BENCH_REQUESTS` (measured calls per path and
+//! concurrency, default 2000), `BENCH_CONCURRENCY` (a comma list, default
+//! `8,64`). The peer binary must be built (`cargo build --release -p peer`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use common::{PeerSpec, Stack};
-use serde_json::json;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,33 +45,133 @@ struct Figures {
     rps: f64,
 }
 
-async fn run<F, Fut>(requests: usize, concurrency: usize, make: F) -> Figures
-where
-    F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = bool> + Send,
-{
-    let make = Arc::new(make);
-    let per_worker = requests / concurrency;
+/// Which door a call goes through.
+#[derive(Clone, Copy, PartialEq)]
+enum Path {
+    Direct,
+    Gateway,
+    HubA2a,
+}
+
+impl Path {
+    const ALL: [Path; 3] = [Path::Direct, Path::Gateway, Path::HubA2a];
+
+    fn name(self) -> &'static str {
+        match self {
+            Path::Direct => "direct",
+            Path::Gateway => "/gateway/v1",
+            Path::HubA2a => "hub A2A",
+        }
+    }
+}
+
+/// One target of the bench: where it sends, with which token.
+struct Target {
+    path: Path,
+    url: String,
+    token: String,
+    client: reqwest::Client,
+    input: Value,
+}
+
+/// Numbers every `messageId` and JSON-RPC id of this process.
+static NEXT_CALL: AtomicU64 = AtomicU64::new(0);
+
+impl Target {
+    /// One call; the capability's result, or what went wrong with the body.
+    async fn call(&self) -> Result<Value, String> {
+        let n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        let req = match self.path {
+            Path::Direct | Path::HubA2a => self.client.post(&self.url).json(&json!({
+                "jsonrpc": "2.0", "id": n, "method": "SendMessage",
+                "params": { "message": {
+                    "messageId": format!("bench-{}-{n}", std::process::id()),
+                    "role": "ROLE_USER",
+                    "parts": [{ "data": { "capability": "orders.query", "input": self.input } }],
+                } }
+            })),
+            Path::Gateway => self
+                .client
+                .post(&self.url)
+                .header("x-caller-system", "buyercorp")
+                .json(&self.input),
+        };
+        let resp = req
+            .bearer_auth(&self.token)
+            .header("a2a-version", "1.0")
+            .send()
+            .await
+            .map_err(|e| format!("no answer: {e}"))?;
+        let status = resp.status();
+        let body = resp
+            .text()
+            .await
+            .map_err(|e| format!("HTTP {status}, body unreadable: {e}"))?;
+        let fail = |why: &str| format!("{why}: HTTP {status}: {body}");
+        let json: Value = serde_json::from_str(&body).map_err(|_| fail("not JSON"))?;
+        if !status.is_success() {
+            return Err(fail("not a 2xx"));
+        }
+        let result = match self.path {
+            Path::Direct | Path::HubA2a => {
+                if json.get("error").is_some() {
+                    return Err(fail("a JSON-RPC error"));
+                }
+                json.pointer("/result/message/parts/0/data")
+            }
+            Path::Gateway => (json["status"] == "connected")
+                .then(|| json.get("result"))
+                .flatten(),
+        };
+        match result {
+            Some(r) if r.is_object() => Ok(r.clone()),
+            _ => Err(fail("no result")),
+        }
+    }
+}
+
+/// `requests` calls of `target`, `concurrency` at a time. Panics with the
+/// body of the first failed call.
+async fn run(target: &Arc<Target>, requests: usize, concurrency: usize) -> Figures {
+    let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
-        let make = make.clone();
+        let (target, next, failed) = (target.clone(), next.clone(), failed.clone());
         workers.push(tokio::spawn(async move {
-            let mut lat = Vec::with_capacity(per_worker);
-            for _ in 0..per_worker {
+            let mut lat = Vec::with_capacity(requests / concurrency + 1);
+            while !failed.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= requests {
+                    break;
+                }
                 let t = Instant::now();
-                let ok = make().await;
-                assert!(ok, "a benchmark call failed");
+                if let Err(e) = target.call().await {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(format!("call {} of {requests}: {e}", i + 1));
+                }
                 lat.push(t.elapsed());
             }
-            lat
+            Ok(lat)
         }));
     }
-    let mut all = Vec::new();
+    let mut all = Vec::with_capacity(requests);
+    let mut errors = Vec::new();
     for w in workers {
-        all.extend(w.await.expect("worker"));
+        match w.await.expect("worker") {
+            Ok(lat) => all.extend(lat),
+            Err(e) => errors.push(e),
+        }
     }
     let wall = started.elapsed();
+    if let Some(first) = errors.first() {
+        panic!(
+            "{} at concurrency {concurrency} failed ({} worker(s) saw an error), first: {first}",
+            target.path.name(),
+            errors.len()
+        );
+    }
     all.sort();
     let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
     Figures {
@@ -61,103 +183,123 @@ where
 
 #[tokio::main]
 async fn main() {
-    let requests: usize = std::env::var("BENCH_REQUESTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
-    let concurrency: usize = std::env::var("BENCH_CONCURRENCY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8);
+    let requests: usize = match std::env::var("BENCH_REQUESTS") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| panic!("BENCH_REQUESTS={v:?} is not a positive count")),
+        Err(_) => 2000,
+    };
+    let concurrencies: Vec<usize> = match std::env::var("BENCH_CONCURRENCY") {
+        Ok(v) => v
+            .split(',')
+            .map(|c| {
+                c.trim().parse().ok().filter(|&n| n > 0).unwrap_or_else(|| {
+                    panic!("BENCH_CONCURRENCY={v:?}: {c:?} is not a positive count")
+                })
+            })
+            .collect(),
+        Err(_) => vec![8, 64],
+    };
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
     let input =
         json!({ "aggregate": { "op": "avg", "column": "order_value" }, "group_by": "region" });
+    let target = |path: Path| {
+        let (url, token) = match path {
+            Path::Direct => (
+                format!("{}/a2a", stack.peer_url("vendorcorp")),
+                stack.token("vendorcorp"),
+            ),
+            Path::Gateway => (
+                format!("{}/gateway/v1/vendorcorp/orders.query", stack.hub_url()),
+                stack.token("buyercorp"),
+            ),
+            Path::HubA2a => (
+                format!("{}/a2a/vendorcorp", stack.hub_url()),
+                stack.token("buyercorp"),
+            ),
+        };
+        Arc::new(Target {
+            path,
+            url,
+            token,
+            client: client.clone(),
+            input: input.clone(),
+        })
+    };
+    let targets: Vec<Arc<Target>> = Path::ALL.into_iter().map(target).collect();
 
-    let direct = {
-        let client = client.clone();
-        let url = format!("{}/a2a", stack.peer_url("vendorcorp"));
-        let token = stack.token("vendorcorp");
-        let input = input.clone();
-        move || {
-            let body = json!({
-                "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": { "message": exchange::wire::call_message("orders.query", input.clone()) }
-            });
-            let req = client
-                .post(&url)
-                .bearer_auth(&token)
-                .header("a2a-version", "1.0")
-                .json(&body);
-            async move {
-                match req.send().await {
-                    Ok(r) => r
-                        .json::<serde_json::Value>()
-                        .await
-                        .map(|v| v.get("result").is_some())
-                        .unwrap_or(false),
-                    Err(_) => false,
-                }
-            }
-        }
-    };
-    let via_hub = {
-        let client = client.clone();
-        let url = format!("{}/gateway/v1/vendorcorp/orders.query", stack.hub_url());
-        let token = stack.token("buyercorp");
-        let input = input.clone();
-        move || {
-            let req = client
-                .post(&url)
-                .bearer_auth(&token)
-                .header("x-caller-system", "buyercorp")
-                .header("a2a-version", "1.0")
-                .json(&input);
-            async move {
-                match req.send().await {
-                    Ok(r) => r
-                        .json::<serde_json::Value>()
-                        .await
-                        .map(|v| v["status"] == "connected")
-                        .unwrap_or(false),
-                    Err(_) => false,
-                }
-            }
-        }
-    };
-    // Warm both paths (connection pools, SQLite page cache).
-    run(100, 4, direct.clone()).await;
-    run(100, 4, via_hub.clone()).await;
+    // The three doors must answer the same thing, or the figures compare
+    // different work.
+    let mut answers = Vec::new();
+    for t in &targets {
+        let answer = t
+            .call()
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}\nhub log:\n{}", t.path.name(), stack.hub_log()));
+        answers.push(answer);
+    }
+    for (t, a) in targets.iter().zip(&answers).skip(1) {
+        assert_eq!(
+            a,
+            &answers[0],
+            "{} answers other data than direct",
+            t.path.name()
+        );
+    }
 
     println!(
-        "gateway benchmark: {requests} x orders.query (avg by region), concurrency {concurrency}"
+        "gateway benchmark: {requests} x orders.query (avg by region) per path and concurrency"
     );
-    let d = run(requests, concurrency, direct).await;
-    let h = run(requests, concurrency, via_hub).await;
+    let mut figures = Vec::new(); // [concurrency][path]
+    for &c in &concurrencies {
+        let mut row = Vec::new();
+        for t in &targets {
+            run(t, (4 * c).max(200), c).await;
+            row.push(run(t, requests, c).await);
+        }
+        figures.push(row);
+    }
+
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "{:<12} {:>10} {:>10} {:>10}",
-        "path", "p50 ms", "p99 ms", "req/s"
-    );
-    println!(
-        "{:<12} {:>10.2} {:>10.2} {:>10.0}",
-        "direct",
-        ms(d.p50),
-        ms(d.p99),
-        d.rps
-    );
-    println!(
-        "{:<12} {:>10.2} {:>10.2} {:>10.0}",
-        "via hub",
-        ms(h.p50),
-        ms(h.p99),
-        h.rps
-    );
-    println!(
-        "{:<12} {:>9.2}x {:>9.2}x {:>9.2}x",
-        "hub/direct",
-        ms(h.p50) / ms(d.p50),
-        ms(h.p99) / ms(d.p99),
-        h.rps / d.rps
-    );
+    let mut line = format!("{:<18}", "");
+    for &c in &concurrencies {
+        line += &format!(" | {:^29}", format!("concurrency {c}"));
+    }
+    println!("{}", line.trim_end());
+    let mut line = format!("{:<18}", "path");
+    for _ in &concurrencies {
+        line += &format!(" | {:>9} {:>9} {:>9}", "p50 ms", "p99 ms", "req/s");
+    }
+    println!("{line}");
+    for (i, p) in Path::ALL.iter().enumerate() {
+        let mut line = format!("{:<18}", p.name());
+        for row in &figures {
+            let f = &row[i];
+            line += &format!(" | {:>9.2} {:>9.2} {:>9.0}", ms(f.p50), ms(f.p99), f.rps);
+        }
+        println!("{line}");
+    }
+    let ratio = |label: &str, over: Path, under: Path| {
+        let (o, u) = (over as usize, under as usize);
+        let mut line = format!("{label:<18}");
+        for row in &figures {
+            line += &format!(
+                " | {:>8.2}x {:>8.2}x {:>8.2}x",
+                ms(row[o].p50) / ms(row[u].p50),
+                ms(row[o].p99) / ms(row[u].p99),
+                row[o].rps / row[u].rps
+            );
+        }
+        println!("{line}");
+    };
+    ratio("hub-A2A/direct", Path::HubA2a, Path::Direct);
+    ratio("hub-A2A/gateway", Path::HubA2a, Path::Gateway);
+    ratio("gateway/direct", Path::Gateway, Path::Direct);
 }

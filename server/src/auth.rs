@@ -38,7 +38,7 @@ impl<'a> AuthContext<'a> {
         if self.caller.is_empty() {
             return Err(NotConnected::new(
                 ReasonCode::AuthRejected,
-                "no X-Caller-System header",
+                "no caller: no bearer token the hub knows, and no X-Caller-System header",
             ));
         }
         self.topology

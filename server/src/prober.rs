@@ -139,6 +139,33 @@ pub struct ProviderCard {
     pub card: Value,
 }
 
+impl ProviderCard {
+    /// The JSON-RPC URL the card declares for the version the provider
+    /// speaks, if it lies under `base_url` (the registry's address of the
+    /// provider): a card cannot send the hub's calls, with the hub's token
+    /// for this provider, anywhere the registry did not put it.
+    pub fn jsonrpc_url(&self, base_url: &str) -> Option<String> {
+        let base = base_url.trim_end_matches('/');
+        self.card
+            .get("supportedInterfaces")?
+            .as_array()?
+            .iter()
+            .filter(|i| i.get("protocolBinding").and_then(Value::as_str) == Some("JSONRPC"))
+            .filter(|i| {
+                i.get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .and_then(A2aVersion::parse)
+                    == Some(self.version)
+            })
+            .filter_map(|i| i.get("url").and_then(Value::as_str))
+            .find(|url| {
+                url.strip_prefix(base)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            })
+            .map(str::to_string)
+    }
+}
+
 /// Every system's current health; the source of node and edge status.
 #[derive(Debug)]
 pub struct StatusBoard {
@@ -631,5 +658,21 @@ mod tests {
             PeerStatus::Healthy,
             "recovery clears the call failure"
         );
+    }
+
+    #[test]
+    fn a_card_names_the_endpoint_only_under_the_registered_base_url() {
+        let card = |url: &str| ProviderCard {
+            version: A2aVersion::V0_3,
+            card: json!({"supportedInterfaces": [
+                {"url": "http://127.0.0.1:9/elsewhere", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"}]}),
+        };
+        let base = "http://127.0.0.1:3105";
+        assert_eq!(card("http://127.0.0.1:3105/").jsonrpc_url(base).as_deref(), Some("http://127.0.0.1:3105/"));
+        assert_eq!(card("http://127.0.0.1:3105/rpc").jsonrpc_url(base).as_deref(), Some("http://127.0.0.1:3105/rpc"));
+        for elsewhere in ["http://127.0.0.1:31050/", "http://10.0.0.1:3105/", "http://127.0.0.1:3105.evil/"] {
+            assert_eq!(card(elsewhere).jsonrpc_url(base), None, "{elsewhere}");
+        }
     }
 }

@@ -38,16 +38,20 @@ pub enum A2aVersion {
 }
 
 impl A2aVersion {
-    /// Reads a declared version: `1`, `1.0`, `1.0.x`, `1.x` are v1.0;
-    /// `0.3` and `0.3.x` are v0.3; anything else is not spoken here.
+    /// Reads a declared version: `1`, `1.N`, `1.N.N` are v1.0; `0.3` and
+    /// `0.3.N` are v0.3 (surrounding whitespace ignored, every component a
+    /// decimal number); anything else is not spoken here.
     pub fn parse(declared: &str) -> Option<Self> {
-        let mut parts = declared.trim().split('.');
-        match (parts.next(), parts.next()) {
-            (Some("1"), None) => Some(Self::V1_0),
-            (Some("1"), Some(minor)) if minor.bytes().all(|b| b.is_ascii_digit()) && !minor.is_empty() => {
-                Some(Self::V1_0)
+        let mut numbers = Vec::new();
+        for piece in declared.trim().split('.') {
+            if piece.is_empty() || !piece.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
             }
-            (Some("0"), Some("3")) => Some(Self::V0_3),
+            numbers.push(piece.parse::<u64>().ok()?);
+        }
+        match numbers.as_slice() {
+            [1] | [1, _] | [1, _, _] => Some(Self::V1_0),
+            [0, 3] | [0, 3, _] => Some(Self::V0_3),
             _ => None,
         }
     }

@@ -13,6 +13,29 @@ pub const A2A_JSONRPC_PATH: &str = "/a2a";
 /// The JSON-RPC method of a v1 message exchange.
 pub const SEND_MESSAGE_METHOD: &str = "SendMessage";
 
+/// The message metadata key the hub sets on an answer that came from its
+/// replay store (a repeated consult), not from a new execution.
+pub const REPLAYED_METADATA_KEY: &str = "replayed";
+
+/// A JSON-RPC 2.0 request object.
+pub fn jsonrpc_request(id: &str, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// The reason code an A2A error carries in its `google.rpc.ErrorInfo`
+/// detail (the hub's surface puts one in every refusal), if any.
+pub fn error_reason(error: &Value) -> Option<crate::reason::ReasonCode> {
+    error
+        .get("data")?
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d.get("@type").and_then(Value::as_str)
+                == Some("type.googleapis.com/google.rpc.ErrorInfo")
+        })
+        .find_map(|d| serde_json::from_value(d.get("reason")?.clone()).ok())
+}
+
 /// Why an A2A message is not a well-formed capability call or answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
@@ -111,6 +134,18 @@ mod tests {
     fn text_only_message_is_not_a_call() {
         let msg = Message::new(Role::User, vec![Part::text("hello")]);
         assert_eq!(parse_call(&msg), Err(WireError::NoDataPart));
+    }
+
+    #[test]
+    fn the_reason_code_of_an_a2a_error() {
+        let error = json!({"code": -32012, "message": "no rule", "data": [
+            {"@type": "type.googleapis.com/google.rpc.BadRequest"},
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "NOT_PERMITTED", "domain": "wall-street.exchange"}]});
+        assert_eq!(error_reason(&error), Some(crate::reason::ReasonCode::NotPermitted));
+        let protocol = json!({"code": -32001, "data": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}]});
+        assert_eq!(error_reason(&protocol), None);
+        assert_eq!(error_reason(&json!({"code": 1})), None);
     }
 
     #[test]

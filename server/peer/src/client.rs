@@ -1,9 +1,14 @@
-//! This peer as a caller: one capability call through the hub's gateway.
+//! This peer as a caller: one capability call through the hub's A2A
+//! surface.
 //!
 //! A peer never calls another peer directly (DESIGN.md §4, "peer to peer"):
-//! it POSTs the input to `{hub_url}/gateway/v1/{provider}/{capability}`
-//! with its own token and the envelope, and gets exactly one labelled
-//! result back. When the hub itself cannot be reached or answers nonsense,
+//! it sends one A2A v1.0 `SendMessage` (JSON-RPC) to the provider's surface
+//! on the hub, `{hub_url}/a2a/{provider}`, with its own token and the
+//! envelope (the request id is also the message id), one data part
+//! `{"capability", "input"}` ([`exchange::wire`]), and reads the answer
+//! into exactly one labelled result: the capability result of the
+//! provider's Message or Task, or the reason code of the A2A error's
+//! `ErrorInfo`. When the hub itself cannot be reached or answers nonsense,
 //! [`call_via_hub`] still returns a `not_connected` result (rule 1: a failed
 //! call never crashes or hangs the caller), so benchmarks and tests can use
 //! it without special cases.
@@ -16,6 +21,8 @@ use exchange::envelope::{
 };
 use exchange::inbox::{proposed_actions, Inbox, Origin};
 use exchange::reason::{CallResult, ReasonCode};
+use exchange::wire;
+use a2a::{SendMessageRequest, SendMessageResponse};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -36,7 +43,7 @@ pub struct HubCall {
     pub provider: String,
     /// The capability id (`orders.query`).
     pub capability: String,
-    /// The capability input, sent as the JSON body.
+    /// The capability input, sent as the message's data part.
     pub input: Value,
     /// Also the idempotency key of a consult.
     pub request_id: String,
@@ -53,8 +60,7 @@ pub struct HubAnswer {
     pub http_status: Option<u16>,
     /// The one labelled result.
     pub result: CallResult,
-    /// The JSON to show: the hub's body verbatim when it was a valid call
-    /// result, else the serialised synthetic result.
+    /// The JSON to show: the labelled result, serialised.
     pub body: Value,
     /// How long the call took, for the caller's trail.
     pub elapsed: Duration,
@@ -76,65 +82,76 @@ pub fn http_client() -> reqwest::Client {
         .unwrap_or_else(|_| reqwest::Client::new())
 }
 
-/// The gateway URL of a call.
-pub fn gateway_url(hub_url: &str, provider: &str, capability: &str) -> String {
-    format!(
-        "{}/gateway/v1/{provider}/{capability}",
-        hub_url.trim_end_matches('/')
-    )
+/// The URL of a provider's A2A surface (JSON-RPC) on the hub.
+pub fn surface_url(hub_url: &str, provider: &str) -> String {
+    format!("{}/a2a/{provider}", hub_url.trim_end_matches('/'))
 }
 
 /// Makes one call through the hub. Never fails: transport problems become
 /// `not_connected` (`PEER_UNREACHABLE` when the hub cannot be reached,
 /// `TIMEOUT` past `call.timeout`, `PEER_ERROR` when the hub's answer is not
-/// a call result).
+/// an A2A answer).
 pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer {
     let started = Instant::now();
-    let url = gateway_url(&call.hub_url, &call.provider, &call.capability);
+    let mut message = wire::call_message(&call.capability, call.input.clone());
+    message.message_id.clone_from(&call.request_id);
+    let params = SendMessageRequest {
+        message,
+        configuration: None,
+        metadata: None,
+        tenant: None,
+    };
+    let params = serde_json::to_value(params).unwrap_or(Value::Null);
     let sent = client
-        .post(&url)
+        .post(surface_url(&call.hub_url, &call.provider))
         .timeout(call.timeout)
         .bearer_auth(call.token.expose())
         .header(CALLER_HEADER, &call.caller)
         .header(VERSION_HEADER, CURRENT_VERSION)
         .header(REQUEST_ID_HEADER, &call.request_id)
         .header(TRACEPARENT_HEADER, call.traceparent.to_header())
-        .json(&call.input)
+        .json(&wire::jsonrpc_request(
+            &call.request_id,
+            wire::SEND_MESSAGE_METHOD,
+            params,
+        ))
         .send()
         .await;
-    let synthetic = |reason: ReasonCode, detail: String, status: Option<u16>| {
-        let result = CallResult::NotConnected {
-            trace_id: call.traceparent.trace_id.clone(),
-            request_id: call.request_id.clone(),
-            reason,
-            detail,
-        };
-        HubAnswer {
-            http_status: status,
-            body: serde_json::to_value(&result).unwrap_or(Value::Null),
-            result,
-            elapsed: started.elapsed(),
-        }
+    let answer = |result: CallResult, status: Option<u16>| HubAnswer {
+        http_status: status,
+        body: serde_json::to_value(&result).unwrap_or(Value::Null),
+        result,
+        elapsed: started.elapsed(),
+    };
+    let refused = |reason: ReasonCode, detail: String| CallResult::NotConnected {
+        trace_id: call.traceparent.trace_id.clone(),
+        request_id: call.request_id.clone(),
+        reason,
+        detail,
     };
     let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {
-            return synthetic(
-                ReasonCode::Timeout,
-                format!(
-                    "the hub did not answer within {} ms",
-                    call.timeout.as_millis()
+            return answer(
+                refused(
+                    ReasonCode::Timeout,
+                    format!(
+                        "the hub did not answer within {} ms",
+                        call.timeout.as_millis()
+                    ),
                 ),
                 None,
             )
         }
         Err(e) => {
-            return synthetic(
-                ReasonCode::PeerUnreachable,
-                format!(
-                    "the hub at {} cannot be reached: {}",
-                    call.hub_url,
-                    root_cause(&e)
+            return answer(
+                refused(
+                    ReasonCode::PeerUnreachable,
+                    format!(
+                        "the hub at {} cannot be reached: {}",
+                        call.hub_url,
+                        root_cause(&e)
+                    ),
                 ),
                 None,
             )
@@ -144,35 +161,82 @@ pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer
     let body: Value = match resp.json().await {
         Ok(b) => b,
         Err(e) if e.is_timeout() => {
-            return synthetic(
-                ReasonCode::Timeout,
-                format!(
-                    "the hub's answer did not complete within {} ms",
-                    call.timeout.as_millis()
+            return answer(
+                refused(
+                    ReasonCode::Timeout,
+                    format!(
+                        "the hub's answer did not complete within {} ms",
+                        call.timeout.as_millis()
+                    ),
                 ),
                 Some(status),
             )
         }
         Err(_) => {
-            return synthetic(
-                ReasonCode::PeerError,
-                format!("the hub answered HTTP {status} without a JSON body"),
+            return answer(
+                refused(
+                    ReasonCode::PeerError,
+                    format!("the hub answered HTTP {status} without a JSON body"),
+                ),
                 Some(status),
             )
         }
     };
-    match serde_json::from_value::<CallResult>(body.clone()) {
-        Ok(result) => HubAnswer {
-            http_status: Some(status),
+    answer(read_answer(call, status, &body), Some(status))
+}
+
+/// The labelled result of the hub's JSON-RPC answer: the capability
+/// result of a `SendMessage` result, or the reason code of an error
+/// (`PEER_ERROR` for an error without one, or for an answer that is
+/// neither).
+fn read_answer(call: &HubCall, status: u16, body: &Value) -> CallResult {
+    let (trace_id, request_id) = (call.traceparent.trace_id.clone(), call.request_id.clone());
+    if let Some(error) = body.get("error").filter(|e| !e.is_null()) {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)");
+        return CallResult::NotConnected {
+            trace_id,
+            request_id,
+            reason: wire::error_reason(error).unwrap_or(ReasonCode::PeerError),
+            detail: exchange::text::clip(message, 300),
+        };
+    }
+    let parsed = body
+        .get("result")
+        .cloned()
+        .ok_or_else(|| format!("the hub answered HTTP {status} with no JSON-RPC result"))
+        .and_then(|r| {
+            serde_json::from_value::<SendMessageResponse>(r)
+                .map_err(|e| format!("the hub's answer is not an A2A answer: {e}"))
+        });
+    let replayed = |response: &SendMessageResponse| match response {
+        SendMessageResponse::Message(m) => m
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get(wire::REPLAYED_METADATA_KEY))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        SendMessageResponse::Task(_) => false,
+    };
+    match parsed.and_then(|response| {
+        wire::parse_answer(&response)
+            .map(|result| (result, replayed(&response)))
+            .map_err(|e| e.to_string())
+    }) {
+        Ok((result, replayed)) => CallResult::Connected {
+            trace_id,
+            request_id,
+            replayed,
             result,
-            body,
-            elapsed: started.elapsed(),
         },
-        Err(_) => synthetic(
-            ReasonCode::PeerError,
-            format!("the hub answered HTTP {status} with JSON that is not a call result"),
-            Some(status),
-        ),
+        Err(detail) => CallResult::NotConnected {
+            trace_id,
+            request_id,
+            reason: ReasonCode::PeerError,
+            detail,
+        },
     }
 }
 
@@ -269,7 +333,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(None));
         let s = seen.clone();
         let app = Router::new().route(
-            "/gateway/v1/{provider}/{capability}",
+            "/a2a/{provider}",
             post(move |headers: HeaderMap, Json(_body): Json<Value>| {
                 let answer = answer.clone();
                 let s = s.clone();
@@ -301,9 +365,10 @@ mod tests {
     #[tokio::test]
     async fn connected_call_sends_the_envelope_and_fills_the_inbox() {
         let (url, seen) = fake_hub(
-            json!({"status": "connected", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "request_id": "req-7",
-                   "replayed": false, "result": {"department": "marketing", "proposed_actions": [
-                       {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 150000.0}, "rationale": "r"}]}}),
+            json!({"jsonrpc": "2.0", "id": "req-7", "result": {"message": {
+                "messageId": "a-1", "role": "ROLE_AGENT", "parts": [{"data":
+                    {"department": "marketing", "proposed_actions": [
+                       {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 150000.0}, "rationale": "r"}]}}]}}}),
             200,
         )
         .await;
@@ -337,7 +402,9 @@ mod tests {
     #[tokio::test]
     async fn not_connected_and_unreachable_hub() {
         let (url, _) = fake_hub(
-            json!({"status": "not_connected", "trace_id": "t", "request_id": "req-7", "reason": "TIMEOUT", "detail": "deadline 2000ms"}),
+            json!({"jsonrpc": "2.0", "id": "req-7", "error": {"code": -32015, "message": "deadline 2000ms",
+                "data": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TIMEOUT",
+                          "domain": "wall-street.exchange", "metadata": {"traceId": "t"}}]}}),
             504,
         )
         .await;
@@ -379,5 +446,36 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn the_hubs_a2a_answers_read_as_labelled_results() {
+        let c = call("http://unused".into());
+        let data = json!({"department": "marketing"});
+        let replayed = json!({"jsonrpc": "2.0", "id": "req-7", "result": {"message": {
+            "messageId": "a", "role": "ROLE_AGENT", "metadata": {"replayed": true},
+            "parts": [{"data": data}]}}});
+        assert!(matches!(
+            read_answer(&c, 200, &replayed),
+            CallResult::Connected { replayed: true, ref result, .. } if *result == data
+        ));
+        let task = json!({"jsonrpc": "2.0", "id": "req-7", "result": {"task": {
+            "id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"},
+            "artifacts": [{"artifactId": "a-1", "parts": [{"data": data}]}]}}});
+        assert!(matches!(
+            read_answer(&c, 200, &task),
+            CallResult::Connected { replayed: false, ref result, .. } if *result == data
+        ));
+        let no_info = json!({"jsonrpc": "2.0", "id": "req-7", "error": {"code": -32601, "message": "no method"}});
+        assert!(matches!(
+            read_answer(&c, 200, &no_info),
+            CallResult::NotConnected { reason: ReasonCode::PeerError, ref detail, .. } if detail == "no method"
+        ));
+        for garbage in [json!({"jsonrpc": "2.0", "id": 1}), json!({"result": {"nope": 1}})] {
+            assert!(matches!(
+                read_answer(&c, 200, &garbage),
+                CallResult::NotConnected { reason: ReasonCode::PeerError, .. }
+            ));
+        }
     }
 }

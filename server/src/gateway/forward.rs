@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 pub(super) use super::answer::Reply;
-use super::answer::{interpret_answer, peer_error, Failure};
+pub(super) use super::answer::Failure;
+use super::answer::{interpret_answer, peer_error};
 use super::Gateway;
 use crate::auth::token_for;
 use crate::contract::Contract;
@@ -61,7 +62,7 @@ impl Gateway {
         &self,
         leg: &Leg<'_>,
         input: Value,
-    ) -> Result<Reply, NotConnected> {
+    ) -> Result<Reply, Failure> {
         let result = self
             .forward(leg, input)
             .await
@@ -84,7 +85,7 @@ impl Gateway {
                 if failure.provider_fault {
                     self.board.record_call(system, Err(failure.nc.clone()));
                 }
-                Err(failure.nc)
+                Err(failure)
             }
         }
     }
@@ -175,17 +176,20 @@ impl Gateway {
                 version.as_str()
             ))));
         };
-        let body = json!({
-            "jsonrpc": "2.0",
-            "id": envelope.request_id,
-            "method": name,
-            "params": params,
-        });
-        let url = format!(
-            "{}{}",
-            system.base_url.trim_end_matches('/'),
-            wire::A2A_JSONRPC_PATH
-        );
+        let body = wire::jsonrpc_request(&envelope.request_id, name, params);
+        // Where the provider's card says it listens (under its registered
+        // base URL), else where every reference peer does.
+        let url = self
+            .board
+            .card(id)
+            .and_then(|c| c.jsonrpc_url(&system.base_url))
+            .unwrap_or_else(|| {
+                format!(
+                    "{}{}",
+                    system.base_url.trim_end_matches('/'),
+                    wire::A2A_JSONRPC_PATH
+                )
+            });
         let mut request = self
             .client
             .post(url)

@@ -33,7 +33,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::forward::{Leg, Reply};
+use super::forward::{Failure, Leg, Reply};
 use super::{replay, Gateway};
 use crate::auth::AuthContext;
 use a2a::SendMessageResponse;
@@ -169,16 +169,26 @@ impl Done {
         }
     }
 
-    /// The outcome of a forward that ran (not a replay).
-    pub(super) fn forwarded(result: Result<Reply, NotConnected>) -> Self {
+    /// The outcome of a forward that ran (not a replay). A provider that
+    /// refused the caller's input (JSON-RPC invalid params) is the
+    /// caller's fault: answered with 400, not 502.
+    pub(super) fn forwarded(result: Result<Reply, Failure>) -> Self {
+        let status = match &result {
+            Err(f) if !f.provider_fault && f.nc.reason == ReasonCode::PeerError => {
+                Some(StatusCode::BAD_REQUEST)
+            }
+            _ => None,
+        };
         Self {
-            result: result.map(|r| Answered {
-                result: r.result,
-                replayed: false,
-                reply: Some(r.response),
-            }),
+            result: result
+                .map(|r| Answered {
+                    result: r.result,
+                    replayed: false,
+                    reply: Some(r.response),
+                })
+                .map_err(|f| f.nc),
             note: String::new(),
-            status: None,
+            status,
         }
     }
 }

@@ -34,7 +34,6 @@ use super::errors::{code, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
 use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
 use exchange::envelope::{A2aVersion, Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
-use exchange::reason::ReasonCode;
 
 /// `POST /a2a/{provider}`.
 pub async fn handler(
@@ -79,9 +78,9 @@ pub async fn handler(
         .headers
         .get(exchange::envelope::VERSION_HEADER)
         .or_else(|| parts.headers.get(exchange::envelope::LEGACY_VERSION_HEADER));
-    // An unknown version still has its method read as v1.0, so that a
-    // message reaches the pipeline and is refused there, with its audit
-    // record; anything else is refused here.
+    // An unknown version still has its method read as v1.0, so that the
+    // call reaches the pipeline and is refused there (VERSION_UNSUPPORTED),
+    // with its audit record.
     let version = envelope.protocol();
     let mut reply = Reply {
         id: rpc.id.clone(),
@@ -103,17 +102,6 @@ pub async fn handler(
             ),
         ));
     };
-    if version.is_none() && method != Method::SendMessage {
-        return reply.error(SurfaceError::call(
-            ReasonCode::VersionUnsupported,
-            format!(
-                "A2A version {} is not supported (supported: {})",
-                exchange::text::clip(&reply.envelope.version, 32),
-                exchange::envelope::SUPPORTED_VERSIONS.join(", ")
-            ),
-            StatusCode::BAD_REQUEST,
-        ));
-    }
     let params = match reply.version {
         A2aVersion::V1_0 => Ok(rpc.params),
         A2aVersion::V0_3 => bridge::params_to_v1(method, rpc.params)

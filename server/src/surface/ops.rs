@@ -132,8 +132,13 @@ pub async fn send_message(
     let handled = gateway.clone().run(incoming).await;
     let result = match handled.result {
         CallResult::Connected { result, .. } => Ok(handled.reply.unwrap_or_else(|| {
+            // A replayed consult: the stored result, marked as such.
             let mut answer = wire::answer_message(result, None);
             answer.context_id = message.context_id;
+            answer.metadata = Some(std::collections::HashMap::from([(
+                wire::REPLAYED_METADATA_KEY.to_string(),
+                Value::Bool(true),
+            )]));
             SendMessageResponse::Message(answer)
         })),
         CallResult::NotConnected { reason, detail, .. } => {

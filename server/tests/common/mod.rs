@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod a2a;
+
 use serde_json::Value as Json;
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::BTreeMap;
@@ -298,6 +300,80 @@ impl Stack {
         }
         self.write_topology();
         self.start_peer(id).await;
+    }
+
+    /// Adds a provider that speaks A2A v0.3, the way an operator would add
+    /// any peer: its topology section (`config/peers/<id>.topology.yaml`)
+    /// into the topology file, its token into the hub's environment (the
+    /// hub restarts on the same database), and its process: the agent on
+    /// the Python a2a-sdk 0.3 line (`server/tests/agents/v03_provider.py`,
+    /// run from `.tools/venv03`). Waits until the hub's prober has read its
+    /// card, so a call after this one is made in v0.3.
+    pub async fn add_v03_provider(&mut self, id: &str) {
+        let python = repo().join(".tools/venv03/bin/python");
+        assert!(python.exists(), "{} missing: run scripts/setup test", python.display());
+        let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
+        let port = free_port();
+        self.peer_ports.insert(id.to_string(), port);
+        self.tokens.insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
+        let mut system = section["system"].clone();
+        let m = system.as_mapping_mut().expect("system section is a mapping");
+        m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+        m.insert(key("token_env"), key(&token_env(id)));
+        let top = self.topology.as_mapping_mut().expect("mapping");
+        for (field, extra) in [
+            ("systems", vec![system]),
+            ("capabilities", section["capabilities"].as_sequence().cloned().unwrap_or_default()),
+            ("rules", section["rules"].as_sequence().cloned().unwrap_or_default()),
+        ] {
+            let mut list = top
+                .get(key(field))
+                .and_then(Value::as_sequence)
+                .cloned()
+                .unwrap_or_default();
+            list.extend(extra);
+            top.insert(key(field), Value::Sequence(list));
+        }
+        self.write_topology();
+        let log_path = self.dir.path().join(format!("{id}.log"));
+        let log = std::fs::File::create(&log_path).expect("log");
+        let child = Command::new(python)
+            .arg(repo().join("server/tests/agents/v03_provider.py"))
+            .args(["--system", id, "--name", id, "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--token-env")
+            .arg(token_env(id))
+            .envs(self.envs())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn the v0.3 provider");
+        self.peers.insert(id.to_string(), child);
+        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
+        self.kill_hub();
+        self.start_hub().await;
+        // The prober fetches cards on its first round: wait for it.
+        let card_url = format!("{}/a2a/{id}/.well-known/agent-card.json", self.hub_url());
+        let caller = self
+            .topology["rules"]
+            .as_sequence()
+            .and_then(|rules| rules.iter().find(|r| r["provider"].as_str() == Some(id)))
+            .and_then(|r| r["consumers"].as_sequence()?.first()?.as_str().map(str::to_string))
+            .expect("a rule for the v0.3 provider");
+        let client = reqwest::Client::new();
+        for _ in 0..100 {
+            let card: Option<Json> = match client.get(&card_url).bearer_auth(self.token(&caller)).send().await {
+                Ok(r) => r.json().await.ok(),
+                Err(_) => None,
+            };
+            // The provider's own card names the agent; the registry's name
+            // is the fallback until the prober has read it.
+            if card.as_ref().and_then(|c| c["version"].as_str()) == Some("0.3-fixture") {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the hub never read {id}'s card: {}", self.hub_log());
     }
 
     /// The topology the hub was given, for tests that edit it.
