@@ -13,6 +13,33 @@ pub const A2A_JSONRPC_PATH: &str = "/a2a";
 /// The JSON-RPC method of a v1 message exchange.
 pub const SEND_MESSAGE_METHOD: &str = "SendMessage";
 
+/// The media types a capability call's parts may declare (and what the
+/// cards list as input and output modes): a data part is JSON, a text
+/// part is plain text. A part declaring anything else is refused with
+/// A2A's `ContentTypeNotSupportedError`.
+pub const ACCEPTED_MEDIA_TYPES: [&str; 2] = ["application/json", "text/plain"];
+
+/// The first part of `message` whose media type is not one of
+/// [`ACCEPTED_MEDIA_TYPES`] (a file part must declare one), as the
+/// offending type (`""` for a file part without one).
+pub fn unaccepted_media_type(message: &Message) -> Option<String> {
+    message.parts.iter().find_map(|part| {
+        let media = part.media_type.as_deref().map(|m| {
+            m.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        });
+        let file = matches!(part.content, PartContent::Raw(_) | PartContent::Url(_));
+        match media {
+            Some(m) if !ACCEPTED_MEDIA_TYPES.contains(&m.as_str()) => Some(m),
+            None if file => Some(String::new()),
+            _ => None,
+        }
+    })
+}
+
 /// The message metadata key the hub sets on an answer that came from its
 /// replay store (a repeated consult), not from a new execution.
 pub const REPLAYED_METADATA_KEY: &str = "replayed";

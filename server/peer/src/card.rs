@@ -72,7 +72,10 @@ pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) 
             security_requirements: None,
         })
         .collect();
-    let modes = vec!["application/json".to_string(), "text/plain".to_string()];
+    let modes: Vec<String> = exchange::wire::ACCEPTED_MEDIA_TYPES
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
     AgentCard {
         name: config.name.clone(),
         description,

@@ -207,6 +207,23 @@ fn completed_task(ctx: &ExecutorContext, capability: &str, answer: Message) -> T
 }
 
 async fn answer(state: &PeerState, message: &Message) -> Handled {
+    if let Some(media) = wire::unaccepted_media_type(message) {
+        let mut error = A2AError::content_type_not_supported();
+        error.message = format!(
+            "{} accepts parts of {}, not {}",
+            state.config.system,
+            wire::ACCEPTED_MEDIA_TYPES.join(", "),
+            if media.is_empty() { "a file without a media type" } else { &media }
+        );
+        return Handled {
+            capability: "unknown".into(),
+            answer: Err(Refusal {
+                error,
+                detail: "content type not supported".into(),
+            }),
+            answer_as: AnswerAs::Message,
+        };
+    }
     let (capability, input) = match wire::parse_call(message) {
         Ok(call) => call,
         Err(WireError::NoDataPart) => return answer_text(state, message).await,

@@ -474,6 +474,31 @@ skills:
     }
 
     #[tokio::test]
+    async fn a_part_of_a_media_type_no_skill_takes_is_content_type_not_supported() {
+        let f = start_peer(BUYER).await;
+        let (_, body) = post(
+            &f,
+            Some(TOKEN),
+            &rpc(json!([{"raw": "dGNr", "mediaType": "application/x-unsupported"}])),
+        )
+        .await;
+        assert_eq!(body["error"]["code"], -32005, "{body}");
+        assert!(body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("application/x-unsupported")));
+        // JSON with parameters is still JSON.
+        let (_, body) = post(
+            &f,
+            Some(TOKEN),
+            &rpc(json!([{"data": {"capability": "budget.consult", "input": {"question": "marketing?"}},
+                         "mediaType": "application/json; charset=utf-8"}])),
+        )
+        .await;
+        assert!(body["result"]["message"].is_object(), "{body}");
+        f.peer.stop().await.unwrap();
+    }
+
+    #[tokio::test]
     async fn consult_by_text_and_faults() {
         let f = start_peer(BUYER).await;
         let (_, body) = post(

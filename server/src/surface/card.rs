@@ -142,7 +142,10 @@ pub fn hub_card(hub_base: &str, hub_id: &str) -> AgentCard {
 }
 
 fn modes() -> Vec<String> {
-    vec!["application/json".into(), "text/plain".into()]
+    exchange::wire::ACCEPTED_MEDIA_TYPES
+        .iter()
+        .map(|m| m.to_string())
+        .collect()
 }
 
 /// The card of `provider` as `caller` sees it through the hub; `None`

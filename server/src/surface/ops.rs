@@ -43,9 +43,6 @@ use exchange::reason::{CallResult, NotConnected, ReasonCode};
 use exchange::text::clip;
 use exchange::wire;
 
-/// Media types a part may declare: what every capability takes.
-pub const ACCEPTED_MEDIA_TYPES: [&str; 2] = ["application/json", "text/plain"];
-
 /// The message metadata key that names a skill.
 pub const SKILL_METADATA_KEY: &str = "skill";
 
@@ -301,31 +298,16 @@ pub fn select(
     let Some(system) = topology.system(provider) else {
         return Ok((String::from("unknown"), json!({})));
     };
-    for part in &message.parts {
-        let media = part.media_type.as_deref().map(|m| {
-            m.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        });
-        let file = matches!(part.content, PartContent::Raw(_) | PartContent::Url(_));
-        match media {
-            Some(m) if !ACCEPTED_MEDIA_TYPES.contains(&m.as_str()) => {
-                return Err(Unselectable::ContentType(format!(
-                    "a part has media type {}; {provider} accepts {}",
-                    clip(&m, 80),
-                    ACCEPTED_MEDIA_TYPES.join(", ")
-                )))
-            }
-            None if file => {
-                return Err(Unselectable::ContentType(format!(
-                    "a file part without a media type; {provider} accepts {}",
-                    ACCEPTED_MEDIA_TYPES.join(", ")
-                )))
-            }
-            _ => {}
-        }
+    if let Some(media) = wire::unaccepted_media_type(message) {
+        let what = if media.is_empty() {
+            "a file part without a media type".to_string()
+        } else {
+            format!("a part has media type {}", clip(&media, 80))
+        };
+        return Err(Unselectable::ContentType(format!(
+            "{what}; {provider} accepts {}",
+            wire::ACCEPTED_MEDIA_TYPES.join(", ")
+        )));
     }
     let by_metadata = match message
         .metadata
