@@ -24,10 +24,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::surface::bridge;
 use crate::events::EventBus;
 use crate::registry::model::System;
 use crate::registry::Registry;
+use crate::surface::bridge;
 use exchange::envelope::A2aVersion;
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
 use exchange::http::{read_limited, transport_failure};
@@ -192,8 +192,7 @@ impl StatusBoard {
     /// The A2A version `system` speaks: its card's, v1.0 until a card is
     /// known.
     pub fn version(&self, system: &str) -> A2aVersion {
-        self.card(system)
-            .map_or(A2aVersion::V1_0, |c| c.version)
+        self.card(system).map_or(A2aVersion::V1_0, |c| c.version)
     }
 
     /// Records the card `system` served (as fetched, either version).
@@ -669,9 +668,21 @@ mod tests {
                 {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"}]}),
         };
         let base = "http://127.0.0.1:3105";
-        assert_eq!(card("http://127.0.0.1:3105/").jsonrpc_url(base).as_deref(), Some("http://127.0.0.1:3105/"));
-        assert_eq!(card("http://127.0.0.1:3105/rpc").jsonrpc_url(base).as_deref(), Some("http://127.0.0.1:3105/rpc"));
-        for elsewhere in ["http://127.0.0.1:31050/", "http://10.0.0.1:3105/", "http://127.0.0.1:3105.evil/"] {
+        assert_eq!(
+            card("http://127.0.0.1:3105/").jsonrpc_url(base).as_deref(),
+            Some("http://127.0.0.1:3105/")
+        );
+        assert_eq!(
+            card("http://127.0.0.1:3105/rpc")
+                .jsonrpc_url(base)
+                .as_deref(),
+            Some("http://127.0.0.1:3105/rpc")
+        );
+        for elsewhere in [
+            "http://127.0.0.1:31050/",
+            "http://10.0.0.1:3105/",
+            "http://127.0.0.1:3105.evil/",
+        ] {
             assert_eq!(card(elsewhere).jsonrpc_url(base), None, "{elsewhere}");
         }
     }

@@ -115,10 +115,19 @@ mod tests {
             .record("helpdesk", "t-1", "vendorcorp", "ticket.classify")
             .await
             .expect("record");
-        assert!(owners.owns("helpdesk", "t-1", "buyercorp").await.expect("q"));
-        assert!(!owners.owns("helpdesk", "t-1", "vendorcorp").await.expect("q"));
+        assert!(owners
+            .owns("helpdesk", "t-1", "buyercorp")
+            .await
+            .expect("q"));
+        assert!(!owners
+            .owns("helpdesk", "t-1", "vendorcorp")
+            .await
+            .expect("q"));
         // The same id at another provider is another task.
-        assert!(!owners.owns("buyercorp", "t-1", "buyercorp").await.expect("q"));
+        assert!(!owners
+            .owns("buyercorp", "t-1", "buyercorp")
+            .await
+            .expect("q"));
         drop(owners);
         let reopened = TaskOwners::open(exchange::db::open(&path).await.expect("db"))
             .await

@@ -100,9 +100,17 @@ async fn the_python_a2a_sdk_1_3_uses_the_hub_like_any_agent() {
     // A data-share, over both bindings.
     let count = r#"{"aggregate":{"op":"count"},"group_by":"region"}"#;
     for transport in ["jsonrpc", "http+json"] {
-        let a = sdk13(&vendor_url, &buyer, &["send", "--data", count, "--transport", transport]);
+        let a = sdk13(
+            &vendor_url,
+            &buyer,
+            &["send", "--data", count, "--transport", transport],
+        );
         assert_eq!(a["kind"], "message", "{transport}: {a}");
-        assert_eq!(a["data"]["row_count"].as_f64(), Some(624.0), "{transport}: {a}");
+        assert_eq!(
+            a["data"]["row_count"].as_f64(),
+            Some(624.0),
+            "{transport}: {a}"
+        );
         assert_eq!(a["data"]["groups"].as_array().map(Vec::len), Some(4));
     }
 
@@ -118,30 +126,59 @@ async fn the_python_a2a_sdk_1_3_uses_the_hub_like_any_agent() {
     // A task: helpdesk answers a classification as a completed task, which
     // its creator reads again with GetTask and finds in ListTasks.
     let helpdesk_url = surface(&stack, "helpdesk");
-    let task = sdk13(&helpdesk_url, &buyer, &["send", "--data", r#"{"ticket_id":"T-1003"}"#]);
-    assert_eq!((task["kind"].as_str(), task["state"].as_str()), (Some("task"), Some("completed")), "{task}");
+    let task = sdk13(
+        &helpdesk_url,
+        &buyer,
+        &["send", "--data", r#"{"ticket_id":"T-1003"}"#],
+    );
+    assert_eq!(
+        (task["kind"].as_str(), task["state"].as_str()),
+        (Some("task"), Some("completed")),
+        "{task}"
+    );
     assert_eq!(task["data"]["category"], "billing");
     let id = task["task_id"].as_str().expect("task id").to_string();
     let got = sdk13(&helpdesk_url, &buyer, &["get-task", &id]);
-    assert_eq!((got["task_id"].as_str(), got["state"].as_str()), (Some(id.as_str()), Some("completed")), "{got}");
+    assert_eq!(
+        (got["task_id"].as_str(), got["state"].as_str()),
+        (Some(id.as_str()), Some("completed")),
+        "{got}"
+    );
     let list = sdk13(&helpdesk_url, &buyer, &["list-tasks"]);
-    assert!(list["tasks"].as_array().is_some_and(|t| t.iter().any(|t| t["task_id"] == id)), "{list}");
+    assert!(
+        list["tasks"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["task_id"] == id)),
+        "{list}"
+    );
 
     // A refused call: the reason code and trace id in the error's ErrorInfo.
     let refused = sdk13(
         &vendor_url,
         &buyer,
-        &["send", "--data", r#"{"aggregate":{"op":"sum","column":"customer_email"}}"#],
+        &[
+            "send",
+            "--data",
+            r#"{"aggregate":{"op":"sum","column":"customer_email"}}"#,
+        ],
     );
     let e = &refused["error"];
     assert_eq!(e["reason"], "NOT_PERMITTED", "{refused}");
     assert_eq!(e["domain"], "wall-street.exchange");
-    assert!(e["trace_id"].as_str().is_some_and(|t| t.len() == 32), "{refused}");
-    assert!(e["message"].as_str().is_some_and(|m| m.contains("outside the contract")));
+    assert!(
+        e["trace_id"].as_str().is_some_and(|t| t.len() == 32),
+        "{refused}"
+    );
+    assert!(e["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("outside the contract")));
     // The hub's trail has the refusal under that trace id.
     let trace = e["trace_id"].as_str().unwrap_or_default();
     let trail = hub_audit(&stack, &format!("trace_id = '{trace}'")).await;
-    assert!(trail.iter().any(|r| r["reason"] == "NOT_PERMITTED"), "{trail:?}");
+    assert!(
+        trail.iter().any(|r| r["reason"] == "NOT_PERMITTED"),
+        "{trail:?}"
+    );
 
     // No token: the card is refused, and the answer names no provider.
     let anonymous = sdk13(&vendor_url, "", &["card"]);
@@ -155,20 +192,36 @@ async fn the_python_a2a_sdk_0_3_consults_through_the_bridge() {
     let helpdesk = stack.token("helpdesk");
     let card = sdk03(&url, &helpdesk, &["card"]);
     assert_eq!(card["name"], "BuyerCorp", "{card}");
-    let a = sdk03(&url, &helpdesk, &["send", "--text", "How much does marketing have left?"]);
+    let a = sdk03(
+        &url,
+        &helpdesk,
+        &["send", "--text", "How much does marketing have left?"],
+    );
     assert_eq!(a["kind"], "message", "{a}");
     assert_eq!(a["data"]["department"], "marketing", "{a}");
     // A data part naming the capability, and a refusal with its reason.
     let a = sdk03(
         &surface(&stack, "vendorcorp"),
         &stack.token("buyercorp"),
-        &["send", "--capability", "orders.query", "--data", r#"{"aggregate":{"op":"count"}}"#],
+        &[
+            "send",
+            "--capability",
+            "orders.query",
+            "--data",
+            r#"{"aggregate":{"op":"count"}}"#,
+        ],
     );
     assert_eq!(a["data"]["row_count"].as_f64(), Some(624.0), "{a}");
     let refused = sdk03(
         &surface(&stack, "vendorcorp"),
         &stack.token("buyercorp"),
-        &["send", "--capability", "orders.query", "--data", r#"{"aggregate":{"op":"sum","column":"customer_email"}}"#],
+        &[
+            "send",
+            "--capability",
+            "orders.query",
+            "--data",
+            r#"{"aggregate":{"op":"sum","column":"customer_email"}}"#,
+        ],
     );
     assert_eq!(refused["error"]["reason"], "NOT_PERMITTED", "{refused}");
 }
@@ -184,7 +237,13 @@ async fn a_v1_caller_reaches_a_v0_3_provider_through_the_hub() {
     assert_eq!(card["skills"], json!(["rates.consult"]), "{card}");
     for args in [
         vec!["send", "--text", "What is the euro worth?"],
-        vec!["send", "--capability", "rates.consult", "--data", r#"{"question":"EUR?"}"#],
+        vec![
+            "send",
+            "--capability",
+            "rates.consult",
+            "--data",
+            r#"{"question":"EUR?"}"#,
+        ],
     ] {
         let a = sdk13(&url, &buyer, &args);
         assert_eq!(a["kind"], "message", "{args:?}: {a}");
@@ -202,11 +261,19 @@ async fn a_v1_caller_reaches_a_v0_3_provider_through_the_hub() {
         .output()
         .expect("run peer call");
     let printed = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "peer call: {printed}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "peer call: {printed}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(printed.contains("EUR/USD"), "{printed}");
     // The provider saw v0.3 methods, never a v1.0 one.
     let log = std::fs::read_to_string(stack.dir.path().join("ratesdesk.log")).unwrap_or_default();
-    assert_eq!(log.matches("method=message/send http=200").count(), 3, "{log}");
+    assert_eq!(
+        log.matches("method=message/send http=200").count(),
+        3,
+        "{log}"
+    );
     assert!(!log.contains("SendMessage"), "{log}");
 }
 
@@ -220,7 +287,9 @@ async fn a_second_caller_cannot_see_or_cancel_the_first_callers_task() {
     .await;
     // Let vendorcorp use ticket.classify too, so it is a caller the
     // provider's card is shown to: only the task is not its own.
-    let rules = stack.topology_mut()["rules"].as_sequence_mut().expect("rules");
+    let rules = stack.topology_mut()["rules"]
+        .as_sequence_mut()
+        .expect("rules");
     for r in rules.iter_mut() {
         if r["capability"].as_str() == Some("ticket.classify") {
             r["consumers"]
@@ -243,9 +312,17 @@ async fn a_second_caller_cannot_see_or_cancel_the_first_callers_task() {
     }
     assert_eq!(card["skills"], json!(["ticket.classify"]), "{card}");
 
-    let task = sdk13(&url, &buyer, &["send", "--data", r#"{"ticket_id":"T-1001"}"#]);
+    let task = sdk13(
+        &url,
+        &buyer,
+        &["send", "--data", r#"{"ticket_id":"T-1001"}"#],
+    );
     let id = task["task_id"].as_str().expect("a task").to_string();
-    let own = sdk13(&url, &vendor, &["send", "--data", r#"{"ticket_id":"T-1002"}"#]);
+    let own = sdk13(
+        &url,
+        &vendor,
+        &["send", "--data", r#"{"ticket_id":"T-1002"}"#],
+    );
     let own_id = own["task_id"].as_str().expect("a task").to_string();
 
     for cmd in ["get-task", "cancel-task"] {
@@ -255,13 +332,22 @@ async fn a_second_caller_cannot_see_or_cancel_the_first_callers_task() {
         let never = sdk13(&url, &vendor, &[cmd, "no-such-task"]);
         assert_eq!(never["error"]["code"], -32001, "{cmd}: {never}");
         assert_eq!(
-            other["error"]["message"].as_str().map(|m| m.replace(&id, "ID")),
-            never["error"]["message"].as_str().map(|m| m.replace("no-such-task", "ID")),
+            other["error"]["message"]
+                .as_str()
+                .map(|m| m.replace(&id, "ID")),
+            never["error"]["message"]
+                .as_str()
+                .map(|m| m.replace("no-such-task", "ID")),
         );
     }
     // vendorcorp's list holds its own task only.
     let list = sdk13(&url, &vendor, &["list-tasks"]);
-    let ids: Vec<&str> = list["tasks"].as_array().expect("tasks").iter().filter_map(|t| t["task_id"].as_str()).collect();
+    let ids: Vec<&str> = list["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|t| t["task_id"].as_str())
+        .collect();
     assert_eq!(ids, vec![own_id.as_str()], "{list}");
     // Nothing changed at the provider: the owner still reads it completed,
     // and no operation of vendorcorp's on it was forwarded.
@@ -273,5 +359,8 @@ async fn a_second_caller_cannot_see_or_cancel_the_first_callers_task() {
     )
     .await;
     assert!(refusals.len() >= 2, "{refusals:?}");
-    assert!(refusals.iter().all(|r| r["outcome"] == "not_connected"), "{refusals:?}");
+    assert!(
+        refusals.iter().all(|r| r["outcome"] == "not_connected"),
+        "{refusals:?}"
+    );
 }

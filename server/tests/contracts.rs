@@ -31,7 +31,7 @@ fn is_trail_or_session(table: &str) -> bool {
 }
 
 /// Tables that may gain rows (and only gain them).
-const APPEND_ONLY: [&str; 2] = ["approval_inbox", "idempotency"];
+const APPEND_ONLY: [&str; 3] = ["approval_inbox", "idempotency", "task_owners"];
 
 /// One store, canonical: table → its rows, each row as SQL literals.
 type Dump = BTreeMap<String, Vec<String>>;
@@ -143,8 +143,10 @@ fn assert_no_write(
                     }
                     g.inbox = new;
                 } else {
-                    assert_eq!(store, "hub", "only the hub keeps consult replays");
-                    g.replay = new;
+                    // The hub's own bookkeeping: consult replays, and who
+                    // created which provider task.
+                    assert_eq!(store, "hub", "only the hub keeps replays and task owners");
+                    g.replay.extend(new);
                 }
             } else {
                 assert_eq!(rb, ra, "{store}.{t} changed: a write happened");

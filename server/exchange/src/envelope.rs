@@ -267,10 +267,15 @@ mod tests {
             ("10", None),
             ("1.x", None),
             ("2.0", None),
-            ("", None),
+            // Empty is absent: the legacy header (1.0 here) decides.
+            ("", Some(A2aVersion::V1_0)),
         ] {
             h.insert(VERSION_HEADER, HeaderValue::from_static(declared));
-            assert_eq!(Envelope::from_headers(&h).protocol(), spoken, "{declared:?}");
+            assert_eq!(
+                Envelope::from_headers(&h).protocol(),
+                spoken,
+                "{declared:?}"
+            );
         }
     }
 

@@ -168,7 +168,10 @@ mod tests {
         let error = json!({"code": -32012, "message": "no rule", "data": [
             {"@type": "type.googleapis.com/google.rpc.BadRequest"},
             {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "NOT_PERMITTED", "domain": "wall-street.exchange"}]});
-        assert_eq!(error_reason(&error), Some(crate::reason::ReasonCode::NotPermitted));
+        assert_eq!(
+            error_reason(&error),
+            Some(crate::reason::ReasonCode::NotPermitted)
+        );
         let protocol = json!({"code": -32001, "data": [
             {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND"}]});
         assert_eq!(error_reason(&protocol), None);

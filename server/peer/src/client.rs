@@ -14,6 +14,7 @@
 //! it without special cases.
 
 use crate::Token;
+use a2a::{SendMessageRequest, SendMessageResponse};
 use exchange::audit::{AuditRecord, AuditTrail, Outcome, Role};
 use exchange::envelope::{
     TraceParent, CALLER_HEADER, CURRENT_VERSION, REQUEST_ID_HEADER, TRACEPARENT_HEADER,
@@ -22,7 +23,6 @@ use exchange::envelope::{
 use exchange::inbox::{proposed_actions, Inbox, Origin};
 use exchange::reason::{CallResult, ReasonCode};
 use exchange::wire;
-use a2a::{SendMessageRequest, SendMessageResponse};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -471,10 +471,16 @@ mod tests {
             read_answer(&c, 200, &no_info),
             CallResult::NotConnected { reason: ReasonCode::PeerError, ref detail, .. } if detail == "no method"
         ));
-        for garbage in [json!({"jsonrpc": "2.0", "id": 1}), json!({"result": {"nope": 1}})] {
+        for garbage in [
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"result": {"nope": 1}}),
+        ] {
             assert!(matches!(
                 read_answer(&c, 200, &garbage),
-                CallResult::NotConnected { reason: ReasonCode::PeerError, .. }
+                CallResult::NotConnected {
+                    reason: ReasonCode::PeerError,
+                    ..
+                }
             ));
         }
     }

@@ -213,7 +213,11 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
             "{} accepts parts of {}, not {}",
             state.config.system,
             wire::ACCEPTED_MEDIA_TYPES.join(", "),
-            if media.is_empty() { "a file without a media type" } else { &media }
+            if media.is_empty() {
+                "a file without a media type"
+            } else {
+                &media
+            }
         );
         return Handled {
             capability: "unknown".into(),

@@ -99,8 +99,7 @@ pub(super) fn interpret_answer(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))
     })?;
-    let result =
-        wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))?;
+    let result = wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))?;
     Ok(Reply { result, response })
 }
 

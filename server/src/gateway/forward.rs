@@ -17,8 +17,8 @@
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-pub(super) use super::answer::Reply;
 pub(super) use super::answer::Failure;
+pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
 use super::Gateway;
 use crate::auth::token_for;

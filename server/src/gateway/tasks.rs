@@ -200,7 +200,12 @@ impl Gateway {
             TaskRefusal::NotConnected(peer_error("the hub could not read its task table".into()))
         };
         if let Some(id) = op.task_id() {
-            if !self.tasks.owns(provider, id, caller).await.map_err(refused)? {
+            if !self
+                .tasks
+                .owns(provider, id, caller)
+                .await
+                .map_err(refused)?
+            {
                 return Err(TaskRefusal::NotFound(id.to_string()));
             }
         }
@@ -288,7 +293,12 @@ fn read_task_answer(
             .map(|_| ())
             .map_err(|e| e.to_string()),
     };
-    well_formed.map_err(|e| fail(format!("{id}'s answer is not an A2A task: {}", clip(&e, 200))))?;
+    well_formed.map_err(|e| {
+        fail(format!(
+            "{id}'s answer is not an A2A task: {}",
+            clip(&e, 200)
+        ))
+    })?;
     Ok(Read::Result(result))
 }
 
@@ -335,7 +345,11 @@ mod tests {
             }
             _ => panic!("expected the provider's error"),
         }
-        for garbage in [&b"<html>"[..], br#"{"jsonrpc":"2.0","id":1}"#, br#"{"jsonrpc":"2.0","id":1,"result":{"id":5}}"#] {
+        for garbage in [
+            &b"<html>"[..],
+            br#"{"jsonrpc":"2.0","id":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"id":5}}"#,
+        ] {
             match read_task_answer("p", ok, garbage, &op) {
                 Err(f) => assert_eq!(f.nc.reason, ReasonCode::PeerError),
                 Ok(_) => panic!("garbage accepted: {}", String::from_utf8_lossy(garbage)),

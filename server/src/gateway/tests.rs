@@ -167,8 +167,7 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
         .await
         .expect("tasks");
     let audit = AuditTrail::open(pool, "hub").await.expect("audit");
-    let gateway =
-        Arc::new(Gateway::new(registry, board.clone(), idem, audit, tasks).expect("gw"));
+    let gateway = Arc::new(Gateway::new(registry, board.clone(), idem, audit, tasks).expect("gw"));
     Fixture {
         gateway,
         board,

@@ -29,7 +29,8 @@ use crate::prober::StatusBoard;
 use crate::registry::model::Topology;
 use a2a::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
-    HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
+    HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON,
+    TRANSPORT_PROTOCOL_JSONRPC,
 };
 
 /// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
@@ -49,18 +50,21 @@ pub fn capabilities() -> AgentCapabilities {
     }
 }
 
-fn bearer_scheme() -> (
+/// A card's `securitySchemes` and `securityRequirements`.
+type Security = (
     Option<HashMap<String, SecurityScheme>>,
     Option<Vec<HashMap<String, Vec<String>>>>,
-) {
+);
+
+/// The one scheme of every card the hub serves: the caller's bearer token.
+fn bearer_scheme() -> Security {
     (
         Some(HashMap::from([(
             BEARER.to_string(),
             SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
                 scheme: "Bearer".into(),
                 description: Some(
-                    "The token the hub holds for the calling system (never the provider's)."
-                        .into(),
+                    "The token the hub holds for the calling system (never the provider's).".into(),
                 ),
                 bearer_format: None,
             }),
@@ -181,9 +185,7 @@ pub fn provider_card(
             let mut skill = own_skill(cap).unwrap_or_else(|| AgentSkill {
                 id: cap.clone(),
                 name: cap.clone(),
-                description: registry
-                    .map(|c| c.description.clone())
-                    .unwrap_or_default(),
+                description: registry.map(|c| c.description.clone()).unwrap_or_default(),
                 tags: Vec::new(),
                 examples: None,
                 input_modes: None,

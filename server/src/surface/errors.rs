@@ -236,7 +236,10 @@ mod tests {
             assert_eq!(rpc["data"][0]["@type"], a2a::errordetails::ERROR_INFO_TYPE);
             assert_eq!(rpc["data"][0]["reason"], reason.as_str());
             assert_eq!(rpc["data"][0]["domain"], EXCHANGE_DOMAIN);
-            assert_eq!(rpc["data"][0]["metadata"]["traceId"], envelope.trace.trace_id);
+            assert_eq!(
+                rpc["data"][0]["metadata"]["traceId"],
+                envelope.trace.trace_id
+            );
             let rest = e.to_rest(&envelope);
             assert_eq!(rest["error"]["code"], reason.http_status());
             assert_eq!(rest["error"]["details"][0]["reason"], reason.as_str());

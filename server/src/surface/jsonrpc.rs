@@ -188,7 +188,9 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
                 .trim()
                 .to_ascii_lowercase()
         })
-        .is_some_and(|m| m == "application/json" || (m.starts_with("application/") && m.ends_with("+json")))
+        .is_some_and(|m| {
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
 }
 
 /// A JSON-RPC request, as far as this binding reads it.
@@ -225,7 +227,12 @@ fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
     };
     let id = match obj.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
-        Some(_) => return Err(invalid(Value::Null, "`id` must be a string, a number or null")),
+        Some(_) => {
+            return Err(invalid(
+                Value::Null,
+                "`id` must be a string, a number or null",
+            ))
+        }
         None => {
             return Err(invalid(
                 Value::Null,
@@ -372,13 +379,31 @@ mod tests {
         let cases: [(&[u8], i64); 9] = [
             (b"{not json", code::PARSE_ERROR),
             (b"", code::PARSE_ERROR),
-            (br#"[{"jsonrpc":"2.0","id":1,"method":"SendMessage"}]"#, code::INVALID_REQUEST),
+            (
+                br#"[{"jsonrpc":"2.0","id":1,"method":"SendMessage"}]"#,
+                code::INVALID_REQUEST,
+            ),
             (b"42", code::INVALID_REQUEST),
-            (br#"{"jsonrpc":"2.0","method":"SendMessage"}"#, code::INVALID_REQUEST),
-            (br#"{"jsonrpc":"1.0","id":1,"method":"SendMessage"}"#, code::INVALID_REQUEST),
-            (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"SendMessage"}"#, code::INVALID_REQUEST),
-            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, code::INVALID_REQUEST),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":[1]}"#, code::INVALID_PARAMS),
+            (
+                br#"{"jsonrpc":"2.0","method":"SendMessage"}"#,
+                code::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"1.0","id":1,"method":"SendMessage"}"#,
+                code::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":{"a":1},"method":"SendMessage"}"#,
+                code::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+                code::INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":[1]}"#,
+                code::INVALID_PARAMS,
+            ),
         ];
         for (body, want) in cases {
             match parse_request(body) {
@@ -388,7 +413,10 @@ mod tests {
         }
         let ok = parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"SendMessage"}"#)
             .unwrap_or_else(|_| panic!("a valid request"));
-        assert_eq!((ok.id, ok.method, ok.params), (json!("a"), "SendMessage".into(), json!({})));
+        assert_eq!(
+            (ok.id, ok.method, ok.params),
+            (json!("a"), "SendMessage".into(), json!({}))
+        );
     }
 
     #[test]

@@ -35,8 +35,7 @@ use crate::auth::caller_by_token;
 use crate::gateway::{Gateway, Incoming, Input, TaskIncoming, TaskOp, TaskRefusal};
 use crate::registry::model::{CapabilityKind, Topology};
 use a2a::{
-    GetTaskRequest, Message, PartContent, SendMessageRequest, SendMessageResponse, Task,
-    TaskState,
+    GetTaskRequest, Message, PartContent, SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
 use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};

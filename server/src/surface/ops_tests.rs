@@ -17,15 +17,28 @@ fn message(parts: Vec<Part>, skill: Option<Value>) -> Message {
     m
 }
 
+/// (case, provider, message, the selection or a word of the refusal).
+type Case = (
+    &'static str,
+    &'static str,
+    Message,
+    Result<(&'static str, Value), &'static str>,
+);
+
 #[test]
 fn a_message_selects_its_capability_and_input() {
     let t = topology();
     let count = json!({"aggregate": {"op": "count"}});
-    let cases: Vec<(&str, &str, Message, Result<(&str, Value), &str>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "data part naming the capability",
             "vendorcorp",
-            message(vec![Part::data(json!({"capability": "orders.query", "input": count}))], None),
+            message(
+                vec![Part::data(
+                    json!({"capability": "orders.query", "input": count}),
+                )],
+                None,
+            ),
             Ok(("orders.query", count.clone())),
         ),
         (
@@ -44,7 +57,10 @@ fn a_message_selects_its_capability_and_input() {
             "text to a consult provider is the question",
             "buyercorp",
             message(vec![Part::text("How much does marketing have left?")], None),
-            Ok(("budget.consult", json!({"question": "How much does marketing have left?"}))),
+            Ok((
+                "budget.consult",
+                json!({"question": "How much does marketing have left?"}),
+            )),
         ),
         (
             "text to a data-share",
@@ -56,7 +72,9 @@ fn a_message_selects_its_capability_and_input() {
             "metadata and data part disagree",
             "vendorcorp",
             message(
-                vec![Part::data(json!({"capability": "orders.query", "input": {}}))],
+                vec![Part::data(
+                    json!({"capability": "orders.query", "input": {}}),
+                )],
                 Some(json!("budget.consult")),
             ),
             Err("differ"),

@@ -49,9 +49,14 @@ struct Call {
     envelope: Envelope,
 }
 
+// The error is the finished answer of a request that ends here: boxing it
+// would only move it.
+#[allow(clippy::result_large_err)]
 fn call(provider: String, headers: HeaderMap, peer: Option<SocketAddr>) -> Result<Call, Response> {
     let envelope = Envelope::from_headers(&headers);
-    if headers.contains_key(VERSION_HEADER) && envelope.protocol() != Some(exchange::envelope::A2aVersion::V1_0) {
+    if headers.contains_key(VERSION_HEADER)
+        && envelope.protocol() != Some(exchange::envelope::A2aVersion::V1_0)
+    {
         let e = SurfaceError::call(
             ReasonCode::VersionUnsupported,
             format!(
@@ -86,13 +91,19 @@ async fn body<T: serde::de::DeserializeOwned>(
     body: axum::body::Body,
 ) -> Result<T, Response> {
     if !is_json(headers) {
-        let e = SurfaceError::protocol(code::INVALID_REQUEST, "Content-Type must be application/json")
-            .with_http(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let e = SurfaceError::protocol(
+            code::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        )
+        .with_http(StatusCode::UNSUPPORTED_MEDIA_TYPE);
         return Err(error(envelope, e));
     }
     let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BODY).await else {
-        let e = SurfaceError::protocol(code::INVALID_REQUEST, "request body unreadable or larger than 1 MiB")
-            .with_http(StatusCode::PAYLOAD_TOO_LARGE);
+        let e = SurfaceError::protocol(
+            code::INVALID_REQUEST,
+            "request body unreadable or larger than 1 MiB",
+        )
+        .with_http(StatusCode::PAYLOAD_TOO_LARGE);
         return Err(error(envelope, e));
     };
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -199,12 +210,13 @@ fn list_params(query: &HashMap<String, String>) -> Result<ListTasksRequest, Surf
     let mut obj = serde_json::Map::new();
     for (k, v) in query {
         let value = match k.as_str() {
-            "pageSize" | "historyLength" => v
-                .parse::<i64>()
-                .map(Value::from)
-                .map_err(|_| SurfaceError::protocol(code::INVALID_PARAMS, format!("{k} must be an integer")))?,
+            "pageSize" | "historyLength" => v.parse::<i64>().map(Value::from).map_err(|_| {
+                SurfaceError::protocol(code::INVALID_PARAMS, format!("{k} must be an integer"))
+            })?,
             "includeArtifacts" => Value::Bool(v == "true"),
-            "contextId" | "status" | "pageToken" | "statusTimestampAfter" => Value::String(v.clone()),
+            "contextId" | "status" | "pageToken" | "statusTimestampAfter" => {
+                Value::String(v.clone())
+            }
             _ => continue,
         };
         obj.insert(k.clone(), value);
@@ -266,7 +278,10 @@ async fn task_post(
     let Some(id) = id.strip_suffix(":cancel") else {
         return error(
             &c.envelope,
-            SurfaceError::protocol(code::METHOD_NOT_FOUND, "POST /tasks/{id}:cancel or :subscribe"),
+            SurfaceError::protocol(
+                code::METHOD_NOT_FOUND,
+                "POST /tasks/{id}:cancel or :subscribe",
+            ),
         );
     };
     let op = TaskOp::Cancel(CancelTaskRequest {

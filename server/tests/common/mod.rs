@@ -311,20 +311,36 @@ impl Stack {
     /// card, so a call after this one is made in v0.3.
     pub async fn add_v03_provider(&mut self, id: &str) {
         let python = repo().join(".tools/venv03/bin/python");
-        assert!(python.exists(), "{} missing: run scripts/setup test", python.display());
+        assert!(
+            python.exists(),
+            "{} missing: run scripts/setup test",
+            python.display()
+        );
         let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
         let port = free_port();
         self.peer_ports.insert(id.to_string(), port);
-        self.tokens.insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
+        self.tokens
+            .insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
         let mut system = section["system"].clone();
-        let m = system.as_mapping_mut().expect("system section is a mapping");
+        let m = system
+            .as_mapping_mut()
+            .expect("system section is a mapping");
         m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
         m.insert(key("token_env"), key(&token_env(id)));
         let top = self.topology.as_mapping_mut().expect("mapping");
         for (field, extra) in [
             ("systems", vec![system]),
-            ("capabilities", section["capabilities"].as_sequence().cloned().unwrap_or_default()),
-            ("rules", section["rules"].as_sequence().cloned().unwrap_or_default()),
+            (
+                "capabilities",
+                section["capabilities"]
+                    .as_sequence()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+            (
+                "rules",
+                section["rules"].as_sequence().cloned().unwrap_or_default(),
+            ),
         ] {
             let mut list = top
                 .get(key(field))
@@ -354,15 +370,25 @@ impl Stack {
         self.start_hub().await;
         // The prober fetches cards on its first round: wait for it.
         let card_url = format!("{}/a2a/{id}/.well-known/agent-card.json", self.hub_url());
-        let caller = self
-            .topology["rules"]
+        let caller = self.topology["rules"]
             .as_sequence()
             .and_then(|rules| rules.iter().find(|r| r["provider"].as_str() == Some(id)))
-            .and_then(|r| r["consumers"].as_sequence()?.first()?.as_str().map(str::to_string))
+            .and_then(|r| {
+                r["consumers"]
+                    .as_sequence()?
+                    .first()?
+                    .as_str()
+                    .map(str::to_string)
+            })
             .expect("a rule for the v0.3 provider");
         let client = reqwest::Client::new();
         for _ in 0..100 {
-            let card: Option<Json> = match client.get(&card_url).bearer_auth(self.token(&caller)).send().await {
+            let card: Option<Json> = match client
+                .get(&card_url)
+                .bearer_auth(self.token(&caller))
+                .send()
+                .await
+            {
                 Ok(r) => r.json().await.ok(),
                 Err(_) => None,
             };
