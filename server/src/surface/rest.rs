@@ -144,27 +144,24 @@ async fn send(
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    let peer = peer_of(&request);
-    let (parts, raw) = request.into_parts();
-    let c = match call(provider, parts.headers.clone(), peer) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let params = match body(&c.envelope, &parts.headers, raw).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let (envelope, answer) = ops::send_message(&gateway, &c.request, params).await;
-    match answer.and_then(|a| to_json(&a)) {
-        Ok(v) => ok(&envelope, v),
-        Err(e) => error(&envelope, e),
-    }
+    message(&gateway, provider, request, false).await
 }
 
 async fn stream(
     State(gateway): State<Arc<Gateway>>,
     Path(provider): Path<String>,
     request: Request,
+) -> Response {
+    message(&gateway, provider, request, true).await
+}
+
+/// `message:send`, or `message:stream` (the provider's answer as the
+/// stream's one event).
+async fn message(
+    gateway: &Arc<Gateway>,
+    provider: String,
+    request: Request,
+    stream: bool,
 ) -> Response {
     let peer = peer_of(&request);
     let (parts, raw) = request.into_parts();
@@ -176,9 +173,10 @@ async fn stream(
         Ok(p) => p,
         Err(r) => return r,
     };
-    let (envelope, answer) = ops::send_message(&gateway, &c.request, params).await;
+    let (envelope, answer) = ops::send_message(gateway, &c.request, params).await;
     match answer.and_then(|a| to_json(&a)) {
-        Ok(v) => sse(&envelope, futures::stream::once(async { v }).boxed()),
+        Ok(v) if stream => sse(&envelope, futures::stream::once(async { v }).boxed()),
+        Ok(v) => ok(&envelope, v),
         Err(e) => error(&envelope, e),
     }
 }

@@ -251,6 +251,42 @@ impl A2aCall {
     }
 }
 
+impl A2aCall {
+    /// Sends the request and reads the answer as a server-sent event
+    /// stream: each event's `data` as JSON, in order (panics if the answer
+    /// is not `text/event-stream`).
+    pub async fn send_stream(self) -> Vec<Json> {
+        let client = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .build()
+            .expect("an HTTP client");
+        let req = client.post(&self.url).json(&self.envelope());
+        let req = self
+            .headers
+            .iter()
+            .fold(req, |req, (n, v)| req.header(n.as_str(), v.as_str()));
+        let resp = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {}: the hub did not answer: {e}", self.url));
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let text = resp.text().await.expect("the stream ends");
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "not a stream ({content_type}): {text}"
+        );
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("event {d}: {e}")))
+            .collect()
+    }
+}
+
 /// What the surface answered, and how long it took.
 #[derive(Debug)]
 pub struct A2aAnswer {

@@ -265,10 +265,19 @@ impl Stack {
     /// the topology file, which the running hub reloads; then starts the
     /// same peer binary with its own config. No code changes.
     pub async fn add_peer_by_config(&mut self, id: &str) {
+        self.specs.push(PeerSpec::stock(id));
+        self.register_section(id);
+        self.start_peer(id).await;
+    }
+
+    /// Pastes `config/peers/<id>.topology.yaml` (system, capabilities,
+    /// rules) into the topology file, the system on a free port and with
+    /// the token env var the tests use; the running hub reloads it.
+    /// Returns the port.
+    fn register_section(&mut self, id: &str) -> u16 {
         let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
         let port = free_port();
         self.peer_ports.insert(id.to_string(), port);
-        self.specs.push(PeerSpec::stock(id));
         let mut system = section["system"].clone();
         let m = system
             .as_mapping_mut()
@@ -299,7 +308,7 @@ impl Stack {
             top.insert(key(field), Value::Sequence(list));
         }
         self.write_topology();
-        self.start_peer(id).await;
+        port
     }
 
     /// Adds a provider that speaks A2A v0.3, the way an operator would add
@@ -316,41 +325,9 @@ impl Stack {
             "{} missing: run scripts/setup test",
             python.display()
         );
-        let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
-        let port = free_port();
-        self.peer_ports.insert(id.to_string(), port);
         self.tokens
             .insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
-        let mut system = section["system"].clone();
-        let m = system
-            .as_mapping_mut()
-            .expect("system section is a mapping");
-        m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
-        m.insert(key("token_env"), key(&token_env(id)));
-        let top = self.topology.as_mapping_mut().expect("mapping");
-        for (field, extra) in [
-            ("systems", vec![system]),
-            (
-                "capabilities",
-                section["capabilities"]
-                    .as_sequence()
-                    .cloned()
-                    .unwrap_or_default(),
-            ),
-            (
-                "rules",
-                section["rules"].as_sequence().cloned().unwrap_or_default(),
-            ),
-        ] {
-            let mut list = top
-                .get(key(field))
-                .and_then(Value::as_sequence)
-                .cloned()
-                .unwrap_or_default();
-            list.extend(extra);
-            top.insert(key(field), Value::Sequence(list));
-        }
-        self.write_topology();
+        let port = self.register_section(id);
         let log_path = self.dir.path().join(format!("{id}.log"));
         let log = std::fs::File::create(&log_path).expect("log");
         let child = Command::new(python)
