@@ -20,6 +20,7 @@ use tokio::time::Instant;
 pub(super) use super::answer::Failure;
 pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
+use super::pipeline::Conversation;
 use super::Gateway;
 use crate::auth::token_for;
 use crate::contract::Contract;
@@ -51,8 +52,8 @@ pub(super) struct Leg<'a> {
     pub(super) deadline_ms: u64,
     /// The capability's response contract, if it has one.
     pub(super) contract: Option<&'a Contract>,
-    /// The caller's A2A conversation, if it named one.
-    pub(super) context_id: Option<&'a str>,
+    /// The caller's A2A conversation and task, if it named them.
+    pub(super) conversation: Conversation<'a>,
 }
 
 impl Gateway {
@@ -100,7 +101,7 @@ impl Gateway {
             envelope,
             deadline,
             deadline_ms,
-            context_id,
+            conversation,
             ..
         } = *leg;
         // The envelope's request id is the message id: a caller on the A2A
@@ -108,7 +109,8 @@ impl Gateway {
         // same id in the header and in the message.
         let mut message = wire::call_message(capability, input);
         message.message_id.clone_from(&envelope.request_id);
-        message.context_id = context_id.map(str::to_string);
+        message.context_id = conversation.context_id.map(str::to_string);
+        message.task_id = conversation.task_id.map(str::to_string);
         let params = SendMessageRequest {
             message,
             configuration: None,

@@ -61,6 +61,9 @@ pub struct Incoming {
     /// The A2A conversation the call belongs to (`contextId`), passed on
     /// to the provider; `None` lets the provider start one.
     pub context_id: Option<String>,
+    /// The provider task the message continues (`taskId`), already
+    /// checked to be the caller's by the binding.
+    pub task_id: Option<String>,
 }
 
 impl Incoming {
@@ -87,6 +90,7 @@ impl Incoming {
             capability,
             input,
             context_id: None,
+            task_id: None,
         }
     }
 }
@@ -117,6 +121,14 @@ pub enum Input {
         /// The reason code and detail.
         why: NotConnected,
     },
+}
+
+/// Where in an A2A conversation a message belongs: passed on to the
+/// provider as the message's `contextId` and `taskId`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Conversation<'a> {
+    pub(super) context_id: Option<&'a str>,
+    pub(super) task_id: Option<&'a str>,
 }
 
 /// What a binding gets back from [`Gateway::run`].
@@ -244,7 +256,10 @@ impl Gateway {
                     capability,
                     input,
                     &envelope,
-                    incoming.context_id.as_deref(),
+                    Conversation {
+                        context_id: incoming.context_id.as_deref(),
+                        task_id: incoming.task_id.as_deref(),
+                    },
                 )
                 .await
             }
@@ -294,6 +309,49 @@ impl Gateway {
         input
     }
 
+    /// A message the hub answers itself, without forwarding it (a text
+    /// message to a provider whose skills all take data: the answer is
+    /// `result`, the provider's skills): the version check and the auth
+    /// chain as for any call, and one audit record under `capability`.
+    pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
+        let started = Instant::now();
+        let envelope = Envelope::from_headers(&incoming.headers);
+        let done = match self.admit(
+            &incoming.caller,
+            incoming.peer_addr,
+            &incoming.headers,
+            &envelope,
+            Input::Parsed(Value::Null),
+        ) {
+            Ok(_) => Done {
+                result: Ok(Answered {
+                    result,
+                    replayed: false,
+                    reply: None,
+                }),
+                note: "answered by the hub, not forwarded".into(),
+                status: None,
+            },
+            Err(refused) => refused,
+        };
+        let (status, result, reply) = self
+            .finish(
+                &incoming.caller,
+                &incoming.provider,
+                &incoming.capability,
+                &envelope,
+                started,
+                done,
+            )
+            .await;
+        Handled {
+            status,
+            envelope,
+            result,
+            reply,
+        }
+    }
+
     /// A call by a trusted in-process caller (the hub's own agents and the
     /// BFF, `caller` = the hub id): no IP or token layers, everything else
     /// as for a peer, including the rule check and the audit record.
@@ -307,8 +365,15 @@ impl Gateway {
     ) -> CallResult {
         let started = Instant::now();
         let done = if envelope.version_supported() {
-            self.dispatch(caller, provider, capability, input, &envelope, None)
-                .await
+            self.dispatch(
+                caller,
+                provider,
+                capability,
+                input,
+                &envelope,
+                Conversation::default(),
+            )
+            .await
         } else {
             Done::fail(version_unsupported(&envelope))
         };
@@ -325,7 +390,7 @@ impl Gateway {
         capability: &str,
         input: Value,
         envelope: &Envelope,
-        context_id: Option<&str>,
+        conversation: Conversation<'_>,
     ) -> Done {
         let loaded = self.registry.snapshot();
         let topology = &loaded.topology;
@@ -376,7 +441,7 @@ impl Gateway {
             deadline,
             deadline_ms,
             contract: contract.as_deref(),
-            context_id,
+            conversation,
         };
         match replay::key(kind, caller, provider, capability, envelope) {
             None => Done::forwarded(self.forward_checked(&leg, input).await),

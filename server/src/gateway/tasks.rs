@@ -239,7 +239,12 @@ impl Gateway {
         match op {
             TaskOp::List(_) => {
                 let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
-                Ok(only_owned(result, &owned))
+                only_owned(result, &owned).map_err(|e| {
+                    TaskRefusal::NotConnected(peer_error(format!(
+                        "{provider}'s task list holds a malformed task: {}",
+                        clip(&e, 200)
+                    )))
+                })
             }
             _ => Ok(result),
         }
@@ -282,38 +287,54 @@ fn read_task_answer(
     if !status.is_success() {
         return Err(fail(format!("{id} answered HTTP {}", status.as_u16())));
     }
-    let Some(result) = parsed.get("result").cloned() else {
+    let Some(mut result) = parsed.get("result").cloned() else {
         return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
     };
-    let well_formed = match op {
-        TaskOp::List(_) => serde_json::from_value::<a2a::ListTasksResponse>(result.clone())
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        _ => serde_json::from_value::<Task>(result.clone())
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-    };
-    well_formed.map_err(|e| {
-        fail(format!(
-            "{id}'s answer is not an A2A task: {}",
-            clip(&e, 200)
-        ))
-    })?;
+    match op {
+        // A list is read as far as filtering needs (an object whose
+        // `tasks`, if any, is a list: ProtoJSON leaves an empty list
+        // out); each task the caller keeps is checked in `only_owned`, so
+        // one malformed task of someone else's cannot break the caller's
+        // list.
+        TaskOp::List(_) => {
+            let Some(obj) = result.as_object_mut() else {
+                return Err(fail(format!("{id}'s task list is not an object")));
+            };
+            let tasks = obj
+                .entry("tasks")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if !tasks.is_array() {
+                return Err(fail(format!("{id}'s task list has no list of tasks")));
+            }
+        }
+        _ => {
+            serde_json::from_value::<Task>(result.clone()).map_err(|e| {
+                fail(format!(
+                    "{id}'s answer is not an A2A task: {}",
+                    clip(&e.to_string(), 200)
+                ))
+            })?;
+        }
+    }
     Ok(Read::Result(result))
 }
 
-/// A `ListTasks` answer cut down to the tasks in `owned`.
-fn only_owned(mut list: Value, owned: &HashSet<String>) -> Value {
+/// A `ListTasks` answer cut down to the tasks in `owned`, each of them
+/// checked to be an A2A task (`totalSize` counts what is left).
+fn only_owned(mut list: Value, owned: &HashSet<String>) -> Result<Value, String> {
     if let Some(tasks) = list.get_mut("tasks").and_then(Value::as_array_mut) {
         tasks.retain(|t| {
             t.get("id")
                 .and_then(Value::as_str)
                 .is_some_and(|id| owned.contains(id))
         });
+        for t in tasks.iter() {
+            serde_json::from_value::<Task>(t.clone()).map_err(|e| e.to_string())?;
+        }
         let kept = tasks.len();
         list["totalSize"] = Value::from(kept);
     }
-    list
+    Ok(list)
 }
 
 #[cfg(test)]
@@ -323,11 +344,22 @@ mod tests {
 
     #[test]
     fn a_list_keeps_only_the_callers_tasks() {
-        let list = json!({"tasks": [{"id": "a"}, {"id": "b"}, {"noid": 1}], "nextPageToken": "", "pageSize": 3, "totalSize": 3});
+        let task = |id: &str| json!({"id": id, "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}});
+        // Someone else's malformed task does not matter; the caller's is checked.
+        let list = json!({"tasks": [task("a"), task("b"), {"id": "x", "broken": true}, {"noid": 1}],
+                          "nextPageToken": "", "pageSize": 3, "totalSize": 3});
         let owned = HashSet::from(["b".to_string()]);
-        let kept = only_owned(list, &owned);
-        assert_eq!(kept["tasks"], json!([{"id": "b"}]));
+        let kept = only_owned(list.clone(), &owned).expect("well formed");
+        assert_eq!(kept["tasks"], json!([task("b")]));
         assert_eq!(kept["totalSize"], 1);
+        assert!(only_owned(list, &HashSet::from(["x".to_string()])).is_err());
+        // An empty list, as ProtoJSON writes it (no `tasks`), is empty.
+        let op = TaskOp::List(serde_json::from_value(json!({})).expect("params"));
+        let empty = br#"{"jsonrpc":"2.0","id":1,"result":{"nextPageToken":"","pageSize":50}}"#;
+        match read_task_answer("p", reqwest::StatusCode::OK, empty, &op) {
+            Ok(Read::Result(v)) => assert_eq!(v["tasks"], json!([])),
+            _ => panic!("an empty list is a list"),
+        }
     }
 
     #[test]

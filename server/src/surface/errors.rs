@@ -51,6 +51,8 @@ pub mod code {
     pub const INTERNAL_ERROR: i64 = -32603;
     /// No task of this caller has this id.
     pub const TASK_NOT_FOUND: i64 = -32001;
+    /// A provider's task that has already ended (relayed).
+    pub const TASK_NOT_CANCELABLE: i64 = -32002;
     /// Push notifications: not offered by the hub.
     pub const PUSH_NOT_SUPPORTED: i64 = -32003;
     /// An operation the surface does not offer (e.g. subscribing to a
@@ -60,8 +62,6 @@ pub mod code {
     pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
     /// The provider's answer broke the capability's contract.
     pub const INVALID_AGENT_RESPONSE: i64 = -32006;
-    /// The hub has no extended card.
-    pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
     /// An A2A version the hub does not speak.
     pub const VERSION_NOT_SUPPORTED: i64 = -32009;
     /// Server-defined (JSON-RPC's -32000..-32099): the caller is not
@@ -128,9 +128,7 @@ impl SurfaceError {
     pub fn protocol(code: i64, message: impl Into<String>) -> Self {
         let http = match code {
             code::TASK_NOT_FOUND => StatusCode::NOT_FOUND,
-            code::UNSUPPORTED_OPERATION
-            | code::PUSH_NOT_SUPPORTED
-            | code::EXTENDED_CARD_NOT_CONFIGURED => StatusCode::BAD_REQUEST,
+            code::UNSUPPORTED_OPERATION | code::PUSH_NOT_SUPPORTED => StatusCode::BAD_REQUEST,
             code::CONTENT_TYPE_NOT_SUPPORTED => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
             code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
@@ -151,18 +149,31 @@ impl SurfaceError {
         self
     }
 
-    /// The `ErrorInfo` detail, with the trace and request id.
-    fn error_info(&self, envelope: &Envelope) -> Value {
-        let (reason, domain) = match self.reason {
-            Some(r) => (r.as_str().to_string(), EXCHANGE_DOMAIN),
-            None => (protocol_reason(self.code).to_string(), PROTOCOL_DOMAIN),
-        };
+    /// The `ErrorInfo` details, with the trace and request id: the reason
+    /// code's (domain [`EXCHANGE_DOMAIN`]) first for a call, then A2A's own
+    /// (domain `a2a-protocol.org`) whenever the code is one of A2A's, so an
+    /// A2A client finds the reason the spec gives its code too.
+    fn details(&self, envelope: &Envelope) -> Vec<Value> {
         let metadata = HashMap::from([
             ("traceId".to_string(), envelope.trace.trace_id.clone()),
             ("requestId".to_string(), envelope.request_id.clone()),
         ]);
-        serde_json::to_value(TypedDetail::error_info(reason, domain, Some(metadata)))
+        let info = |reason: &str, domain: &str| {
+            serde_json::to_value(TypedDetail::error_info(
+                reason,
+                domain,
+                Some(metadata.clone()),
+            ))
             .unwrap_or(Value::Null)
+        };
+        let mut details = Vec::new();
+        if let Some(r) = self.reason {
+            details.push(info(r.as_str(), EXCHANGE_DOMAIN));
+        }
+        if let Some(a2a) = protocol_reason(self.code) {
+            details.push(info(a2a, PROTOCOL_DOMAIN));
+        }
+        details
     }
 
     /// The JSON-RPC error object.
@@ -170,7 +181,7 @@ impl SurfaceError {
         json!({
             "code": self.code,
             "message": self.message,
-            "data": [self.error_info(envelope)],
+            "data": self.details(envelope),
         })
     }
 
@@ -181,28 +192,48 @@ impl SurfaceError {
                 "code": self.http.as_u16(),
                 "status": grpc_status(self.http),
                 "message": self.message,
-                "details": [self.error_info(envelope)],
+                "details": self.details(envelope),
             }
         })
     }
 }
 
+/// Push notifications: the cards say `pushNotifications: false`.
+pub fn no_push() -> SurfaceError {
+    SurfaceError::protocol(
+        code::PUSH_NOT_SUPPORTED,
+        "the hub does not send push notifications",
+    )
+}
+
+/// The cards say `extendedAgentCard: false`, so asking for one is an
+/// operation the surface does not offer (`UnsupportedOperationError`); the
+/// card a caller gets is already its own.
+pub fn no_extended_card() -> SurfaceError {
+    SurfaceError::protocol(
+        code::UNSUPPORTED_OPERATION,
+        "the hub has no extended agent card: the card at \
+         /a2a/{provider}/.well-known/agent-card.json is already the caller's own",
+    )
+}
+
 /// A2A's `ErrorInfo.reason` for its own codes (A2A v1.0 §11.6).
-fn protocol_reason(code: i64) -> &'static str {
-    match code {
+fn protocol_reason(code: i64) -> Option<&'static str> {
+    Some(match code {
         code::PARSE_ERROR => "PARSE_ERROR",
         code::INVALID_REQUEST => "INVALID_REQUEST",
         code::METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
         code::INVALID_PARAMS => "INVALID_PARAMS",
+        code::INTERNAL_ERROR => "INTERNAL",
         code::TASK_NOT_FOUND => "TASK_NOT_FOUND",
+        code::TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
         code::PUSH_NOT_SUPPORTED => "PUSH_NOTIFICATION_NOT_SUPPORTED",
         code::UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
         code::CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
         code::INVALID_AGENT_RESPONSE => "INVALID_AGENT_RESPONSE",
-        code::EXTENDED_CARD_NOT_CONFIGURED => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
         code::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
-        _ => "INTERNAL",
-    }
+        _ => return None,
+    })
 }
 
 /// The `google.rpc.Code` name of an HTTP status, for the REST body.
@@ -233,6 +264,16 @@ mod tests {
             let e = SurfaceError::call(reason, "why".into(), status);
             codes.insert(e.code);
             let rpc = e.to_jsonrpc(&envelope);
+            // A2A's own ErrorInfo follows where the code is A2A's.
+            let a2a_code = matches!(
+                reason,
+                ReasonCode::VersionUnsupported | ReasonCode::SchemaInvalid | ReasonCode::PeerError
+            );
+            let details = rpc["data"].as_array().map(Vec::len);
+            assert_eq!(details, Some(1 + usize::from(a2a_code)), "{rpc}");
+            if a2a_code {
+                assert_eq!(rpc["data"][1]["domain"], "a2a-protocol.org");
+            }
             assert_eq!(rpc["data"][0]["@type"], a2a::errordetails::ERROR_INFO_TYPE);
             assert_eq!(rpc["data"][0]["reason"], reason.as_str());
             assert_eq!(rpc["data"][0]["domain"], EXCHANGE_DOMAIN);

@@ -163,15 +163,8 @@ pub async fn handler(
         Method::CreatePushConfig
         | Method::GetPushConfig
         | Method::ListPushConfigs
-        | Method::DeletePushConfig => reply.error(SurfaceError::protocol(
-            code::PUSH_NOT_SUPPORTED,
-            "the hub does not send push notifications",
-        )),
-        Method::GetExtendedAgentCard => reply.error(SurfaceError::protocol(
-            code::EXTENDED_CARD_NOT_CONFIGURED,
-            "the hub has no extended agent card: the card at \
-             /a2a/{provider}/.well-known/agent-card.json is already the caller's own",
-        )),
+        | Method::DeletePushConfig => reply.error(super::errors::no_push()),
+        Method::GetExtendedAgentCard => reply.error(super::errors::no_extended_card()),
     }
 }
 

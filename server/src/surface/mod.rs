@@ -108,7 +108,21 @@ async fn provider_card(
         &provider,
         &caller.id,
     ) {
-        Some(card) => Json(card::both_versions(&card)).into_response(),
+        Some(card) => {
+            // The shape the caller's version reads (see NOTES.md).
+            let declared = headers.contains_key(exchange::envelope::VERSION_HEADER);
+            let body = match (declared, envelope.protocol()) {
+                (true, Some(exchange::envelope::A2aVersion::V1_0)) => {
+                    serde_json::to_value(&card).unwrap_or_default()
+                }
+                (true, Some(exchange::envelope::A2aVersion::V0_3)) => {
+                    bridge::card_to_v03(serde_json::to_value(&card).unwrap_or_default())
+                        .unwrap_or_else(|_| card::both_versions(&card))
+                }
+                _ => card::both_versions(&card),
+            };
+            Json(body).into_response()
+        }
         None => {
             let e = SurfaceError::call(
                 exchange::reason::ReasonCode::UnknownPeer,

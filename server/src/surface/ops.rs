@@ -97,6 +97,20 @@ pub async fn send_message(
     params: SendMessageRequest,
 ) -> (Envelope, Result<SendMessageResponse, SurfaceError>) {
     let message = params.message;
+    // A message that continues a task: the task must be the caller's
+    // (checked through the task door: version, auth chain, ownership, and
+    // the provider still has it), else `TaskNotFoundError` as for any
+    // task id the caller does not own.
+    if let Some(task_id) = &message.task_id {
+        let get = TaskOp::Get(GetTaskRequest {
+            id: task_id.clone(),
+            history_length: Some(0),
+            tenant: None,
+        });
+        if let (envelope, Err(e)) = task(gateway, request, get).await {
+            return (envelope, Err(e));
+        }
+    }
     let (caller, selected) = {
         let loaded = gateway.registry().snapshot();
         (
@@ -112,8 +126,16 @@ pub async fn send_message(
             headers.insert(REQUEST_ID_HEADER, v);
         }
     }
+    // Text to a provider whose skills take data: the hub answers with
+    // those skills (the ones this caller may use), as the reference peers
+    // answer a text they cannot take.
+    let help = match &selected {
+        Err(Unselectable::NeedsData(_)) => skills_help(gateway, &caller, &request.provider),
+        _ => None,
+    };
     let (capability, input) = match selected {
         Ok((capability, input)) => (capability, Input::Parsed(input)),
+        Err(_) if help.is_some() => (HELP_CAPABILITY.to_string(), Input::Parsed(json!({}))),
         Err(refusal) => (String::from("unknown"), refusal.into_input()),
     };
     let mut incoming = Incoming::new(
@@ -125,6 +147,21 @@ pub async fn send_message(
     );
     incoming.caller = caller;
     incoming.context_id.clone_from(&message.context_id);
+    incoming.task_id.clone_from(&message.task_id);
+    if let Some(text) = help {
+        let handled = gateway.answer_here(incoming, json!({ "help": text })).await;
+        let result = match handled.result {
+            CallResult::Connected { .. } => {
+                let mut answer = Message::new(a2a::Role::Agent, vec![a2a::Part::text(text)]);
+                answer.context_id = message.context_id;
+                Ok(SendMessageResponse::Message(answer))
+            }
+            CallResult::NotConnected { reason, detail, .. } => {
+                Err(SurfaceError::call(reason, detail, handled.status))
+            }
+        };
+        return (handled.envelope, result);
+    }
     let handled = gateway.clone().run(incoming).await;
     let result = match handled.result {
         CallResult::Connected { result, .. } => Ok(handled.reply.unwrap_or_else(|| {
@@ -143,6 +180,31 @@ pub async fn send_message(
     };
     (handled.envelope, result)
 }
+
+/// What the hub answers a text message to a provider whose skills take
+/// data: each skill `caller` may use there, its description and an
+/// example call, from the card the caller would get. `None` when the
+/// caller may use none (the refusal is then the pipeline's).
+pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<String> {
+    let loaded = gateway.registry().snapshot();
+    let card = super::card::provider_card("", &loaded.topology, gateway.board(), provider, caller)?;
+    let mut text = format!(
+        "{} answers structured calls: send a data part {{\"capability\": \"<skill>\", \"input\": {{...}}}} \
+         (or name the skill in metadata.skill and send the input as the data part).",
+        card.name
+    );
+    for skill in &card.skills {
+        text.push_str(&format!("\n- {}: {}", skill.id, skill.description));
+        if let Some(example) = skill.examples.as_ref().and_then(|e| e.first()) {
+            text.push_str(&format!("\n  example data part: {example}"));
+        }
+    }
+    Some(text)
+}
+
+/// The capability the audit trail records for a message the hub answered
+/// with a provider's skills.
+pub const HELP_CAPABILITY: &str = "help";
 
 /// `GetTask`, `CancelTask`, `ListTasks`: through the gateway's task door
 /// (ownership first). Returns the v1.0 result.
@@ -269,6 +331,9 @@ pub enum Unselectable {
     Invalid(String),
     /// A part's media type is one no capability takes.
     ContentType(String),
+    /// Text for a capability that takes data (a data-share): the hub
+    /// answers with the provider's skills instead ([`skills_help`]).
+    NeedsData(String),
 }
 
 impl Unselectable {
@@ -278,6 +343,13 @@ impl Unselectable {
         let (status, why) = match self {
             Unselectable::Invalid(why) => (StatusCode::BAD_REQUEST, why),
             Unselectable::ContentType(why) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, why),
+            Unselectable::NeedsData(capability) => (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "{} is a data-share: send its input as a data part",
+                    clip(&capability, 64)
+                ),
+            ),
         };
         Input::Invalid {
             status,
@@ -376,10 +448,7 @@ pub fn select(
             }
             let kind = topology.capability(&capability).map(|c| c.kind);
             if kind == Some(CapabilityKind::DataShare) {
-                return Err(Unselectable::Invalid(format!(
-                    "{} is a data-share: send its input as a data part",
-                    clip(&capability, 64)
-                )));
+                return Err(Unselectable::NeedsData(capability));
             }
             json!({ "question": text.join("\n") })
         }

@@ -66,7 +66,7 @@ fn a_message_selects_its_capability_and_input() {
             "text to a data-share",
             "vendorcorp",
             message(vec![Part::text("count the orders")], None),
-            Err("is a data-share"),
+            Err("needs data"),
         ),
         (
             "metadata and data part disagree",
@@ -106,6 +106,9 @@ fn a_message_selects_its_capability_and_input() {
             }
             (Err(Unselectable::Invalid(why)), Err(want)) => {
                 assert!(why.contains(want), "{name}: {why}")
+            }
+            (Err(Unselectable::NeedsData(cap)), Err("needs data")) => {
+                assert_eq!(cap, "orders.query", "{name}")
             }
             (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
         }

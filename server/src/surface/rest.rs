@@ -40,7 +40,18 @@ pub fn routes() -> Router<Arc<Gateway>> {
         .route("/message:stream", post(stream))
         .route("/tasks", get(list))
         .route("/tasks/{id}", get(task_get).post(task_post))
+        .route(
+            "/tasks/{id}/pushNotificationConfigs",
+            get(push_configs).post(push_configs),
+        )
+        .route(
+            "/tasks/{id}/pushNotificationConfigs/{config}",
+            get(push_configs).delete(push_configs),
+        )
         .route("/extendedAgentCard", get(extended_card))
+        // Anything else under the binding is an A2A error too, never the
+        // canvas's login page.
+        .fallback(unknown_route)
 }
 
 /// What every handler starts from.
@@ -305,9 +316,20 @@ async fn subscribe(gateway: Arc<Gateway>, c: Call, id: String) -> Response {
 async fn extended_card(headers: HeaderMap) -> Response {
     error(
         &Envelope::from_headers(&headers),
+        super::errors::no_extended_card(),
+    )
+}
+
+async fn push_configs(headers: HeaderMap) -> Response {
+    error(&Envelope::from_headers(&headers), super::errors::no_push())
+}
+
+async fn unknown_route(headers: HeaderMap) -> Response {
+    error(
+        &Envelope::from_headers(&headers),
         SurfaceError::protocol(
-            code::EXTENDED_CARD_NOT_CONFIGURED,
-            "the hub has no extended agent card",
+            code::METHOD_NOT_FOUND,
+            "no such route in the HTTP+JSON binding",
         ),
     )
 }

@@ -319,13 +319,27 @@ impl A2aAnswer {
         );
         error
     }
-    /// The error's one `google.rpc.ErrorInfo` (panics with the body if the
-    /// error has none, or more than one detail).
+    /// The error's first `google.rpc.ErrorInfo`: the reason code's for a
+    /// call, A2A's for a protocol error. A second detail may only be A2A's
+    /// own `ErrorInfo` for an A2A error code (panics with the body
+    /// otherwise).
     pub fn error_info(&self) -> &Json {
         let data = self.error()["data"]
             .as_array()
             .unwrap_or_else(|| panic!("error.data is not a list: {}", self.json));
-        assert_eq!(data.len(), 1, "expected one detail: {}", self.json);
+        assert!(
+            matches!(data.len(), 1 | 2),
+            "expected one or two details: {}",
+            self.json
+        );
+        if let Some(second) = data.get(1) {
+            assert_eq!(
+                (second["@type"].as_str(), second["domain"].as_str()),
+                (Some(ERROR_INFO_TYPE), Some("a2a-protocol.org")),
+                "the second detail is A2A's ErrorInfo: {}",
+                self.json
+            );
+        }
         let info = &data[0];
         assert_eq!(
             info["@type"], ERROR_INFO_TYPE,

@@ -1,0 +1,197 @@
+//! What the hub's A2A surface answers besides a message: the card in the
+//! shape the caller's version reads, task ids in messages, empty task
+//! lists, a text message to a provider whose skills take data, and the
+//! operations it does not offer (push, extended card, unknown routes) —
+//! each an A2A answer, never the canvas's login page.
+
+mod common;
+
+use common::{PeerSpec, Stack};
+use serde_json::{json, Value};
+
+async fn card(stack: &Stack, caller: &str, provider: &str, version: Option<&str>) -> Value {
+    let mut req = reqwest::Client::new()
+        .get(format!(
+            "{}/a2a/{provider}/.well-known/agent-card.json",
+            stack.hub_url()
+        ))
+        .bearer_auth(stack.token(caller));
+    if let Some(v) = version {
+        req = req.header("a2a-version", v);
+    }
+    req.send()
+        .await
+        .expect("the hub answers")
+        .json()
+        .await
+        .expect("a JSON card")
+}
+
+#[tokio::test]
+async fn the_card_has_the_shape_the_callers_version_reads() {
+    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let v1 = card(&stack, "buyercorp", "vendorcorp", Some("1.0")).await;
+    assert!(v1["supportedInterfaces"].is_array(), "{v1}");
+    for v03_only in ["url", "protocolVersion", "preferredTransport", "security"] {
+        assert!(
+            v1.get(v03_only).is_none(),
+            "a v1.0 card has no {v03_only}: {v1}"
+        );
+    }
+    assert!(
+        v1["securitySchemes"]["bearer"].get("type").is_none(),
+        "{v1}"
+    );
+    let v03 = card(&stack, "buyercorp", "vendorcorp", Some("0.3")).await;
+    assert_eq!(
+        v03["url"],
+        format!("{}/a2a/vendorcorp", stack.hub_url()),
+        "{v03}"
+    );
+    assert!(v03.get("supportedInterfaces").is_none(), "{v03}");
+    assert_eq!(v03["securitySchemes"]["bearer"]["type"], "http");
+    let undeclared = card(&stack, "buyercorp", "vendorcorp", None).await;
+    assert!(
+        undeclared["supportedInterfaces"].is_array() && undeclared["url"].is_string(),
+        "{undeclared}"
+    );
+}
+
+#[tokio::test]
+async fn task_ids_in_messages_and_task_lists() {
+    let stack = Stack::start(vec![
+        PeerSpec::stock("helpdesk"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
+    // No task yet: an empty list, not an error.
+    let empty = stack
+        .a2a("buyercorp", "helpdesk")
+        .method("ListTasks")
+        .params(json!({}))
+        .send()
+        .await;
+    assert_eq!(empty.result()["tasks"], json!([]), "{}", empty.json);
+    // A message naming a task that is not the caller's is TaskNotFound.
+    let unknown = stack
+        .a2a("buyercorp", "helpdesk")
+        .params(json!({"message": {"messageId": "m-unknown-task", "role": "ROLE_USER", "taskId": "no-such-task",
+            "parts": [{"data": {"capability": "ticket.classify", "input": {"ticket_id": "T-1001"}}}]}}))
+        .send()
+        .await;
+    assert_eq!(unknown.code(), -32001, "{}", unknown.json);
+    // Its own task: the message goes on to the provider with the task id.
+    let task = stack
+        .a2a("buyercorp", "helpdesk")
+        .data("ticket.classify", json!({"ticket_id": "T-1001"}))
+        .send()
+        .await;
+    let id = task.result()["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    let list = stack
+        .a2a("buyercorp", "helpdesk")
+        .method("ListTasks")
+        .params(json!({}))
+        .send()
+        .await;
+    assert_eq!(
+        list.result()["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        list.json
+    );
+    let again = stack
+        .a2a("buyercorp", "helpdesk")
+        .params(json!({"message": {"messageId": "m-own-task", "role": "ROLE_USER", "taskId": id,
+            "parts": [{"data": {"capability": "ticket.classify", "input": {"ticket_id": "T-1002"}}}]}}))
+        .send()
+        .await;
+    // The provider decides what a message to its ended task means; the
+    // hub let it through (no TaskNotFound).
+    assert_ne!(again.json["error"]["code"], -32001, "{}", again.json);
+}
+
+#[tokio::test]
+async fn text_to_a_data_share_is_answered_with_its_skills() {
+    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let a = stack
+        .a2a("buyercorp", "vendorcorp")
+        .params(json!({"message": {"messageId": "m-hello", "role": "ROLE_USER", "parts": [{"text": "hello, what can you do?"}]}}))
+        .send()
+        .await;
+    let text = a.result()["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        text.contains("orders.query") && text.contains("example data part"),
+        "{}",
+        a.json
+    );
+    // Authenticated and audited like any call: without a token, 401.
+    let anonymous = stack
+        .a2a("buyercorp", "vendorcorp")
+        .without_header("authorization")
+        .params(json!({"message": {"messageId": "m-anon", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}))
+        .send()
+        .await;
+    assert_eq!(
+        (anonymous.status, anonymous.reason()),
+        (401, "AUTH_REJECTED")
+    );
+}
+
+#[tokio::test]
+async fn operations_the_surface_does_not_offer_are_a2a_errors() {
+    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let ext = stack
+        .a2a("buyercorp", "vendorcorp")
+        .method("GetExtendedAgentCard")
+        .params(json!({}))
+        .send()
+        .await;
+    assert_eq!(ext.code(), -32004, "{}", ext.json);
+    let push = stack
+        .a2a("buyercorp", "vendorcorp")
+        .method("CreateTaskPushNotificationConfig")
+        .params(json!({"taskId": "t", "url": "http://127.0.0.1:9/"}))
+        .send()
+        .await;
+    assert_eq!(push.code(), -32003, "{}", push.json);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    for (method, path, status, reason) in [
+        (
+            "POST",
+            "tasks/t/pushNotificationConfigs",
+            400,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        ),
+        ("GET", "no/such/route", 404, "METHOD_NOT_FOUND"),
+        ("GET", "extendedAgentCard", 400, "UNSUPPORTED_OPERATION"),
+    ] {
+        let url = format!("{}/a2a/vendorcorp/rest/{path}", stack.hub_url());
+        let req = if method == "POST" {
+            client.post(&url).json(&json!({}))
+        } else {
+            client.get(&url)
+        };
+        let resp = req
+            .bearer_auth(stack.token("buyercorp"))
+            .header("a2a-version", "1.0")
+            .send()
+            .await
+            .expect("the hub answers");
+        assert_eq!(resp.status().as_u16(), status, "{method} {path}");
+        let body: Value = resp.json().await.expect("a JSON error, not a login page");
+        let reasons: Vec<&str> = body["error"]["details"]
+            .as_array()
+            .map(|d| d.iter().filter_map(|d| d["reason"].as_str()).collect())
+            .unwrap_or_default();
+        assert!(reasons.contains(&reason), "{method} {path}: {body}");
+    }
+}
