@@ -153,7 +153,9 @@ pub async fn send_message(
         let result = match handled.result {
             CallResult::Connected { .. } => {
                 let mut answer = Message::new(a2a::Role::Agent, vec![a2a::Part::text(text)]);
-                answer.context_id = message.context_id;
+                // The caller's conversation, or a new one (A2A v1.0
+                // §3.4.1: an answer always names its context).
+                answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
                 Ok(SendMessageResponse::Message(answer))
             }
             CallResult::NotConnected { reason, detail, .. } => {
@@ -167,7 +169,7 @@ pub async fn send_message(
         CallResult::Connected { result, .. } => Ok(handled.reply.unwrap_or_else(|| {
             // A replayed consult: the stored result, marked as such.
             let mut answer = wire::answer_message(result, None);
-            answer.context_id = message.context_id;
+            answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
             answer.metadata = Some(std::collections::HashMap::from([(
                 wire::REPLAYED_METADATA_KEY.to_string(),
                 Value::Bool(true),
