@@ -82,7 +82,7 @@ pub(super) fn interpret_answer(
             .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
         return Err(fail(format!("HTTP {}: {message}", status.as_u16())));
     }
-    let Some(parsed) = parsed else {
+    let Some(mut parsed) = parsed else {
         return Err(fail(format!("{id}'s answer is not JSON")));
     };
     if let Some((message, code)) = rpc_error {
@@ -91,10 +91,14 @@ pub(super) fn interpret_answer(
             provider_fault: !code.is_some_and(|c| CALLER_FAULT_CODES.contains(&c)),
         });
     }
-    let Some(result) = parsed.get("result").filter(|r| !r.is_null()) else {
+    let Some(result) = parsed
+        .get_mut("result")
+        .filter(|r| !r.is_null())
+        .map(Value::take)
+    else {
         return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
     };
-    let response: SendMessageResponse = serde_json::from_value(result.clone()).map_err(|e| {
+    let response: SendMessageResponse = serde_json::from_value(result).map_err(|e| {
         fail(format!(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))

@@ -124,11 +124,20 @@ pub async fn handler(
             };
             let (envelope, answer) = ops::send_message(&gateway, &request, params).await;
             reply.envelope = envelope;
-            let answer = answer.and_then(|a| to_json(&a));
             match (method, answer) {
                 (_, Err(e)) => reply.error(e),
-                (Method::SendMessage, Ok(v)) => reply.result(method, v),
-                (_, Ok(event)) => reply.stream(futures::stream::once(async { event }).boxed()),
+                // The hot path: the typed answer straight to bytes.
+                (Method::SendMessage, Ok(a)) if reply.version == A2aVersion::V1_0 => {
+                    reply.typed_result(&a)
+                }
+                (Method::SendMessage, Ok(a)) => match to_json(&a) {
+                    Ok(v) => reply.result(method, v),
+                    Err(e) => reply.error(e),
+                },
+                (_, Ok(a)) => match to_json(&a) {
+                    Ok(event) => reply.stream(futures::stream::once(async { event }).boxed()),
+                    Err(e) => reply.error(e),
+                },
             }
         }
         Method::GetTask | Method::CancelTask | Method::ListTasks => {
@@ -208,7 +217,7 @@ fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
             SurfaceError::protocol(code::PARSE_ERROR, format!("the body is not JSON: {e}")),
         )
     })?;
-    let obj: Map<String, Value> = match value {
+    let mut obj: Map<String, Value> = match value {
         Value::Object(obj) => obj,
         Value::Array(_) => {
             return Err(invalid(
@@ -236,12 +245,16 @@ fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(invalid(id, "`jsonrpc` must be \"2.0\""));
     }
-    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+    let Some(method) = obj
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
         return Err(invalid(id, "`method` must be a string"));
     };
-    let params = match obj.get("params") {
+    let params = match obj.remove("params") {
         None | Some(Value::Null) => json!({}),
-        Some(p @ Value::Object(_)) => p.clone(),
+        Some(p @ Value::Object(_)) => p,
         Some(_) => {
             return Err((
                 id,
@@ -249,11 +262,7 @@ fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
             ))
         }
     };
-    Ok(RpcRequest {
-        id,
-        method: method.to_string(),
-        params,
-    })
+    Ok(RpcRequest { id, method, params })
 }
 
 /// Params as the typed v1.0 request, or invalid params naming the field.
@@ -291,6 +300,25 @@ impl Reply {
                 format!("the answer has no v0.3 form: {e}"),
             )),
         }
+    }
+
+    /// A v1.0 result serialised from its type, without a JSON tree in
+    /// between.
+    fn typed_result<T: serde::Serialize>(&self, result: &T) -> Response {
+        #[derive(serde::Serialize)]
+        struct Success<'a, T> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            result: &'a T,
+        }
+        let mut response = Json(Success {
+            jsonrpc: "2.0",
+            id: &self.id,
+            result,
+        })
+        .into_response();
+        echo_envelope(response.headers_mut(), &self.envelope);
+        response
     }
 
     fn error(&self, e: SurfaceError) -> Response {
