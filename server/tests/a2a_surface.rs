@@ -50,6 +50,22 @@ async fn the_card_has_the_shape_the_callers_version_reads() {
     );
     assert!(v03.get("supportedInterfaces").is_none(), "{v03}");
     assert_eq!(v03["securitySchemes"]["bearer"]["type"], "http");
+    let resp = reqwest::Client::new()
+        .get(format!(
+            "{}/a2a/vendorcorp/.well-known/agent-card.json",
+            stack.hub_url()
+        ))
+        .bearer_auth(stack.token("buyercorp"))
+        .send()
+        .await
+        .expect("the hub answers");
+    assert_eq!(
+        resp.headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("private, max-age=30"),
+        "a caller's own card is cached privately"
+    );
     let undeclared = card(&stack, "buyercorp", "vendorcorp", None).await;
     assert!(
         undeclared["supportedInterfaces"].is_array() && undeclared["url"].is_string(),

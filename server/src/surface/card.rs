@@ -33,6 +33,12 @@ use a2a::{
     TRANSPORT_PROTOCOL_JSONRPC,
 };
 
+/// `Cache-Control` of the hub's own card (the same for everyone).
+pub const HUB_CARD_CACHE: &str = "public, max-age=300";
+/// `Cache-Control` of a provider's card: it is the caller's own view, and
+/// follows registry reloads and the provider's card within seconds.
+pub const PROVIDER_CARD_CACHE: &str = "private, max-age=30";
+
 /// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
 pub const REST_SUFFIX: &str = "/rest";
 /// The scheme name under `securitySchemes`.

@@ -78,7 +78,12 @@ fn hub_base(headers: &HeaderMap) -> String {
 
 async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
     let hub_id = gateway.registry().snapshot().topology.hub.id.clone();
-    Json(card::hub_card(&hub_base(&headers), &hub_id)).into_response()
+    let mut response = Json(card::hub_card(&hub_base(&headers), &hub_id)).into_response();
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static(card::HUB_CARD_CACHE),
+    );
+    response
 }
 
 async fn provider_card(
@@ -121,7 +126,14 @@ async fn provider_card(
                 }
                 _ => card::both_versions(&card),
             };
-            Json(body).into_response()
+            let mut response = Json(body).into_response();
+            // Per caller, and it changes with the registry and the
+            // provider's own card: a private copy, briefly.
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static(card::PROVIDER_CARD_CACHE),
+            );
+            response
         }
         None => {
             let e = SurfaceError::call(
