@@ -94,6 +94,10 @@ pub struct StoredAnswer {
     /// [`input_digest`] of the input it answered (`None` for rows stored
     /// before digests existed: those replay for any input, as they did).
     pub input_digest: Option<String>,
+    /// The provider's A2A answer (its Message or Task, v1.0 JSON) the
+    /// result was read from, so a replay answers the same object; `None`
+    /// for rows stored before replies were kept.
+    pub reply: Option<Value>,
 }
 
 /// The store, inside the hub's database.
@@ -125,6 +129,17 @@ impl IdempotencyStore {
                 .execute(&pool)
                 .await?;
         }
+        // Files from before A2A replies were kept: the same, for `reply`.
+        let has_reply: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pragma_table_info('idempotency') WHERE name = 'reply'",
+        )
+        .fetch_one(&pool)
+        .await?;
+        if has_reply == 0 {
+            sqlx::query("ALTER TABLE idempotency ADD COLUMN reply TEXT")
+                .execute(&pool)
+                .await?;
+        }
         Ok(Self { pool })
     }
 
@@ -134,7 +149,7 @@ impl IdempotencyStore {
         key: &IdempotencyKey,
     ) -> Result<Option<StoredAnswer>, IdempotencyError> {
         let row = sqlx::query(
-            "SELECT answer, trace_id, created_at, input_digest FROM idempotency
+            "SELECT answer, trace_id, created_at, input_digest, reply FROM idempotency
              WHERE caller = ? AND provider = ? AND capability = ? AND request_id = ?",
         )
         .bind(&key.caller)
@@ -147,11 +162,13 @@ impl IdempotencyStore {
             None => Ok(None),
             Some(row) => {
                 let answer: String = row.try_get("answer")?;
+                let reply: Option<String> = row.try_get("reply")?;
                 Ok(Some(StoredAnswer {
                     answer: serde_json::from_str(&answer)?,
                     trace_id: row.try_get("trace_id")?,
                     created_at: row.try_get("created_at")?,
                     input_digest: row.try_get("input_digest")?,
+                    reply: reply.map(|r| serde_json::from_str(&r)).transpose()?,
                 }))
             }
         }
@@ -164,12 +181,13 @@ impl IdempotencyStore {
         key: &IdempotencyKey,
         input_digest: &str,
         answer: &Value,
+        reply: Option<&Value>,
         trace_id: &str,
     ) -> Result<(), IdempotencyError> {
         sqlx::query(
             "INSERT OR IGNORE INTO idempotency
-                (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest, reply)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&key.caller)
         .bind(&key.provider)
@@ -179,6 +197,7 @@ impl IdempotencyStore {
         .bind(trace_id)
         .bind(exchange::audit::now())
         .bind(input_digest)
+        .bind(reply.map(serde_json::to_string).transpose()?)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -207,11 +226,17 @@ mod tests {
             let pool = exchange::db::open(&path).await.expect("open");
             let store = IdempotencyStore::open(pool.clone()).await.expect("store");
             store
-                .put(&key("r1"), "d1", &json!({"answer": "first"}), "t1")
+                .put(
+                    &key("r1"),
+                    "d1",
+                    &json!({"answer": "first"}),
+                    Some(&json!({"message": {}})),
+                    "t1",
+                )
                 .await
                 .expect("put");
             store
-                .put(&key("r1"), "d2", &json!({"answer": "second"}), "t2")
+                .put(&key("r1"), "d2", &json!({"answer": "second"}), None, "t2")
                 .await
                 .expect("put");
             pool.close().await;

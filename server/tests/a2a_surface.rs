@@ -211,3 +211,30 @@ async fn operations_the_surface_does_not_offer_are_a2a_errors() {
         assert!(reasons.contains(&reason), "{method} {path}: {body}");
     }
 }
+
+#[tokio::test]
+async fn a_repeated_consult_answers_the_first_answer_marked_replayed() {
+    let stack = Stack::start(vec![
+        PeerSpec::stock("helpdesk"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
+    let send = || {
+        stack
+            .a2a("buyercorp", "helpdesk")
+            .params(json!({"message": {"messageId": "m-repeat-1", "role": "ROLE_USER",
+                "parts": [{"data": {"capability": "ticket.classify", "input": {"ticket_id": "T-1003"}}}]}}))
+            .send()
+    };
+    let first = send().await;
+    let again = send().await;
+    let (a, b) = (&first.result()["task"], &again.result()["task"]);
+    assert_eq!(
+        a["id"], b["id"],
+        "the same task, not a new execution: {}",
+        again.json
+    );
+    assert_eq!(a["artifacts"], b["artifacts"]);
+    assert!(a["metadata"]["replayed"].is_null(), "{}", first.json);
+    assert_eq!(b["metadata"]["replayed"], true, "{}", again.json);
+}

@@ -211,14 +211,15 @@ fn read_answer(call: &HubCall, status: u16, body: &Value) -> CallResult {
             serde_json::from_value::<SendMessageResponse>(r)
                 .map_err(|e| format!("the hub's answer is not an A2A answer: {e}"))
         });
-    let replayed = |response: &SendMessageResponse| match response {
-        SendMessageResponse::Message(m) => m
-            .metadata
-            .as_ref()
+    let replayed = |response: &SendMessageResponse| {
+        let metadata = match response {
+            SendMessageResponse::Message(m) => m.metadata.as_ref(),
+            SendMessageResponse::Task(t) => t.metadata.as_ref(),
+        };
+        metadata
             .and_then(|m| m.get(wire::REPLAYED_METADATA_KEY))
             .and_then(Value::as_bool)
-            .unwrap_or(false),
-        SendMessageResponse::Task(_) => false,
+            .unwrap_or(false)
     };
     match parsed.and_then(|response| {
         wire::parse_answer(&response)

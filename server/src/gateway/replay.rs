@@ -126,7 +126,13 @@ impl Gateway {
         if let Ok(reply) = &result {
             if let Err(e) = self
                 .idempotency
-                .put(key, &digest, &reply.result, &leg.envelope.trace.trace_id)
+                .put(
+                    key,
+                    &digest,
+                    &reply.result,
+                    serde_json::to_value(&reply.response).ok().as_ref(),
+                    &leg.envelope.trace.trace_id,
+                )
                 .await
             {
                 tracing::warn!(error = %e, "could not store a consult answer for replay");
@@ -161,7 +167,8 @@ impl Gateway {
                 result: Ok(Answered {
                     result: stored.answer,
                     replayed: true,
-                    reply: None,
+                    // The provider's answer as first sent, when stored.
+                    reply: stored.reply.and_then(|r| serde_json::from_value(r).ok()),
                 }),
                 note: format!("replay of trace {}", stored.trace_id),
                 status: None,

@@ -166,16 +166,21 @@ pub async fn send_message(
     }
     let handled = gateway.clone().run(incoming).await;
     let result = match handled.result {
-        CallResult::Connected { result, .. } => Ok(handled.reply.unwrap_or_else(|| {
-            // A replayed consult: the stored result, marked as such.
-            let mut answer = wire::answer_message(result, None);
-            answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
-            answer.metadata = Some(std::collections::HashMap::from([(
-                wire::REPLAYED_METADATA_KEY.to_string(),
-                Value::Bool(true),
-            )]));
-            SendMessageResponse::Message(answer)
-        })),
+        CallResult::Connected {
+            result, replayed, ..
+        } => {
+            let mut reply = handled.reply.unwrap_or_else(|| {
+                // A replay stored before A2A answers were kept: the stored
+                // result as a Message.
+                let mut answer = wire::answer_message(result, None);
+                answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
+                SendMessageResponse::Message(answer)
+            });
+            if replayed {
+                mark_replayed(&mut reply);
+            }
+            Ok(reply)
+        }
         CallResult::NotConnected { reason, detail, .. } => {
             Err(SurfaceError::call(reason, detail, handled.status))
         }
@@ -207,6 +212,18 @@ pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<St
 /// The capability the audit trail records for a message the hub answered
 /// with a provider's skills.
 pub const HELP_CAPABILITY: &str = "help";
+
+/// Marks an answer that came from the replay store, not a new execution
+/// (`metadata.replayed: true` on the Message or the Task).
+fn mark_replayed(reply: &mut SendMessageResponse) {
+    let metadata = match reply {
+        SendMessageResponse::Message(m) => &mut m.metadata,
+        SendMessageResponse::Task(t) => &mut t.metadata,
+    };
+    metadata
+        .get_or_insert_with(Default::default)
+        .insert(wire::REPLAYED_METADATA_KEY.to_string(), Value::Bool(true));
+}
 
 /// `GetTask`, `CancelTask`, `ListTasks`: through the gateway's task door
 /// (ownership first). Returns the v1.0 result.
