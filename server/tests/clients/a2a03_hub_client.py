@@ -97,31 +97,8 @@ from a2a.client.errors import (
 )
 from a2a.types import DataPart, Message, Part, Role, Task, TextPart
 
-ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
-
-class NoAnswer(Exception):
-    """The agent gave no A2A answer (exit 3)."""
-
-
-class Capture:
-    """httpx hooks: keep the status and body of the last request's response."""
-
-    def __init__(self):
-        self.status = None
-        self.body = None
-
-    async def reset(self, request):
-        self.status = self.body = None
-
-    async def __call__(self, response):
-        await response.aread()
-        self.status = response.status_code
-        try:
-            self.body = response.json()
-        except ValueError:
-            self.body = None
-
+from hub_answer import Capture, NoAnswer, error_info  # this directory
 
 def first_parts(parts_lists):
     """First data part and first text part across lists of parts."""
@@ -134,13 +111,6 @@ def first_parts(parts_lists):
             if text is None and isinstance(p, TextPart):
                 text = p.text
     return data, text
-
-
-def error_info(details):
-    for d in details if isinstance(details, list) else []:
-        if isinstance(d, dict) and d.get("@type") == ERROR_INFO:
-            return d
-    return {}
 
 
 def error_object(code, message, data, status, sdk_error):

@@ -119,31 +119,9 @@ from a2a.types import (
 )
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
-ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+from hub_answer import Capture, NoAnswer, error_info  # this directory
+
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
-
-
-class NoAnswer(Exception):
-    """The agent gave no A2A answer (exit 3)."""
-
-
-class Capture:
-    """httpx hooks: keep the status and body of the last request's response."""
-
-    def __init__(self):
-        self.status = None
-        self.body = None
-
-    async def reset(self, request):
-        self.status = self.body = None
-
-    async def __call__(self, response):
-        await response.aread()
-        self.status = response.status_code
-        try:
-            self.body = response.json()
-        except ValueError:
-            self.body = None
 
 
 def state_name(state):
@@ -166,14 +144,6 @@ def first_parts(parts_lists):
 
 def task_summary(task):
     return {"task_id": task.id, "context_id": task.context_id or None, "state": state_name(task.status.state)}
-
-
-def error_info(details):
-    """The first google.rpc.ErrorInfo in a list of details, or {}."""
-    for d in details if isinstance(details, list) else []:
-        if isinstance(d, dict) and d.get("@type") == ERROR_INFO:
-            return d
-    return {}
 
 
 def error_object(exc, capture):
