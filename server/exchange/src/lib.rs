@@ -13,6 +13,7 @@
 //! | [`text`] | clipping text another system wrote before an operator sees it |
 //! | [`envelope`] | what travels with every call: `A2A-Version`, `X-Request-Id`, `traceparent` |
 //! | [`wire`] | how a capability call rides on A2A `SendMessage` |
+//! | [`negotiation`] | the message two agents exchange while they agree a data contract, and its one validator |
 //! | [`health`] | the identity a reference peer reports, and where |
 //! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
 //! | [`audit`] | each system's own append-only audit trail |
@@ -22,10 +23,12 @@
 //! | [`db`] | opening a system's own SQLite store |
 //! | [`located`] | config-file problems located at file:line:column:field |
 //!
-//! Without the default `runtime` feature only [`reason`], [`id`] and
-//! [`text`] compile: the browser crate uses them on wasm.
+//! Without the default `runtime` feature only [`reason`], [`id`],
+//! [`text`] and [`negotiation`] compile: the browser crate may use them on
+//! wasm.
 
 pub mod id;
+pub mod negotiation;
 pub mod reason;
 pub mod text;
 
