@@ -23,6 +23,7 @@
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
 //! | [`task_store`] | a bounded A2A task store |
 //! | [`approvals`] | what an approval lets this peer's own code write |
+//! | [`contracts`] | data contracts it granted: its negotiation policy, the one read decision, its store |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
 //!
 //! Proposed actions this peer received as an asker sit in its own
@@ -34,6 +35,7 @@ pub mod approvals;
 pub mod card;
 pub mod client;
 pub mod config;
+pub mod contracts;
 pub mod datasets;
 pub mod executor;
 pub mod server;
