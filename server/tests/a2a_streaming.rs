@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::a2a::send_message_params;
+use common::a2a::{send_message_params, sse_events};
 use common::{PeerSpec, Stack};
 use serde_json::json;
 
@@ -77,11 +77,7 @@ async fn a_streaming_message_is_one_event_after_the_same_checks() {
         .text()
         .await
         .expect("the stream ends");
-    let data: Vec<serde_json::Value> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).expect("JSON event"))
-        .collect();
+    let data = sse_events(&text);
     assert_eq!(data.len(), 1, "{text}");
     assert!(
         data[0]["message"]["parts"][0]["data"]["row_count"].is_number(),

@@ -71,6 +71,13 @@ async fn the_card_has_the_shape_the_callers_version_reads() {
         undeclared["supportedInterfaces"].is_array() && undeclared["url"].is_string(),
         "{undeclared}"
     );
+    assert_eq!(undeclared["protocolVersion"], "0.3.0", "{undeclared}");
+    // Each scheme in both shapes.
+    let bearer = &undeclared["securitySchemes"]["bearer"];
+    assert!(
+        bearer["httpAuthSecurityScheme"].is_object() && bearer["type"] == "http",
+        "{undeclared}"
+    );
 }
 
 #[tokio::test]
@@ -124,9 +131,22 @@ async fn task_ids_in_messages_and_task_lists() {
             "parts": [{"data": {"capability": "ticket.classify", "input": {"ticket_id": "T-1002"}}}]}}))
         .send()
         .await;
-    // The provider decides what a message to its ended task means; the
-    // hub let it through (no TaskNotFound).
-    assert_ne!(again.json["error"]["code"], -32001, "{}", again.json);
+    // The hub let it through (no TaskNotFound); the provider refuses a
+    // message to its ended task with its own A2A error, which the caller
+    // gets with its code (UnsupportedOperationError), as PEER_ERROR.
+    assert_eq!(again.code(), -32004, "{}", again.json);
+    assert_eq!(again.reason(), "PEER_ERROR");
+    assert!(again.message().contains("terminal state"), "{}", again.json);
+    // A refusal of what the caller asked is not the provider failing:
+    // helpdesk stays healthy on the status board.
+    let ui = stack.ui().await;
+    let topology = ui.get_json("/api/topology").await;
+    let helpdesk = topology["nodes"]
+        .as_array()
+        .and_then(|nodes| nodes.iter().find(|n| n["id"] == "helpdesk"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(helpdesk["status"], "healthy", "{topology}");
 }
 
 #[tokio::test]

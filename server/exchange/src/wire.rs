@@ -40,6 +40,11 @@ pub fn unaccepted_media_type(message: &Message) -> Option<String> {
     })
 }
 
+/// What the audit trail records as the capability of a text message that
+/// was answered with the skills on offer (by a peer, or by the hub for a
+/// provider whose skills take data), not by running one.
+pub const HELP_CAPABILITY: &str = "help";
+
 /// The message metadata key the hub sets on an answer that came from its
 /// replay store (a repeated consult), not from a new execution.
 pub const REPLAYED_METADATA_KEY: &str = "replayed";

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The capability recorded for a text-only message answered with help.
-pub const HELP_CAPABILITY: &str = "help";
+pub use exchange::wire::HELP_CAPABILITY;
 
 /// The executor of one peer.
 pub struct PeerExecutor {

@@ -25,15 +25,33 @@ use exchange::wire;
 /// How much of a peer's error message reaches the caller.
 pub const MAX_PEER_DETAIL: usize = 300;
 
-/// JSON-RPC codes that blame the request, not the responder.
-const CALLER_FAULT_CODES: [i64; 2] = [-32600, -32602];
+/// JSON-RPC and A2A codes that blame the request, not the responder:
+/// invalid request, invalid params, and A2A's refusals of what was asked
+/// (task not found, not cancelable, push not supported, unsupported
+/// operation, content type not supported).
+pub(super) const CALLER_FAULT_CODES: [i64; 7] =
+    [-32600, -32602, -32001, -32002, -32003, -32004, -32005];
 
-/// A failed forward, and whether it says anything about the provider's
-/// health. A peer refusing the caller's input (JSON-RPC "invalid params")
-/// is working as it should: the call fails, the provider is not degraded.
+/// Whose fault a failed forward is: what it says about the provider's
+/// health, and how the caller is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Blame {
+    /// The provider failed: it is degraded on the status board.
+    Provider,
+    /// The provider refused the caller's input (JSON-RPC invalid request
+    /// or invalid params): working as it should, not degraded, and the
+    /// caller is answered with a 4xx.
+    Caller,
+    /// The hub's own configuration (it holds no token for the provider).
+    Hub,
+}
+
+/// A failed forward and whose fault it is.
 pub(super) struct Failure {
     pub(super) nc: NotConnected,
-    pub(super) provider_fault: bool,
+    pub(super) blame: Blame,
+    /// The provider's JSON-RPC error code, when it answered with one.
+    pub(super) code: Option<i64>,
 }
 
 impl Failure {
@@ -41,7 +59,8 @@ impl Failure {
     pub(super) fn provider(nc: NotConnected) -> Self {
         Self {
             nc,
-            provider_fault: true,
+            blame: Blame::Provider,
+            code: None,
         }
     }
 }
@@ -86,9 +105,15 @@ pub(super) fn interpret_answer(
         return Err(fail(format!("{id}'s answer is not JSON")));
     };
     if let Some((message, code)) = rpc_error {
+        let blame = if code.is_some_and(|c| CALLER_FAULT_CODES.contains(&c)) {
+            Blame::Caller
+        } else {
+            Blame::Provider
+        };
         return Err(Failure {
             nc: peer_error(message),
-            provider_fault: !code.is_some_and(|c| CALLER_FAULT_CODES.contains(&c)),
+            blame,
+            code,
         });
     }
     let Some(result) = parsed

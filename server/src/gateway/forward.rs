@@ -17,9 +17,9 @@
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-pub(super) use super::answer::Failure;
 pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
+pub(super) use super::answer::{Blame, Failure};
 use super::pipeline::Conversation;
 use super::Gateway;
 use crate::auth::token_for;
@@ -83,7 +83,7 @@ impl Gateway {
                 Ok(answer)
             }
             Err(failure) => {
-                if failure.provider_fault {
+                if failure.blame == Blame::Provider {
                     self.board.record_call(system, Err(failure.nc.clone()));
                 }
                 Err(failure)
@@ -157,7 +157,8 @@ impl Gateway {
                     ReasonCode::AuthRejected,
                     format!("the hub holds no token for {id}"),
                 ),
-                provider_fault: false,
+                blame: Blame::Hub,
+                code: None,
             });
         };
         let version = self.board.version(id);

@@ -35,10 +35,7 @@ pub async fn handler(
     Path((provider, capability)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    let peer_addr = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0);
+    let peer_addr = peer_addr(&request);
     let (parts, body) = request.into_parts();
     let input = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
         Ok(body) => body_input(&body),
@@ -53,6 +50,15 @@ pub async fn handler(
     let incoming = Incoming::new(peer_addr, parts.headers, provider, capability, input);
     let handled = gateway.run(incoming).await;
     respond(handled.status, &handled.envelope, handled.result)
+}
+
+/// The TCP peer of a request, for the IP allowlist (every binding reads
+/// it the same way; `None` when the server was not given connect info).
+pub fn peer_addr(request: &Request) -> Option<SocketAddr> {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ci| ci.0)
 }
 
 /// The capability input of a body: JSON, and an empty body is `{}` (a

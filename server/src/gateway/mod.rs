@@ -69,7 +69,7 @@ mod tests;
 
 pub use answer::MAX_PEER_DETAIL;
 pub use forward::MAX_ANSWER_BODY;
-pub use http::{handler, MAX_REQUEST_BODY};
+pub use http::{handler, peer_addr, MAX_REQUEST_BODY};
 pub use pipeline::{Handled, Incoming, Input};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 

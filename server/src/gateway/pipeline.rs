@@ -33,7 +33,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::forward::{Failure, Leg, Reply};
+use super::forward::{Blame, Failure, Leg, Reply};
 use super::{replay, Gateway};
 use crate::auth::AuthContext;
 use a2a::SendMessageResponse;
@@ -145,6 +145,10 @@ pub struct Handled {
     /// Message or Task on; the capability result in `result` was read
     /// from it and checked against the contract.
     pub reply: Option<SendMessageResponse>,
+    /// When the provider refused the caller's request with an A2A error
+    /// (say, a message to a task that has ended): its code, which an A2A
+    /// binding answers with instead of a generic invalid-params.
+    pub provider_code: Option<i64>,
 }
 
 /// A successful call: the result, whether it came from the replay store,
@@ -162,6 +166,10 @@ pub(super) struct Done {
     pub(super) note: String,
     /// HTTP status override (a malformed request body is the caller's fault).
     pub(super) status: Option<StatusCode>,
+    /// The code of the provider's own refusal of the caller's request
+    /// (one of [`CALLER_FAULT_CODES`](super::answer::CALLER_FAULT_CODES)),
+    /// for a binding that speaks A2A to pass on.
+    pub(super) provider_code: Option<i64>,
 }
 
 impl Done {
@@ -170,6 +178,7 @@ impl Done {
             result: Err(nc),
             note: String::new(),
             status: None,
+            provider_code: None,
         }
     }
 
@@ -185,11 +194,9 @@ impl Done {
     /// refused the caller's input (JSON-RPC invalid params) is the
     /// caller's fault: answered with 400, not 502.
     pub(super) fn forwarded(result: Result<Reply, Failure>) -> Self {
-        let status = match &result {
-            Err(f) if !f.provider_fault && f.nc.reason == ReasonCode::PeerError => {
-                Some(StatusCode::BAD_REQUEST)
-            }
-            _ => None,
+        let (status, provider_code) = match &result {
+            Err(f) if f.blame == Blame::Caller => (Some(StatusCode::BAD_REQUEST), f.code),
+            _ => (None, None),
         };
         Self {
             result: result
@@ -201,6 +208,7 @@ impl Done {
                 .map_err(|f| f.nc),
             note: String::new(),
             status,
+            provider_code,
         }
     }
 }
@@ -228,6 +236,7 @@ impl Gateway {
                     envelope,
                     result,
                     reply: None,
+                    provider_code: None,
                 }
             }
         }
@@ -265,6 +274,7 @@ impl Gateway {
             }
             Err(refused) => refused,
         };
+        let provider_code = done.provider_code;
         let (status, result, reply) = self
             .finish(caller, provider, capability, &envelope, started, done)
             .await;
@@ -273,6 +283,7 @@ impl Gateway {
             envelope,
             result,
             reply,
+            provider_code,
         }
     }
 
@@ -331,6 +342,7 @@ impl Gateway {
                 }),
                 note: "answered by the hub, not forwarded".into(),
                 status: None,
+                provider_code: None,
             },
             Err(refused) => refused,
         };
@@ -349,6 +361,7 @@ impl Gateway {
             envelope,
             result,
             reply,
+            provider_code: None,
         }
     }
 

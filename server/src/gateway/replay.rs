@@ -161,6 +161,7 @@ impl Gateway {
                         stored.trace_id
                     ),
                     status: Some(StatusCode::CONFLICT),
+                    provider_code: None,
                 })
             }
             Ok(Some(stored)) => Some(Done {
@@ -172,6 +173,7 @@ impl Gateway {
                 }),
                 note: format!("replay of trace {}", stored.trace_id),
                 status: None,
+                provider_code: None,
             }),
             Ok(None) => None,
             Err(e) => {

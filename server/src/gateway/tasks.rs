@@ -22,7 +22,7 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::answer::{peer_error, Failure};
+use super::answer::{peer_error, Blame, Failure};
 use super::forward::Rpc;
 use super::pipeline::{Answered, Done, Input};
 use super::Gateway;
@@ -155,6 +155,7 @@ impl Gateway {
                 }),
                 note: String::new(),
                 status: None,
+                provider_code: None,
             },
             Err(refusal) => Done::fail(match refusal {
                 TaskRefusal::NotConnected(nc) => nc.clone(),
@@ -229,7 +230,7 @@ impl Gateway {
                 return Err(TaskRefusal::Provider { code, message });
             }
             Err(failure) => {
-                if failure.provider_fault {
+                if failure.blame == Blame::Provider {
                     self.board.record_call(provider, Err(failure.nc.clone()));
                 }
                 return Err(TaskRefusal::NotConnected(failure.nc));

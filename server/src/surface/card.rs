@@ -79,39 +79,50 @@ fn bearer_scheme() -> Security {
     )
 }
 
-/// A card as JSON that both SDK lines read: the v1.0 card, plus the
-/// fields a v0.3 client requires (`url`, `protocolVersion`,
-/// `preferredTransport`, `security`) and a bearer scheme that carries the
-/// v0.3 shape (`type`, `scheme`) beside the v1.0 one. A v1.0 reader
-/// ignores the v0.3 fields when `supportedInterfaces` is there; a v0.3
-/// reader ignores the v1.0 ones (measured with a2a-sdk 1.3 and 0.3, see
-/// NOTES.md). The v0.3 `url` is the JSON-RPC one: the v0.3 bridge is
-/// JSON-RPC only.
+/// A card as JSON that both SDK lines read: the v1.0 card, plus every
+/// field of its v0.3 translation ([`bridge::card_to_v03`]) that v1.0 does
+/// not have (`url`, `protocolVersion`, `preferredTransport`, `security`),
+/// and each security scheme carrying its v0.3 shape (`type`, `scheme`)
+/// beside the v1.0 one. A v1.0 reader ignores the v0.3 fields when
+/// `supportedInterfaces` is there; a v0.3 reader ignores the v1.0 ones
+/// (measured with a2a-sdk 1.3 and 0.3, see NOTES.md).
+///
+/// [`bridge::card_to_v03`]: super::bridge::card_to_v03
 pub fn both_versions(card: &AgentCard) -> Value {
-    let mut v = serde_json::to_value(card).unwrap_or(Value::Null);
-    let jsonrpc = card
-        .supported_interfaces
-        .iter()
-        .find(|i| i.protocol_binding == TRANSPORT_PROTOCOL_JSONRPC)
-        .map(|i| i.url.clone());
-    if let (Some(obj), Some(url)) = (v.as_object_mut(), jsonrpc) {
-        obj.insert("url".into(), Value::String(url));
-        obj.insert("protocolVersion".into(), Value::String("0.3.0".into()));
-        obj.insert(
-            "preferredTransport".into(),
-            Value::String(TRANSPORT_PROTOCOL_JSONRPC.into()),
-        );
-        obj.insert("security".into(), serde_json::json!([{ BEARER: [] }]));
-        if let Some(scheme) = obj
-            .get_mut("securitySchemes")
-            .and_then(|s| s.get_mut(BEARER))
-            .and_then(Value::as_object_mut)
-        {
-            scheme.insert("type".into(), Value::String("http".into()));
-            scheme.insert("scheme".into(), Value::String("bearer".into()));
+    let mut v1 = serde_json::to_value(card).unwrap_or(Value::Null);
+    let v03 = match super::bridge::card_to_v03(v1.clone()) {
+        Ok(Value::Object(v03)) => v03,
+        Ok(_) | Err(_) => {
+            tracing::warn!("a provider card has no v0.3 form; serving v1.0 only");
+            return v1;
+        }
+    };
+    let Some(obj) = v1.as_object_mut() else {
+        return v1;
+    };
+    for (key, value) in v03 {
+        match (obj.get_mut(&key), value) {
+            (None, value) => {
+                obj.insert(key, value);
+            }
+            // One entry per scheme name, in both shapes (their keys differ).
+            (Some(Value::Object(schemes)), Value::Object(v03_schemes))
+                if key == "securitySchemes" =>
+            {
+                for (name, v03_scheme) in v03_schemes {
+                    if let (Some(Value::Object(entry)), Value::Object(extra)) =
+                        (schemes.get_mut(&name), v03_scheme)
+                    {
+                        for (k, v) in extra {
+                            entry.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    v
+    v1
 }
 
 /// The URL of a provider's JSON-RPC binding on the hub.

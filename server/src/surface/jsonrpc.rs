@@ -16,10 +16,9 @@
 //! forwarded and nothing is written.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -32,7 +31,7 @@ use serde_json::{json, Map, Value};
 use super::bridge::{self, Method};
 use super::errors::{code, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
-use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
 use exchange::envelope::{A2aVersion, Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 
 /// `POST /a2a/{provider}`.
@@ -41,10 +40,7 @@ pub async fn handler(
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    let peer_addr = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0);
+    let peer_addr = peer_addr(&request);
     let (parts, body) = request.into_parts();
     let envelope = Envelope::from_headers(&parts.headers);
     let reply = Reply {

@@ -99,12 +99,7 @@ async fn provider_card(
             "a provider's card needs the bearer token the hub holds for the calling system".into(),
             StatusCode::UNAUTHORIZED,
         );
-        let mut response = (e.http, Json(e.to_rest(&envelope))).into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            axum::http::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+        return rest::error(&envelope, e);
     };
     match card::provider_card(
         &hub_base(&headers),
@@ -144,7 +139,7 @@ async fn provider_card(
                 ),
                 StatusCode::NOT_FOUND,
             );
-            (e.http, Json(e.to_rest(&envelope))).into_response()
+            rest::error(&envelope, e)
         }
     }
 }

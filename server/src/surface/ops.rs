@@ -135,7 +135,7 @@ pub async fn send_message(
     };
     let (capability, input) = match selected {
         Ok((capability, input)) => (capability, Input::Parsed(input)),
-        Err(_) if help.is_some() => (HELP_CAPABILITY.to_string(), Input::Parsed(json!({}))),
+        Err(_) if help.is_some() => (wire::HELP_CAPABILITY.to_string(), Input::Parsed(json!({}))),
         Err(refusal) => (String::from("unknown"), refusal.into_input()),
     };
     let mut incoming = Incoming::new(
@@ -182,7 +182,13 @@ pub async fn send_message(
             Ok(reply)
         }
         CallResult::NotConnected { reason, detail, .. } => {
-            Err(SurfaceError::call(reason, detail, handled.status))
+            let mut e = SurfaceError::call(reason, detail, handled.status);
+            // The provider refused what was asked with an A2A error of its
+            // own: the caller gets that code (the reason stays PEER_ERROR).
+            if let Some(code) = handled.provider_code {
+                e.code = code;
+            }
+            Err(e)
         }
     };
     (handled.envelope, result)
@@ -208,10 +214,6 @@ pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<St
     }
     Some(text)
 }
-
-/// The capability the audit trail records for a message the hub answered
-/// with a provider's skills.
-pub const HELP_CAPABILITY: &str = "help";
 
 /// Marks an answer that came from the replay store, not a new execution
 /// (`metadata.replayed: true` on the Message or the Task).

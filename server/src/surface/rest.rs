@@ -15,7 +15,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::errors::{code, SurfaceError};
 use super::jsonrpc::{echo_envelope, is_json, to_json, typed};
 use super::ops::{self, Request as SurfaceRequest};
-use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
 use exchange::envelope::{Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
@@ -88,13 +88,6 @@ fn call(provider: String, headers: HeaderMap, peer: Option<SocketAddr>) -> Resul
     })
 }
 
-fn peer_of(request: &Request) -> Option<SocketAddr> {
-    request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0)
-}
-
 /// Reads a JSON body (at most [`MAX_REQUEST_BODY`]) as the typed request.
 async fn body<T: serde::de::DeserializeOwned>(
     envelope: &Envelope,
@@ -132,7 +125,9 @@ fn ok(envelope: &Envelope, value: Value) -> Response {
     response
 }
 
-fn error(envelope: &Envelope, e: SurfaceError) -> Response {
+/// The binding's error answer (also the card routes'): the
+/// `google.rpc.Status` body, the envelope echoed, `WWW-Authenticate` on 401.
+pub(super) fn error(envelope: &Envelope, e: SurfaceError) -> Response {
     let mut response = (e.http, Json(e.to_rest(envelope))).into_response();
     echo_envelope(response.headers_mut(), envelope);
     if e.http == StatusCode::UNAUTHORIZED {
@@ -174,7 +169,7 @@ async fn message(
     request: Request,
     stream: bool,
 ) -> Response {
-    let peer = peer_of(&request);
+    let peer = peer_addr(&request);
     let (parts, raw) = request.into_parts();
     let c = match call(provider, parts.headers.clone(), peer) {
         Ok(c) => c,
@@ -198,7 +193,7 @@ async fn list(
     Query(query): Query<HashMap<String, String>>,
     request: Request,
 ) -> Response {
-    let peer = peer_of(&request);
+    let peer = peer_addr(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,
@@ -240,7 +235,7 @@ async fn task_get(
     Query(query): Query<HashMap<String, String>>,
     request: Request,
 ) -> Response {
-    let peer = peer_of(&request);
+    let peer = peer_addr(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,
@@ -276,7 +271,7 @@ async fn task_post(
     Path((provider, id)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    let peer = peer_of(&request);
+    let peer = peer_addr(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,

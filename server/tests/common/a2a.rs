@@ -280,11 +280,17 @@ impl A2aCall {
             content_type.starts_with("text/event-stream"),
             "not a stream ({content_type}): {text}"
         );
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("event {d}: {e}")))
-            .collect()
+        sse_events(&text)
     }
+}
+
+/// The `data` of each event of a server-sent event stream, as JSON, in
+/// order (panics on an event that is not JSON).
+pub fn sse_events(text: &str) -> Vec<Json> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("event {d}: {e}")))
+        .collect()
 }
 
 /// What the surface answered, and how long it took.
