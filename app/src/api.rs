@@ -13,8 +13,8 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::dto::{ApiError, ReasonCode};
-use crate::routes::{encode_segment, LOGIN_PAGE};
+use crate::dto::{ApiError, ContractsView, NegotiateRequest, ReasonCode};
+use crate::routes::{self, encode_segment, LOGIN_PAGE};
 
 /// The header every POST/PUT/DELETE to `/api` (but the login) carries.
 pub const CSRF_HEADER: &str = "X-CSRF-Token";
@@ -182,6 +182,20 @@ pub async fn login<B: Serialize, T: DeserializeOwned>(
         let _ = (path, serde_json::to_string(body).is_ok());
         Err(browser_only())
     }
+}
+
+/// `GET` what a data-share edge's drawer shows about its data contracts:
+/// the consumer's and the hub's contract, run state and transcript.
+pub async fn contract(edge_id: &str) -> Result<ContractsView, ApiFailure> {
+    get_json::<ContractsView>(&routes::edge_contract(edge_id)).await
+}
+
+/// Has the hub negotiate its own contract for the data-share of
+/// `edge_id`; the answer is the drawer's view once the negotiation ran.
+pub async fn negotiate(edge_id: &str, req: &NegotiateRequest) -> Result<ContractsView, ApiFailure> {
+    send_json::<_, ContractsView>(Method::Post, &routes::edge_negotiate(edge_id), Some(req))
+        .await?
+        .ok_or_else(|| ApiFailure::local("the hub sent an empty answer"))
 }
 
 /// Sends the browser to `url` with a full page load (after login and

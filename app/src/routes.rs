@@ -29,6 +29,10 @@ pub const POSITIONS: &str = "/api/positions";
 pub const EDGE_QUERY: &str = "/api/edges/{id}/query";
 /// `POST`: asks a consult edge a question.
 pub const EDGE_ASK: &str = "/api/edges/{id}/ask";
+/// `GET`: a data-share edge's contracts and negotiation transcripts.
+pub const EDGE_CONTRACT: &str = "/api/edges/{id}/contract";
+/// `POST`: the hub negotiates its own contract for a data-share edge.
+pub const EDGE_NEGOTIATE: &str = "/api/edges/{id}/negotiate";
 /// `GET`: the hub's inbox entries.
 pub const INBOX: &str = "/api/inbox";
 /// `GET`: the inbox page in one answer (entries and budget plans).
@@ -78,6 +82,16 @@ pub fn edge_query(id: &str) -> String {
 /// [`EDGE_ASK`] of edge `id`.
 pub fn edge_ask(id: &str) -> String {
     with_id(EDGE_ASK, id)
+}
+
+/// [`EDGE_CONTRACT`] of edge `id`.
+pub fn edge_contract(id: &str) -> String {
+    with_id(EDGE_CONTRACT, id)
+}
+
+/// [`EDGE_NEGOTIATE`] of edge `id`.
+pub fn edge_negotiate(id: &str) -> String {
+    with_id(EDGE_NEGOTIATE, id)
 }
 
 /// [`INBOX_APPROVE`] of inbox entry `id`.
@@ -159,6 +173,8 @@ mod tests {
             POSITIONS,
             EDGE_QUERY,
             EDGE_ASK,
+            EDGE_CONTRACT,
+            EDGE_NEGOTIATE,
             INBOX,
             INBOX_PAGE,
             INBOX_PENDING,

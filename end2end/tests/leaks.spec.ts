@@ -52,7 +52,7 @@ async function readEvents(cookie: string, ms: number): Promise<string> {
 
 // The crawl includes a query grouped by a personal column (customer_email):
 // the orders contract does not grant it (hub input_schema and VendorCorp's
-// granted_columns), so it must come back as "not connected", never as
+// negotiable_columns), so it must come back as "not connected", never as
 // e-mail addresses in group keys.
 test("no response the browser receives holds a secret, an internal address or raw personal data", async ({ page, api, context }) => {
   test.setTimeout(90_000);

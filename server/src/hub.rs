@@ -26,6 +26,7 @@ use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
 use crate::idempotency::IdempotencyStore;
+use crate::negotiations::Negotiations;
 use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
@@ -69,6 +70,9 @@ pub enum HubError {
     /// The task ownership table could not be opened.
     #[error(transparent)]
     TaskOwners(#[from] crate::task_owners::TaskOwnersError),
+    /// The negotiation record could not be opened.
+    #[error(transparent)]
+    Negotiations(#[from] crate::negotiations::NegotiationsError),
     /// The edge store could not be set up.
     #[error(transparent)]
     Edges(#[from] crate::edges::EdgeError),
@@ -138,6 +142,7 @@ impl Hub {
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
         let idempotency = IdempotencyStore::open(pool.clone()).await?;
         let tasks = TaskOwners::open(pool.clone()).await?;
+        let negotiations = Negotiations::open(pool.clone()).await?;
         let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
         let inbox = Inbox::open(pool.clone(), Arc::new(HubPlans)).await?;
         let sessions = SessionStore::open(pool).await?;
@@ -148,6 +153,7 @@ impl Hub {
             idempotency,
             audit,
             tasks,
+            negotiations,
         )?);
         Ok(Self {
             registry,

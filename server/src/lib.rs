@@ -17,6 +17,7 @@
 //! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON, the v0.3 bridge |
+//! | [`negotiations`] | every negotiation turn that crossed the hub: what a drawer's transcript and contract are rebuilt from |
 //! | [`task_owners`] | whose task is it: a task id is usable only by the caller that created it |
 //! | [`idempotency`] | a repeated consult id answers from the store, never runs twice |
 //! | [`prober`] | who is alive: health probes and the status board |
@@ -40,6 +41,7 @@ pub mod events;
 pub mod gateway;
 pub mod hub;
 pub mod idempotency;
+pub mod negotiations;
 pub mod prober;
 pub mod redaction;
 pub mod registry;

@@ -489,6 +489,7 @@ mod tests {
             consumes: vec![],
             agents: vec![],
             datasources: vec![],
+            data_plane: None,
         }
     }
 

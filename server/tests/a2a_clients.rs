@@ -87,7 +87,7 @@ async fn the_python_a2a_sdk_1_3_uses_the_hub_like_any_agent() {
     // interfaces and security scheme.
     let card = sdk13(&vendor_url, &buyer, &["card"]);
     assert_eq!(card["name"], "VendorCorp", "{card}");
-    assert_eq!(card["skills"], json!(["orders.query"]));
+    assert_eq!(card["skills"], json!(["orders.query", "orders.negotiate"]));
     assert_eq!(card["security_schemes"], json!(["bearer"]));
     let interfaces = card["interfaces"].as_array().expect("interfaces");
     assert!(interfaces.iter().all(|i| i["url"]

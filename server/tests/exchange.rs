@@ -202,6 +202,15 @@ async fn a_fourth_peer_joins_by_config_alone() {
     }
     let csv = std::fs::read_to_string(repo().join("config/peers/data/shipments.csv")).unwrap();
     let rows = csv.lines().filter(|l| !l.trim().is_empty()).count() - 1;
+    // Its data is read under a contract negotiated with it, like anyone's.
+    stack
+        .negotiate_with(
+            "shipments.negotiate",
+            "buyercorp",
+            "logistics",
+            &["carrier"],
+        )
+        .await;
     let a = stack
         .call("buyercorp", "logistics", "shipments.query")
         .body(json!({ "aggregate": { "op": "count" } }))
@@ -218,8 +227,9 @@ async fn a_fourth_peer_joins_by_config_alone() {
 
 /// Personal columns are outside both halves of the orders grant: the hub
 /// refuses a query naming them before forwarding (NOT_PERMITTED), and if
-/// the hub's registry forgets its half, VendorCorp's own grant refuses it
-/// before reading a row (PEER_ERROR naming the column). Either way no
+/// the hub's registry forgets its half, VendorCorp refuses it under the
+/// caller's contract before reading a row (PEER_ERROR: `SCOPE_DENIED`
+/// naming the column, the granted ones and the purpose). Either way no
 /// e-mail address comes back.
 #[tokio::test]
 async fn a_query_naming_a_personal_column_is_refused_by_the_hub_and_by_the_data_owner() {
@@ -275,9 +285,15 @@ async fn a_query_naming_a_personal_column_is_refused_by_the_hub_and_by_the_data_
         let a = query(&stack, &pii[0]).send().await;
         if a.reason() == "PEER_ERROR" {
             let detail = a.json["detail"].as_str().unwrap_or_default();
-            assert!(detail.contains("not granted by orders.query"), "{detail}");
             assert!(
-                detail.contains("granted columns: region, order_date, order_value, product"),
+                detail
+                    .contains("SCOPE_DENIED: [\"customer_email\"] was not granted by contract c-"),
+                "{detail}"
+            );
+            assert!(
+                detail.contains(
+                    "Granted columns: {\"order_date\", \"order_value\", \"product\", \"region\"}"
+                ),
                 "{detail}"
             );
             assert!(!a.json.to_string().contains('@'), "{}", a.json);
@@ -313,8 +329,10 @@ async fn the_official_python_a2a_sdk_talks_to_a_peer() {
         .arg(repo().join("server/tests/clients/a2a_python_client.py"))
         .arg(stack.peer_url("vendorcorp"))
         .arg(stack.token("vendorcorp"))
-        .arg("orders.query")
-        .arg(r#"{"aggregate":{"op":"count"}}"#)
+        // Straight to the peer there is no hub to name a consumer: a read
+        // would be NO_CONTRACT, so the SDK negotiates one instead.
+        .arg("orders.negotiate")
+        .arg(r#"{"from":"consumer","intent":"propose","scope":{"columns":["region","order_value"],"purpose":"a2a-sdk interop","retention_days":30},"rationale":"interop"}"#)
         .output()
         .expect("run python");
     assert!(
@@ -331,7 +349,13 @@ async fn the_official_python_a2a_sdk_talks_to_a_peer() {
         .iter()
         .any(|s| s == "orders.query"));
     let data = &v["data_answer"]["message"]["parts"][0]["data"];
-    assert_eq!(data["row_count"].as_f64(), Some(624.0), "{v}");
+    assert_eq!(data["reply"]["intent"], "accept", "{v}");
+    assert!(
+        data["grant"]["contract_id"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("c-")),
+        "{v}"
+    );
     assert!(v["text_answer"]["message"]["parts"]
         .as_array()
         .is_some_and(|p| !p.is_empty()));

@@ -1,6 +1,6 @@
 //! The shipped configuration files agree across the two parties of a
 //! data-share grant: the hub's topology (its `input_schema`) and each data
-//! owner's own peer config (its `granted_columns`). The hub links no peer
+//! owner's own peer config (its `negotiable_columns`). The hub links no peer
 //! code, so the peer files are read here as plain YAML.
 
 use std::collections::BTreeSet;
@@ -37,7 +37,7 @@ fn shipped_grants_match_the_hubs_input_contracts() {
                 .into_iter()
                 .flat_map(|(_, allowed)| allowed)
                 .collect();
-            let owner: BTreeSet<String> = skill["granted_columns"]
+            let owner: BTreeSet<String> = skill["negotiable_columns"]
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -45,7 +45,7 @@ fn shipped_grants_match_the_hubs_input_contracts() {
                 .collect();
             assert_eq!(
                 hub, owner,
-                "{capability}: hub input_schema vs {name}'s granted_columns"
+                "{capability}: hub input_schema vs {name}'s negotiable_columns"
             );
             checked += 1;
         }

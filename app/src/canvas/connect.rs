@@ -70,13 +70,17 @@ pub struct Connections {
 
 impl Connections {
     /// Reads the rules and edges of `view`. A rule naming a node the view
-    /// does not draw offers nothing (there is nothing to drop on).
+    /// does not draw offers nothing (there is nothing to drop on), and a
+    /// negotiation is no connection of its own: it is the conversation
+    /// that grants a data-share edge its contract, started from that
+    /// edge's drawer.
     pub fn new(view: &TopologyView) -> Self {
         let exists: HashSet<&str> = view.nodes.iter().map(|n| n.id.as_str()).collect();
         // Keyed (and so sorted and deduplicated) by the three ids.
         let mut allowed = BTreeMap::new();
         for rule in &view.rules {
-            if !exists.contains(rule.provider.as_str()) {
+            if !exists.contains(rule.provider.as_str()) || rule.kind == CapabilityKind::Negotiation
+            {
                 continue;
             }
             for consumer in &rule.consumers {

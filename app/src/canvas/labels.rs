@@ -8,6 +8,7 @@ pub fn kind_label(kind: CapabilityKind) -> &'static str {
     match kind {
         CapabilityKind::DataShare => "data-share",
         CapabilityKind::Consult => "consult",
+        CapabilityKind::Negotiation => "negotiation",
     }
 }
 

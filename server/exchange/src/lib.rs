@@ -14,6 +14,7 @@
 //! | [`envelope`] | what travels with every call: `A2A-Version`, `X-Request-Id`, `traceparent` |
 //! | [`wire`] | how a capability call rides on A2A `SendMessage` |
 //! | [`negotiation`] | the message two agents exchange while they agree a data contract, and its one validator |
+//! | [`negotiator`] | the consumer's deterministic agent: propose, accept a covering counter, one corrective retry |
 //! | [`health`] | the identity a reference peer reports, and where |
 //! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
 //! | [`audit`] | each system's own append-only audit trail |
@@ -48,6 +49,8 @@ pub mod http;
 pub mod inbox;
 #[cfg(feature = "runtime")]
 pub mod located;
+#[cfg(feature = "runtime")]
+pub mod negotiator;
 #[cfg(feature = "runtime")]
 pub mod untrusted;
 #[cfg(feature = "runtime")]

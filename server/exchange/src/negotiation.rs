@@ -33,6 +33,20 @@ pub const SCOPE_KEYS: [&str; 3] = ["columns", "purpose", "retention_days"];
 /// lower.
 pub const MAX_RETENTION_DAYS: u64 = 3650;
 
+/// How a provider's card publishes one negotiable column: a tag
+/// `column:<name>` on its negotiation skill (names only, never values).
+pub const COLUMN_TAG_PREFIX: &str = "column:";
+
+/// The negotiable schema a card's negotiation skill publishes: the column
+/// names in its tags.
+pub fn columns_from_tags<'a>(tags: impl IntoIterator<Item = &'a String>) -> BTreeSet<String> {
+    tags.into_iter()
+        .filter_map(|t| t.strip_prefix(COLUMN_TAG_PREFIX))
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -222,8 +236,8 @@ pub fn validate(
     exact_keys(scope, "scope", &SCOPE_KEYS)?;
     let columns = string_list("scope.columns", &scope["columns"])?;
     let purpose = non_empty_string("scope.purpose", &scope["purpose"])?;
-    let retention_days = scope["retention_days"]
-        .as_u64()
+    // A2A data parts carry numbers as protobuf doubles: 30.0 is 30 days.
+    let retention_days = whole_number(&scope["retention_days"])
         .filter(|d| (1..=MAX_RETENTION_DAYS).contains(d))
         .ok_or_else(|| SchemaError::WrongType {
             key: "scope.retention_days",
@@ -253,6 +267,16 @@ pub fn validate(
             retention_days,
         },
         rationale,
+    })
+}
+
+/// A whole, non-negative number, written as an integer or as a double
+/// without a fraction.
+fn whole_number(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 1.0e15)
+            .map(|f| f as u64)
     })
 }
 
@@ -410,6 +434,19 @@ mod tests {
             parse_text(&format!("  {}\n", good()), None, None).expect("text"),
             m
         );
+        // An A2A data part carries 30 as the double 30.0; 30.5 is no count
+        // of days.
+        let mut doubled = good();
+        doubled["scope"]["retention_days"] = serde_json::json!(30.0);
+        assert_eq!(
+            validate(&doubled, None, None)
+                .expect("30.0")
+                .scope
+                .retention_days,
+            30
+        );
+        doubled["scope"]["retention_days"] = serde_json::json!(30.5);
+        assert!(validate(&doubled, None, None).is_err());
     }
 
     #[test]

@@ -10,6 +10,11 @@ use serde_json::{json, Value};
 
 /// Path of a peer's JSON-RPC A2A endpoint, relative to its base URL.
 pub const A2A_JSONRPC_PATH: &str = "/a2a";
+/// Path of a peer's MCP data plane (Streamable HTTP), relative to its base
+/// URL; the hub fronts it at `/mcp/{provider}`.
+pub const MCP_PATH: &str = "/mcp";
+/// The data plane's one tool: an aggregate under the caller's contract.
+pub const MCP_QUERY_TOOL: &str = "query_records";
 /// The JSON-RPC method of a v1 message exchange.
 pub const SEND_MESSAGE_METHOD: &str = "SendMessage";
 

@@ -61,11 +61,7 @@ pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) 
             id: s.capability.clone(),
             name: s.name.clone().unwrap_or_else(|| s.capability.clone()),
             description: skill_description(s, schema),
-            tags: vec![
-                s.kind.as_str().to_string(),
-                s.handler.as_str().to_string(),
-                config.system.clone(),
-            ],
+            tags: skill_tags(config, s, schema),
             examples: Some(vec![sample_call(s, schema).to_string()]),
             input_modes: None,
             output_modes: None,
@@ -107,6 +103,26 @@ pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) 
     }
 }
 
+/// A skill's tags: its kind, handler and system; a negotiation skill adds
+/// its negotiable schema — every column *name* of the dataset (seed `000`:
+/// what a consumer validates its proposals against; never a value).
+fn skill_tags(config: &PeerConfig, skill: &SkillConfig, schema: &TableSchema) -> Vec<String> {
+    let mut tags = vec![
+        skill.kind.as_str().to_string(),
+        skill.handler.as_str().to_string(),
+        config.system.clone(),
+    ];
+    if skill.handler == Handler::Negotiate {
+        tags.extend(
+            schema
+                .columns
+                .iter()
+                .map(|c| format!("{}{}", exchange::negotiation::COLUMN_TAG_PREFIX, c.name)),
+        );
+    }
+    tags
+}
+
 /// What a skill does, for the card and the help text.
 pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
     if let Some(d) = &skill.description {
@@ -128,6 +144,13 @@ pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
         Handler::TicketClassify => "Classifies a support ticket (by ticket_id, or subject and content) into \
              category, priority, confidence, reason codes and whether a human must review it."
             .into(),
+        Handler::Negotiate => format!(
+            "Negotiates a data contract for {}: one JSON message per turn with exactly the keys \
+             from, intent (propose|counter|accept|reject|request), scope {{columns, purpose, \
+             retention_days}} and rationale. The negotiable schema is the column names in this \
+             skill's tags; no row and no value is exposed before a contract is granted.",
+            skill.negotiates.as_deref().unwrap_or("a data-share")
+        ),
     }
 }
 
@@ -139,7 +162,7 @@ fn granted<'a>(
     schema
         .columns
         .iter()
-        .filter(|c| skill.granted_columns.contains(&c.name))
+        .filter(|c| skill.negotiable_columns.contains(&c.name))
 }
 
 /// A data part a client can send to call `skill`.
@@ -163,6 +186,16 @@ pub fn sample_call(skill: &SkillConfig, schema: &TableSchema) -> Value {
             json!({"question": "How much does marketing have left? Raise marketing budget to 150000."})
         }
         Handler::TicketClassify => json!({"ticket_id": "T-1003"}),
+        Handler::Negotiate => json!({
+            "from": "consumer",
+            "intent": "propose",
+            "scope": {
+                "columns": schema.columns.iter().take(2).map(|c| c.name.clone()).collect::<Vec<_>>(),
+                "purpose": "what the data is for, in one sentence",
+                "retention_days": 30,
+            },
+            "rationale": "why these columns, in one sentence",
+        }),
     };
     json!({"capability": skill.capability, "input": input})
 }

@@ -51,6 +51,9 @@ pub struct HubCall {
     pub traceparent: TraceParent,
     /// Give up on the hub after this long.
     pub timeout: Duration,
+    /// The A2A conversation the message belongs to (a negotiation's
+    /// `contextId`); `None` starts a new one.
+    pub context_id: Option<String>,
 }
 
 /// The hub's answer (or our own `not_connected` when there was none).
@@ -95,6 +98,7 @@ pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer
     let started = Instant::now();
     let mut message = wire::call_message(&call.capability, call.input.clone());
     message.message_id.clone_from(&call.request_id);
+    message.context_id.clone_from(&call.context_id);
     let params = SendMessageRequest {
         message,
         configuration: None,
@@ -326,6 +330,7 @@ mod tests {
             )
             .unwrap(),
             timeout: Duration::from_secs(5),
+            context_id: None,
         }
     }
 

@@ -51,6 +51,10 @@ pub struct PeerConfig {
     /// The agents this system runs (informational, shown in the card).
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
+    /// The MCP data plane (`peer mcp`), if this peer runs one: its own
+    /// process, its own port, the same store. Absent: no data plane.
+    #[serde(default)]
+    pub mcp: Option<McpConfig>,
     /// Test-only fault injection; all off by default.
     #[serde(default)]
     pub faults: Faults,
@@ -135,6 +139,9 @@ pub enum SkillKind {
     DataShare,
     /// Ask; the answer is a read-only conclusion.
     Consult,
+    /// Agree a data contract for a data-share (seed `000`): strict
+    /// messages until the provider grants a scope.
+    Negotiation,
 }
 
 impl SkillKind {
@@ -143,6 +150,7 @@ impl SkillKind {
         match self {
             SkillKind::DataShare => "data-share",
             SkillKind::Consult => "consult",
+            SkillKind::Negotiation => "negotiation",
         }
     }
 }
@@ -157,6 +165,8 @@ pub enum Handler {
     BudgetConsult,
     /// Keyword-rule ticket classification (consult).
     TicketClassify,
+    /// The provider's side of a contract negotiation (negotiation).
+    Negotiate,
 }
 
 impl Handler {
@@ -165,6 +175,7 @@ impl Handler {
         match self {
             Handler::TableQuery => SkillKind::DataShare,
             Handler::BudgetConsult | Handler::TicketClassify => SkillKind::Consult,
+            Handler::Negotiate => SkillKind::Negotiation,
         }
     }
 
@@ -172,7 +183,7 @@ impl Handler {
     /// `table_query`, which reads whatever table the peer owns.
     pub fn dataset_kind(self) -> Option<&'static str> {
         match self {
-            Handler::TableQuery => None,
+            Handler::TableQuery | Handler::Negotiate => None,
             Handler::BudgetConsult => Some("budgets"),
             Handler::TicketClassify => Some("tickets"),
         }
@@ -184,6 +195,7 @@ impl Handler {
             Handler::TableQuery => "table_query",
             Handler::BudgetConsult => "budget_consult",
             Handler::TicketClassify => "ticket_classify",
+            Handler::Negotiate => "negotiate",
         }
     }
 }
@@ -201,11 +213,21 @@ pub struct SkillConfig {
     /// The table a `table_query` reads; must be the dataset's table.
     #[serde(default)]
     pub table: Option<String>,
-    /// The columns a `table_query` lets a caller name (aggregate, filter,
-    /// group by): the data owner's grant. Required for `table_query`, so a
-    /// new column (or a PII one) is never readable by default.
+    /// The most a `table_query` will ever grant (aggregate, filter, group
+    /// by): each consumer reads only what its negotiated contract grants,
+    /// within these. Required for `table_query`, so a new column (or a
+    /// personal one) is never readable by default.
     #[serde(default)]
-    pub granted_columns: Vec<String>,
+    pub negotiable_columns: Vec<String>,
+    /// For a `negotiate` skill: the `table_query` capability whose
+    /// contracts it negotiates.
+    #[serde(default)]
+    pub negotiates: Option<String>,
+    /// For a `negotiate` skill: columns never granted whatever is asked
+    /// (`customer_name`, `customer_email`); the policy removes them and
+    /// logs it.
+    #[serde(default)]
+    pub personal_columns: Vec<String>,
     /// Card display name; the capability id when absent.
     #[serde(default)]
     pub name: Option<String>,
@@ -232,6 +254,23 @@ pub enum AnswerAs {
     Task,
 }
 
+/// The MCP data plane of this peer (seed `000`, step 4: "the data plane is
+/// an MCP server, not a function"): `peer mcp` serves one tool,
+/// `query_records`, over MCP Streamable HTTP, and decides every call
+/// against the caller's negotiated contract for `capability`, re-read from
+/// the store each time ([`crate::mcp`]). A separate process of the same
+/// binary, so it can be stopped on its own.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// Where the data plane listens (`127.0.0.1:3111`); must differ from
+    /// the A2A server's `listen`. Override: `peer mcp --listen`.
+    pub listen: String,
+    /// The `table_query` capability whose contracts decide each call
+    /// (`orders.query`): the tool reads its table, within its grant.
+    pub capability: String,
+}
+
 /// An agent this system runs.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -253,6 +292,25 @@ pub struct Faults {
     pub break_schema: bool,
     /// Answer every call with an A2A internal error (drives PEER_ERROR).
     pub fail: bool,
+    /// Break the negotiation replies this way (drives the consumer's
+    /// corrective retry and its protocol error).
+    pub negotiation: Option<NegotiationFault>,
+    /// How many negotiation replies to break; 0 breaks every one.
+    pub negotiation_times: u32,
+}
+
+/// How a broken negotiator breaks its replies (test-only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NegotiationFault {
+    /// `"from": "consumer"`: speaks for the other party.
+    WrongParty,
+    /// An extra top-level key (`urgency`).
+    ExtraKey,
+    /// A column the published schema does not have.
+    UnknownColumn,
+    /// Prose instead of one JSON object.
+    Unparseable,
 }
 
 /// A config file that cannot be used; the message names the file, and for
@@ -438,28 +496,77 @@ impl PeerConfig {
                         ),
                         Some(_) => {}
                     }
-                    if skill.granted_columns.is_empty() {
+                    if skill.negotiable_columns.is_empty() {
                         push(
-                            &at("granted_columns"),
-                            "table_query needs granted_columns: the columns a caller may \
-                             name; nothing else of the table is readable"
+                            &at("negotiable_columns"),
+                            "table_query needs negotiable_columns: the most a contract may \
+                             grant; nothing else of the table is ever readable"
                                 .into(),
                         );
                     }
-                    for (j, c) in skill.granted_columns.iter().enumerate() {
-                        if !is_sql_identifier(c) {
-                            let mut path = at("granted_columns");
-                            path.push(Seg::Index(j));
-                            push(&path, format!("`{c}` is not a column name"));
+                    column_names(
+                        &mut push,
+                        at("negotiable_columns"),
+                        &skill.negotiable_columns,
+                    );
+                }
+                Handler::Negotiate => {
+                    let target = skill.negotiates.as_deref().and_then(|n| self.skill(n));
+                    match (&skill.negotiates, target) {
+                        (None, _) => push(
+                            &at("negotiates"),
+                            "a negotiate skill names the table_query capability it negotiates \
+                             (`negotiates: orders.query`)"
+                                .into(),
+                        ),
+                        (Some(n), None) => push(
+                            &at("negotiates"),
+                            format!("`{n}` is not a capability of this peer"),
+                        ),
+                        (Some(n), Some(t)) if t.handler != Handler::TableQuery => push(
+                            &at("negotiates"),
+                            format!("`{n}` is a {}, not a table_query", t.handler.as_str()),
+                        ),
+                        (Some(_), Some(t)) => {
+                            for (j, c) in skill.personal_columns.iter().enumerate() {
+                                if t.negotiable_columns.contains(c) {
+                                    let mut path = at("personal_columns");
+                                    path.push(Seg::Index(j));
+                                    push(
+                                        &path,
+                                        format!(
+                                            "`{c}` is personal yet listed in {}'s \
+                                             negotiable_columns; a column is one or the other",
+                                            t.capability
+                                        ),
+                                    );
+                                }
+                            }
                         }
                     }
+                    column_names(&mut push, at("personal_columns"), &skill.personal_columns);
                 }
-                Handler::BudgetConsult | Handler::TicketClassify => {
-                    if !skill.granted_columns.is_empty() {
+                Handler::BudgetConsult | Handler::TicketClassify => {}
+            }
+            if skill.handler != Handler::TableQuery && !skill.negotiable_columns.is_empty() {
+                push(
+                    &at("negotiable_columns"),
+                    format!(
+                        "only a table_query grants columns, not {}",
+                        skill.handler.as_str()
+                    ),
+                );
+            }
+            if skill.handler != Handler::Negotiate {
+                for (field, set) in [
+                    ("negotiates", skill.negotiates.is_some()),
+                    ("personal_columns", !skill.personal_columns.is_empty()),
+                ] {
+                    if set {
                         push(
-                            &at("granted_columns"),
+                            &at(field),
                             format!(
-                                "only a table_query grants columns, not {}",
+                                "only a negotiate skill takes {field}, not {}",
                                 skill.handler.as_str()
                             ),
                         );
@@ -500,6 +607,47 @@ impl PeerConfig {
                 );
             }
         }
+        if let Some(mcp) = &self.mcp {
+            let at = |field: &'static str| [Seg::key("mcp"), Seg::key(field)];
+            match mcp.listen.parse::<SocketAddr>() {
+                Err(_) => push(
+                    &at("listen"),
+                    format!("`{}` is not an IP:port address", mcp.listen),
+                ),
+                Ok(addr) if self.listen_addr().is_ok_and(|a2a| a2a == addr) => push(
+                    &at("listen"),
+                    format!(
+                        "`{}` is the A2A server's `listen`; the data plane is its own process \
+                         on its own port",
+                        mcp.listen
+                    ),
+                ),
+                Ok(_) => {}
+            }
+            match self.skill(&mcp.capability) {
+                None => push(
+                    &at("capability"),
+                    format!(
+                        "`{}` is not a capability of this peer (it provides: {})",
+                        mcp.capability,
+                        self.skills
+                            .iter()
+                            .map(|s| s.capability.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+                Some(s) if s.handler != Handler::TableQuery => push(
+                    &at("capability"),
+                    format!(
+                        "`{}` is a {}; the data plane serves a table_query",
+                        mcp.capability,
+                        s.handler.as_str()
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
         if self.faults.stall_ms > 600_000 {
             push(
                 &[Seg::key("faults"), Seg::key("stall_ms")],
@@ -508,6 +656,17 @@ impl PeerConfig {
         }
         issues.sort_by_key(|i| (i.line, i.column));
         issues
+    }
+}
+
+/// Every entry of a column list must be a column name.
+fn column_names(push: &mut impl FnMut(&[Seg<'_>], String), at: Vec<Seg<'_>>, names: &[String]) {
+    for (j, c) in names.iter().enumerate() {
+        if !is_sql_identifier(c) {
+            let mut path = at.clone();
+            path.push(Seg::Index(j));
+            push(&path, format!("`{c}` is not a column name"));
+        }
     }
 }
 
@@ -540,7 +699,7 @@ fn relocate(issue: Issue, loc: &Locator) -> Issue {
     }
 }
 
-/// The segments of a rendered field path (`skills[0].granted_columns[1]`);
+/// The segments of a rendered field path (`skills[0].negotiable_columns[1]`);
 /// the peer's keys contain no `.` or `[`.
 fn field_path(field: &str) -> Vec<Seg<'_>> {
     let mut path = Vec::new();
@@ -599,7 +758,7 @@ skills:
     kind: data-share
     handler: table_query
     table: orders
-    granted_columns: [region, order_date, order_value, product]
+    negotiable_columns: [region, order_date, order_value, product]
 agents: [ {id: data-steward, name: "Data Steward"} ]
 "#;
 
@@ -728,16 +887,16 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
             ),
             (
                 GOOD.replace(
-                    "    granted_columns: [region, order_date, order_value, product]\n",
+                    "    negotiable_columns: [region, order_date, order_value, product]\n",
                     "",
                 ),
                 // Absent: located at the skill it is missing from.
-                "skills[0].granted_columns",
+                "skills[0].negotiable_columns",
                 10,
             ),
             (
                 GOOD.replace("[region, order_date,", "[region, \"date; drop\","),
-                "skills[0].granted_columns[1]",
+                "skills[0].negotiable_columns[1]",
                 14,
             ),
         ];
@@ -777,7 +936,7 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
                 (6, "hub_url"),
                 (8, "dataset.rows"),
                 (13, "skills[0].table"),
-                (14, "skills[0].granted_columns[1]"),
+                (14, "skills[0].negotiable_columns[1]"),
                 (15, "agents[0].id"),
             ],
         );
@@ -801,7 +960,7 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
             &[
                 (11, "skills[0].kind"),
                 (12, "skills[0].handler"),
-                (13, "skills[0].granted_columns"),
+                (13, "skills[0].negotiable_columns"),
             ],
         );
         // An invalid id is not also a duplicate; a reserved dataset table
@@ -824,6 +983,59 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
                 (17, "skills[1].handler"),
             ],
         );
+    }
+
+    #[test]
+    fn mcp_section_is_optional_and_checked() {
+        // Absent: no data plane.
+        assert_eq!(PeerConfig::parse(GOOD, FILE).unwrap().mcp, None);
+        let with = |mcp: &str| {
+            GOOD.replace(
+                "agents: [",
+                &format!(
+                    "  - {{ capability: orders.negotiate, kind: negotiation, handler: negotiate,\n      \
+                     negotiates: orders.query }}\n{mcp}\nagents: ["
+                ),
+            )
+        };
+        let ok = PeerConfig::parse(
+            &with("mcp: { listen: 127.0.0.1:3111, capability: orders.query }"),
+            FILE,
+        )
+        .unwrap();
+        assert_eq!(
+            ok.mcp,
+            Some(McpConfig {
+                listen: "127.0.0.1:3111".into(),
+                capability: "orders.query".into()
+            })
+        );
+        // Every problem, located at its field (the mcp section is line 17).
+        let text = with("mcp:\n  listen: nowhere\n  capability: weather.query");
+        assert_located(&text, &[(18, "mcp.listen"), (19, "mcp.capability")]);
+        let e = err(&text);
+        assert!(e.contains("`nowhere` is not an IP:port address"), "{e}");
+        assert!(
+            e.contains("`weather.query` is not a capability of this peer (it provides: orders.query, orders.negotiate)"),
+            "{e}"
+        );
+        // A capability that is not a table_query; the A2A server's port.
+        let text = with("mcp:\n  listen: 127.0.0.1:3101\n  capability: orders.negotiate");
+        assert_located(&text, &[(18, "mcp.listen"), (19, "mcp.capability")]);
+        let e = err(&text);
+        assert!(e.contains("is the A2A server's `listen`"), "{e}");
+        assert!(
+            e.contains("`orders.negotiate` is a negotiate; the data plane serves a table_query"),
+            "{e}"
+        );
+        // Unknown keys are refused like everywhere else in the file.
+        let e = err(&with(
+            "mcp: { listen: 127.0.0.1:3111, capability: orders.query, tools: [] }",
+        ));
+        assert!(e.contains("tools"), "{e}");
+        // A missing key is named.
+        let e = err(&with("mcp: { listen: 127.0.0.1:3111 }"));
+        assert!(e.contains("capability"), "{e}");
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! sends, is answered too: as the question of the peer's first consult
 //! skill, or with a description of the skills for a data-share-only peer.
 
-use crate::config::{AnswerAs, SkillConfig, SkillKind};
+use crate::config::{AnswerAs, Handler, SkillConfig, SkillKind};
+use crate::contracts::negotiate;
+use crate::contracts::read::{self, Denied};
 use crate::skills::query::Scope;
 use crate::skills::{self, SkillContext, SkillError};
 use crate::PeerState;
@@ -73,9 +75,34 @@ impl AgentExecutor for PeerExecutor {
 /// What one call came to, before it is written to the trail.
 struct Handled {
     capability: String,
-    answer: Result<Message, Refusal>,
+    answer: Result<Answered, Refusal>,
     /// How the answer travels back (the skill's `answer`).
     answer_as: AnswerAs,
+}
+
+/// An answered call: the message, and what the trail says about it beyond
+/// the version (the contract a read ran under, a negotiation's turn).
+struct Answered {
+    message: Message,
+    trail: Option<String>,
+}
+
+impl From<Message> for Answered {
+    fn from(message: Message) -> Self {
+        Self {
+            message,
+            trail: None,
+        }
+    }
+}
+
+/// Who asks, in which conversation: what a contract is decided for.
+struct Asker<'a> {
+    /// The calling system (`X-Caller-System`, set by the hub that
+    /// authenticated it).
+    caller: &'a str,
+    /// The A2A `contextId`: one negotiation.
+    context_id: &'a str,
 }
 
 /// A refused call: the error for the caller, a payload-free detail for the
@@ -86,6 +113,26 @@ struct Refusal {
 }
 
 impl Refusal {
+    /// A read the contract gate did not let run: a contract refusal goes
+    /// back in the provider's own words, verbatim.
+    fn from_denied(d: Denied) -> Self {
+        let detail = d.trail_detail();
+        match d {
+            Denied::Refused { refusal, .. } => Refusal {
+                error: A2AError::invalid_params(refusal.message),
+                detail,
+            },
+            Denied::Invalid(e) => Refusal {
+                detail,
+                ..Refusal::from_skill(e)
+            },
+            Denied::Store(e) => Refusal {
+                detail,
+                ..Refusal::from_skill(SkillError::Internal(e.to_string()))
+            },
+        }
+    }
+
     fn from_skill(e: SkillError) -> Self {
         match e {
             SkillError::InvalidParams { message, code } => Refusal {
@@ -111,8 +158,12 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
     if faults.stall_ms > 0 {
         tokio::time::sleep(Duration::from_millis(faults.stall_ms)).await;
     }
+    let asker = Asker {
+        caller: &caller,
+        context_id: &ctx.context_id,
+    };
     let handled = match &ctx.message {
-        Some(message) => answer(&state, message).await,
+        Some(message) => answer(&state, message, &asker).await,
         None => Handled {
             capability: "unknown".into(),
             answer: Err(Refusal {
@@ -124,9 +175,12 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (outcome, detail) = match &handled.answer {
-        Ok(_) => (
+        Ok(a) => (
             Outcome::Executed,
-            format!("a2a-version {}", short(&env.version)),
+            match &a.trail {
+                Some(t) => format!("{t}; a2a-version {}", short(&env.version)),
+                None => format!("a2a-version {}", short(&env.version)),
+            },
         ),
         Err(r) => (Outcome::Refused, r.detail.clone()),
     };
@@ -158,14 +212,14 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
         "call answered"
     );
     match (handled.answer, handled.answer_as) {
-        (Ok(mut message), AnswerAs::Message) => {
+        (Ok(Answered { mut message, .. }), AnswerAs::Message) => {
             message.context_id = Some(ctx.context_id.clone());
             Ok(StreamResponse::Message(message))
         }
-        (Ok(message), AnswerAs::Task) => Ok(StreamResponse::Task(completed_task(
+        (Ok(a), AnswerAs::Task) => Ok(StreamResponse::Task(completed_task(
             &ctx,
             &handled.capability,
-            message,
+            a.message,
         ))),
         (Err(r), _) => Err(r.error),
     }
@@ -206,7 +260,7 @@ fn completed_task(ctx: &ExecutorContext, capability: &str, answer: Message) -> T
     }
 }
 
-async fn answer(state: &PeerState, message: &Message) -> Handled {
+async fn answer(state: &PeerState, message: &Message, asker: &Asker<'_>) -> Handled {
     if let Some(media) = wire::unaccepted_media_type(message) {
         let mut error = A2AError::content_type_not_supported();
         error.message = format!(
@@ -230,7 +284,7 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
     }
     let (capability, input) = match wire::parse_call(message) {
         Ok(call) => call,
-        Err(WireError::NoDataPart) => return answer_text(state, message).await,
+        Err(WireError::NoDataPart) => return answer_text(state, message, asker).await,
         Err(e) => {
             return Handled {
                 capability: "unknown".into(),
@@ -267,13 +321,18 @@ async fn answer(state: &PeerState, message: &Message) -> Handled {
         };
     };
     Handled {
-        answer: run(state, skill, &input).await,
+        answer: run(state, skill, &input, asker).await,
         capability: skill.capability.clone(),
         answer_as: skill.answer,
     }
 }
 
-async fn run(state: &PeerState, skill: &SkillConfig, input: &Value) -> Result<Message, Refusal> {
+async fn run(
+    state: &PeerState,
+    skill: &SkillConfig,
+    input: &Value,
+    asker: &Asker<'_>,
+) -> Result<Answered, Refusal> {
     let faults = &state.config.faults;
     if faults.fail {
         return Err(Refusal {
@@ -281,28 +340,51 @@ async fn run(state: &PeerState, skill: &SkillConfig, input: &Value) -> Result<Me
             detail: "injected failure (faults.fail)".into(),
         });
     }
-    let ctx = SkillContext {
-        pool: &state.pool,
-        scope: Scope {
-            schema: &state.schema,
-            granted: &skill.granted_columns,
-            capability: &skill.capability,
-        },
-    };
-    let out = skills::run(skill.handler, &ctx, input)
-        .await
-        .map_err(Refusal::from_skill)?;
     if faults.break_schema {
         return Ok(wire::answer_message(
             json!({"unexpected": true}),
             Some("this answer breaks the contract on purpose (faults.break_schema)".into()),
-        ));
+        )
+        .into());
     }
-    Ok(wire::answer_message(out.result, Some(out.text)))
+    let (result, text, trail) = match skill.handler {
+        // A read of the dataset: the caller's contract decides, first.
+        Handler::TableQuery => match read::read(state, skill, asker.caller, input).await {
+            Ok(granted) => {
+                let trail = granted.trail_detail();
+                (granted.output.result, granted.output.text, Some(trail))
+            }
+            Err(denied) => return Err(Refusal::from_denied(denied)),
+        },
+        Handler::Negotiate => {
+            let turn = negotiate::turn(state, skill, asker.caller, asker.context_id, input)
+                .await
+                .map_err(Refusal::from_skill)?;
+            (turn.result, turn.text, Some(turn.trail))
+        }
+        Handler::BudgetConsult | Handler::TicketClassify => {
+            let ctx = SkillContext {
+                pool: &state.pool,
+                scope: Scope {
+                    schema: &state.schema,
+                    granted: &[],
+                    capability: &skill.capability,
+                },
+            };
+            let out = skills::run(skill.handler, &ctx, input)
+                .await
+                .map_err(Refusal::from_skill)?;
+            (out.result, out.text, None)
+        }
+    };
+    Ok(Answered {
+        message: wire::answer_message(result, Some(text)),
+        trail,
+    })
 }
 
 /// A text-only message: the question of the first consult skill, or help.
-async fn answer_text(state: &PeerState, message: &Message) -> Handled {
+async fn answer_text(state: &PeerState, message: &Message, asker: &Asker<'_>) -> Handled {
     let text: String = message
         .parts
         .iter()
@@ -333,16 +415,13 @@ async fn answer_text(state: &PeerState, message: &Message) -> Handled {
         let input = json!({ "question": text });
         return Handled {
             capability: skill.capability.clone(),
-            answer: run(state, skill, &input).await,
+            answer: run(state, skill, &input, asker).await,
             answer_as: skill.answer,
         };
     }
     Handled {
         capability: HELP_CAPABILITY.into(),
-        answer: Ok(Message::new(
-            a2a::Role::Agent,
-            vec![Part::text(help_text(state))],
-        )),
+        answer: Ok(Message::new(a2a::Role::Agent, vec![Part::text(help_text(state))]).into()),
         answer_as: AnswerAs::Message,
     }
 }

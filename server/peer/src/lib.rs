@@ -21,10 +21,12 @@
 //! | [`executor`] | the A2A entry point: which skill answers a message |
 //! | [`card`] | its agent card: one skill per capability, granted columns only |
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
+//! | [`mcp`] | the MCP data plane (`peer mcp`, its own process): `query_records`, decided against the caller's contract on every call |
 //! | [`task_store`] | a bounded A2A task store |
 //! | [`approvals`] | what an approval lets this peer's own code write |
-//! | [`contracts`] | data contracts it granted: its negotiation policy, the one read decision, its store |
+//! | [`contracts`] | data contracts: its side of a negotiation, its policy, the one read decision, the gate both doors call, its store |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
+//! | [`negotiation`] | this peer negotiating a contract as a consumer (`peer negotiate`) |
 //!
 //! Proposed actions this peer received as an asker sit in its own
 //! [`exchange::inbox::Inbox`], in its own store.
@@ -38,6 +40,8 @@ pub mod config;
 pub mod contracts;
 pub mod datasets;
 pub mod executor;
+pub mod mcp;
+pub mod negotiation;
 pub mod server;
 pub mod skills;
 pub mod task_store;
@@ -115,6 +119,8 @@ pub struct PeerState {
     pub inbox: Inbox,
     /// Columns of the dataset table, read once at startup.
     pub schema: TableSchema,
+    /// Negotiation offers and granted contracts, in the peer's store.
+    pub contracts: contracts::store::ContractStore,
 }
 
 impl PeerState {
@@ -131,6 +137,7 @@ impl PeerState {
         );
         let schema = datasets::table_schema(&pool, config.dataset.table()).await?;
         check_grants(&config, &schema)?;
+        let contracts = contracts::store::ContractStore::open(pool.clone()).await?;
         Ok(Self {
             config,
             token,
@@ -138,6 +145,7 @@ impl PeerState {
             trail,
             inbox,
             schema,
+            contracts,
         })
     }
 }
@@ -147,12 +155,13 @@ impl PeerState {
 fn check_grants(config: &PeerConfig, schema: &TableSchema) -> anyhow::Result<()> {
     for skill in &config.skills {
         if let Some(c) = skill
-            .granted_columns
+            .negotiable_columns
             .iter()
+            .chain(&skill.personal_columns)
             .find(|c| schema.column(c).is_none())
         {
             anyhow::bail!(
-                "skill {}: granted column {c:?} is not a column of table {} (columns: {})",
+                "skill {}: column {c:?} is not a column of table {} (columns: {})",
                 skill.capability,
                 schema.table,
                 schema.column_list()

@@ -53,6 +53,20 @@ enum Command {
         #[arg(long)]
         fault_fail: bool,
     },
+    /// Serve the peer's MCP data plane (the `mcp` section): its own
+    /// process, `POST /mcp` and `/health`, over the same store as `serve`.
+    Mcp {
+        /// The peer's YAML file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Listen address, overriding the file's `mcp.listen`.
+        #[arg(long, env = "PEER_MCP_LISTEN")]
+        listen: Option<String>,
+        /// SQLite file, overriding the file's `database` (the same file
+        /// `serve` uses: the contracts live there).
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+    },
     /// Call a capability of another peer through the hub; prints the hub's
     /// JSON answer.
     Call {
@@ -77,6 +91,40 @@ enum Command {
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u64,
         /// Hub base URL, overriding the file's `hub_url`.
+        #[arg(long, env = "PEER_HUB_URL")]
+        hub_url: Option<String>,
+        #[arg(long, env = "PEER_DATABASE")]
+        database: Option<PathBuf>,
+    },
+    /// Negotiate a data contract with a provider through the hub (this
+    /// peer as the consumer); prints the transcript and the grant.
+    Negotiate {
+        #[arg(long)]
+        config: PathBuf,
+        /// The providing system's id.
+        #[arg(long)]
+        provider: String,
+        /// The provider's negotiation capability (`orders.negotiate`).
+        #[arg(long)]
+        capability: String,
+        /// The columns the question needs, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        columns: Vec<String>,
+        /// Of those, the ones it cannot do without (default: all of them).
+        #[arg(long, value_delimiter = ',')]
+        require: Vec<String>,
+        /// The purpose of record.
+        #[arg(long)]
+        purpose: String,
+        /// How long the data is kept.
+        #[arg(long, default_value_t = 30)]
+        retention_days: u64,
+        /// The negotiation's A2A contextId; a new one if absent.
+        #[arg(long)]
+        context_id: Option<String>,
+        /// Give up on each message after this long.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u64,
         #[arg(long, env = "PEER_HUB_URL")]
         hub_url: Option<String>,
         #[arg(long, env = "PEER_DATABASE")]
@@ -198,6 +246,17 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             peer_server::serve(config, token, listen, &database).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp {
+            config,
+            listen,
+            database,
+        } => {
+            let config = load(&config)?;
+            let token = Token::from_env(&config.token_env)?;
+            let database = database.unwrap_or_else(|| config.database.clone());
+            peer::mcp::serve(config, token, listen, &database).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Call {
             config,
             provider,
@@ -240,6 +299,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 request_id,
                 traceparent,
                 timeout: Duration::from_millis(timeout_ms),
+                context_id: None,
             };
             let (answer, inbox_ids) =
                 client::call_and_record(&client::http_client(), &call, &trail, &inbox).await?;
@@ -257,6 +317,90 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::from(2))
                 }
             }
+        }
+        Command::Negotiate {
+            config,
+            provider,
+            capability,
+            columns,
+            require,
+            purpose,
+            retention_days,
+            context_id,
+            timeout_ms,
+            hub_url,
+            database,
+        } => {
+            let config = load(&config)?;
+            let token = Token::from_env(&config.token_env)?;
+            for (flag, id) in [("--provider", &provider), ("--capability", &capability)] {
+                if !exchange::id::is_valid(id) {
+                    bail!("{flag} `{id}` is not an id");
+                }
+            }
+            if columns.is_empty() || purpose.trim().is_empty() {
+                bail!("--columns and --purpose are required: what the question needs, and why");
+            }
+            if let Some(c) = require.iter().find(|c| !columns.contains(c)) {
+                bail!("--require `{c}` is not one of --columns");
+            }
+            let database = database.unwrap_or_else(|| config.database.clone());
+            let (_pool, trail, inbox) = open_store(&config, &database).await?;
+            let base = HubCall {
+                hub_url: hub_url.unwrap_or_else(|| config.hub_url.clone()),
+                token,
+                caller: config.system.clone(),
+                provider,
+                capability,
+                input: serde_json::Value::Null,
+                request_id: String::new(),
+                traceparent: TraceParent::new_root(),
+                timeout: Duration::from_millis(timeout_ms),
+                context_id,
+            };
+            let want = exchange::negotiator::Want {
+                required: if require.is_empty() {
+                    columns.clone()
+                } else {
+                    require
+                },
+                columns,
+                purpose,
+                retention_days,
+            };
+            let http = client::http_client();
+            let outcome = peer::negotiation::run(&http, &base, &want, &trail, &inbox).await?;
+            let (transcript, code) = match &outcome {
+                Ok(exchange::negotiator::Outcome::Granted { grant, transcript }) => {
+                    println!("{}", serde_json::to_string_pretty(grant)?);
+                    (transcript, ExitCode::SUCCESS)
+                }
+                Ok(exchange::negotiator::Outcome::Rejected {
+                    by,
+                    rationale,
+                    transcript,
+                }) => {
+                    eprintln!(
+                        "peer: no contract: rejected by the {}: {rationale}",
+                        by.as_str()
+                    );
+                    (transcript, ExitCode::from(3))
+                }
+                Err(e) => {
+                    eprintln!("peer: negotiation failed: {e}");
+                    let t = match e {
+                        exchange::negotiator::NegotiationError::Protocol { transcript, .. }
+                        | exchange::negotiator::NegotiationError::Failed { transcript, .. } => {
+                            transcript
+                        }
+                    };
+                    (t, ExitCode::from(2))
+                }
+            };
+            for line in peer::negotiation::transcript_lines(transcript) {
+                eprintln!("{line}");
+            }
+            Ok(code)
         }
         Command::Inbox {
             config,

@@ -270,7 +270,7 @@ database: unused.db
 dataset: { kind: orders, seed: 42, rows: 624 }
 skills:
   - { capability: orders.query, kind: data-share, handler: table_query, table: orders,
-      granted_columns: [region, order_date, order_value, product] }
+      negotiable_columns: [region, order_date, order_value, product] }
 agents: [ {id: data-steward, name: "Data Steward"} ]
 "#;
 
@@ -392,6 +392,27 @@ skills:
         let (status, _) = post(&f, Some("wrong-token"), &call).await;
         assert_eq!(status, 401);
 
+        // No contract yet: refused in the provider's words, no row read.
+        let (_, body) = post(&f, Some(TOKEN), &call).await;
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("NO_CONTRACT: "));
+        let contract = crate::contracts::policy::grant(
+            exchange::negotiation::Scope {
+                columns: vec!["region".into()],
+                purpose: "counting orders by region".into(),
+                retention_days: 30,
+            },
+            "orders.query",
+            "vendorcorp",
+            "hub",
+            "ctx-test",
+            chrono::Utc::now(),
+        );
+        f.state.contracts.grant(&contract).await.unwrap();
+
         let (status, body) = post(&f, Some(TOKEN), &call).await;
         assert_eq!(status, 200, "{body}");
         let msg = &body["result"]["message"];
@@ -420,7 +441,7 @@ skills:
         assert!(body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("unknown column \"colour\"; known columns: order_id"));
+            .starts_with("UNKNOWN_COLUMN: [\"colour\"] is not a column of the dataset"));
 
         let unknown = rpc(json!([{"data": {"capability": "weather.query", "input": {}}}]));
         let (_, body) = post(&f, Some(TOKEN), &unknown).await;
@@ -451,7 +472,7 @@ skills:
             .by_trace("4bf92f3577b34da6a3ce929d0e0e4736")
             .await
             .unwrap();
-        assert_eq!(records.len(), 6, "{records:#?}");
+        assert_eq!(records.len(), 7, "{records:#?}");
         assert!(records
             .iter()
             .all(|r| r.role == Role::Responder && r.request_id == "req-42"));
@@ -465,8 +486,26 @@ skills:
         assert_eq!(records[2].caller, "hub");
         assert_eq!(records[2].capability, "orders.query");
         assert_eq!(records[0].detail, "auth: no bearer token");
-        assert_eq!(records[3].detail, "invalid params: unknown_column");
-        assert_eq!(records[4].capability, "unknown");
+        // Each read names its contract and how many rows it read.
+        assert_eq!(
+            records[2].detail,
+            "refused NO_CONTRACT contract none rows_read 0"
+        );
+        assert_eq!(
+            records[3].detail,
+            format!(
+                "granted contract {} rows_read 624; a2a-version 1.0",
+                contract.id
+            )
+        );
+        assert_eq!(
+            records[4].detail,
+            format!(
+                "refused UNKNOWN_COLUMN contract {} rows_read 0",
+                contract.id
+            )
+        );
+        assert_eq!(records[5].capability, "unknown");
         let dump = serde_json::to_string(&records).unwrap();
         assert!(!dump.contains(TOKEN) && !dump.contains("wrong-token") && !dump.contains("colour"));
 

@@ -16,6 +16,7 @@
 //! and no registry struct is ever passed through to a browser.
 
 pub mod approvals;
+pub mod contracts;
 pub mod drawers;
 pub mod edges;
 pub mod inbox_view;
@@ -87,6 +88,8 @@ pub fn router(state: BffState) -> Router {
         .route(routes::POSITIONS, put(edges::save_positions))
         .route(routes::EDGE_QUERY, post(drawers::query))
         .route(routes::EDGE_ASK, post(drawers::ask))
+        .route(routes::EDGE_CONTRACT, get(contracts::contract))
+        .route(routes::EDGE_NEGOTIATE, post(contracts::negotiate))
         .route(routes::INBOX, get(approvals::inbox))
         .route(routes::INBOX_PAGE, get(approvals::page))
         .route(routes::INBOX_PENDING, get(approvals::pending))

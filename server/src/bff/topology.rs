@@ -213,6 +213,7 @@ pub fn dto_kind(kind: CapabilityKind) -> DtoKind {
     match kind {
         CapabilityKind::DataShare => DtoKind::DataShare,
         CapabilityKind::Consult => DtoKind::Consult,
+        CapabilityKind::Negotiation => DtoKind::Negotiation,
     }
 }
 
@@ -338,6 +339,6 @@ mod tests {
             (app::dto::NodeStatus::Degraded, Some(ReasonCode::Timeout))
         );
         assert_eq!(view.reload_error.as_deref(), Some("bad reload"));
-        assert_eq!(view.rules.len(), 3);
+        assert_eq!(view.rules.len(), 4);
     }
 }

@@ -36,6 +36,8 @@
 //! - `pipeline`: the steps above, shared by every binding. A binding
 //!   parses its request into an [`Incoming`] and calls [`Gateway::run`];
 //!   the hub's own callers use [`Gateway::call`].
+//! - `negotiation`: a negotiation capability's turns, also written to the
+//!   hub's negotiation record; the hub negotiating its own contract.
 //! - `replay`: step 6 and 9, at most one execution of a consult per
 //!   request id, and the in-flight map that makes concurrent duplicates
 //!   wait for the first one.
@@ -53,6 +55,7 @@ use std::time::Duration;
 
 use crate::auth::AuthChain;
 use crate::idempotency::IdempotencyStore;
+use crate::negotiations::Negotiations;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
@@ -61,6 +64,8 @@ use exchange::audit::AuditTrail;
 mod answer;
 mod forward;
 mod http;
+pub mod mcp;
+mod negotiation;
 mod pipeline;
 mod replay;
 mod tasks;
@@ -86,6 +91,8 @@ pub struct Gateway {
     auth: AuthChain,
     /// Which caller created which provider task.
     tasks: TaskOwners,
+    /// Every negotiation turn that crossed the hub.
+    negotiations: Negotiations,
     client: reqwest::Client,
     /// The consults currently running, so a duplicate that arrives while
     /// the first is in flight waits for its answer instead of executing
@@ -118,6 +125,7 @@ impl Gateway {
         idempotency: IdempotencyStore,
         audit: AuditTrail,
         tasks: TaskOwners,
+        negotiations: Negotiations,
     ) -> Result<Self, GatewayError> {
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -133,9 +141,15 @@ impl Gateway {
             audit,
             auth: AuthChain::standard(),
             tasks,
+            negotiations,
             client,
             in_flight: replay::InFlight::default(),
         })
+    }
+
+    /// The negotiation record this gateway writes.
+    pub fn negotiations(&self) -> &Negotiations {
+        &self.negotiations
     }
 
     /// The audit trail this gateway writes (the hub's).

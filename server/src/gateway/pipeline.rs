@@ -249,6 +249,11 @@ impl Gateway {
         let started = Instant::now();
         let envelope = Envelope::from_headers(&incoming.headers);
         let input = incoming.input;
+        let negotiated = self.negotiated(&incoming.capability);
+        let sent = match (&negotiated, &input) {
+            (Some(_), Input::Parsed(v)) => Some(v.clone()),
+            _ => None,
+        };
         let (caller, provider, capability) =
             (&incoming.caller, &incoming.provider, &incoming.capability);
         let done = match self.admit(
@@ -278,6 +283,19 @@ impl Gateway {
         let (status, result, reply) = self
             .finish(caller, provider, capability, &envelope, started, done)
             .await;
+        if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
+            self.record_turn(
+                caller,
+                provider,
+                capability,
+                data_capability,
+                sent,
+                incoming.context_id.as_deref(),
+                reply.as_ref(),
+                &result,
+            )
+            .await;
+        }
         Handled {
             status,
             envelope,
@@ -376,23 +394,54 @@ impl Gateway {
         input: Value,
         envelope: Envelope,
     ) -> CallResult {
+        self.call_in(
+            caller,
+            provider,
+            capability,
+            input,
+            envelope,
+            Conversation::default(),
+        )
+        .await
+    }
+
+    /// [`Gateway::call`] within an A2A conversation (a negotiation's
+    /// `contextId`).
+    pub(super) async fn call_in(
+        &self,
+        caller: &str,
+        provider: &str,
+        capability: &str,
+        input: Value,
+        envelope: Envelope,
+        conversation: Conversation<'_>,
+    ) -> CallResult {
         let started = Instant::now();
+        let negotiated = self.negotiated(capability);
+        let sent = negotiated.as_ref().map(|_| input.clone());
         let done = if envelope.version_supported() {
-            self.dispatch(
-                caller,
-                provider,
-                capability,
-                input,
-                &envelope,
-                Conversation::default(),
-            )
-            .await
+            self.dispatch(caller, provider, capability, input, &envelope, conversation)
+                .await
         } else {
             Done::fail(version_unsupported(&envelope))
         };
-        self.finish(caller, provider, capability, &envelope, started, done)
-            .await
-            .1
+        let (_, result, reply) = self
+            .finish(caller, provider, capability, &envelope, started, done)
+            .await;
+        if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
+            self.record_turn(
+                caller,
+                provider,
+                capability,
+                data_capability,
+                sent,
+                conversation.context_id,
+                reply.as_ref(),
+                &result,
+            )
+            .await;
+        }
+        result
     }
 
     /// Registry checks, replay, forward, contract, store.

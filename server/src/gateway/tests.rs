@@ -166,8 +166,13 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
     let tasks = crate::task_owners::TaskOwners::open(pool.clone())
         .await
         .expect("tasks");
-    let audit = AuditTrail::open(pool, "hub").await.expect("audit");
-    let gateway = Arc::new(Gateway::new(registry, board.clone(), idem, audit, tasks).expect("gw"));
+    let audit = AuditTrail::open(pool.clone(), "hub").await.expect("audit");
+    let negotiations = crate::negotiations::Negotiations::open(pool.clone())
+        .await
+        .expect("negotiations");
+    let gateway = Arc::new(
+        Gateway::new(registry, board.clone(), idem, audit, tasks, negotiations).expect("gw"),
+    );
     Fixture {
         gateway,
         board,

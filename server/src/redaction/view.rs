@@ -261,3 +261,171 @@ pub fn consult_view(
         proposed_actions,
     })
 }
+
+/// One recorded negotiation turn, redacted, as the contracts view takes it.
+#[derive(Debug)]
+pub struct TurnInput {
+    /// The turn's order.
+    pub seq: i64,
+    /// When it finished.
+    pub at: String,
+    /// Its negotiation.
+    pub context_id: String,
+    /// The consumer's message (redacted as `{"reply": <message>}` with the
+    /// negotiation's contract, from the consumer).
+    pub sent: Result<Redacted<Data>, NotConnected>,
+    /// The provider's answer, or why there was none.
+    pub answer: Result<Redacted<Data>, NotConnected>,
+}
+
+/// One consumer's part of the contracts view.
+#[derive(Debug)]
+pub struct PartyInput {
+    /// The consuming system.
+    pub consumer: String,
+    /// Whether it is the hub.
+    pub is_hub: bool,
+    /// Whether a rule lets it negotiate.
+    pub may_negotiate: bool,
+    /// The derived state and its sentence.
+    pub state: app::dto::RunState,
+    /// What the state means.
+    pub state_detail: String,
+    /// The newest grant (a redacted answer carrying `grant`), and whether
+    /// it has expired.
+    pub contract: Option<(Redacted<Data>, bool)>,
+    /// The newest negotiation's turns, in order.
+    pub turns: Vec<TurnInput>,
+}
+
+/// A negotiation message out of a redacted `{"reply": ...}`.
+fn message_view(d: &Data) -> Option<app::dto::NegotiationMessageView> {
+    let reply = d.get("reply")?;
+    let scope = reply.get("scope");
+    Some(app::dto::NegotiationMessageView {
+        from: String::new(),
+        intent: reply.get("intent")?.as_text()?.to_string(),
+        columns: scope
+            .map(|s| {
+                s.get("columns")
+                    .map(|c| {
+                        c.items()
+                            .iter()
+                            .filter_map(|i| i.as_text().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default(),
+        retention_days: scope
+            .and_then(|s| s.get("retention_days"))
+            .and_then(Data::as_f64),
+        purpose: scope
+            .and_then(|s| s.get("purpose"))
+            .and_then(Data::as_untrusted)
+            .map(|u| untrusted_text(u, MAX_TEXT_CHARS)),
+        rationale: reply
+            .get("rationale")
+            .and_then(Data::as_untrusted)
+            .map(|u| untrusted_text(u, MAX_TEXT_CHARS)),
+    })
+}
+
+/// What a data-share edge's drawer shows about its data contracts, built
+/// only from redacted turns (the negotiation capability's contract keeps
+/// intents, column names, retention and the grant's id and expiry; the
+/// purpose and rationale are untrusted text of the side that wrote them).
+pub fn contracts_view(
+    edge: &str,
+    capability: &str,
+    provider: &str,
+    negotiation: Option<String>,
+    parties: Vec<PartyInput>,
+) -> Redacted<app::dto::ContractsView> {
+    let parties = parties
+        .into_iter()
+        .map(|p| {
+            let contract = p.contract.and_then(|(d, expired)| {
+                let g = d.get().get("grant")?;
+                Some(app::dto::ContractSummaryView {
+                    contract_id: g.get("contract_id")?.as_text()?.to_string(),
+                    columns: g
+                        .get("columns")
+                        .map(|c| {
+                            c.items()
+                                .iter()
+                                .filter_map(|i| i.as_text().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    purpose: g
+                        .get("purpose")
+                        .and_then(Data::as_untrusted)
+                        .map(|u| untrusted_text(u, MAX_TEXT_CHARS)),
+                    retention_days: g.get("retention_days").and_then(Data::as_f64),
+                    expires_at: g
+                        .get("expires_at")
+                        .and_then(Data::as_text)
+                        .map(str::to_string),
+                    expired,
+                })
+            });
+            let transcript = p
+                .turns
+                .into_iter()
+                .filter_map(|t| {
+                    let mut sent = message_view(t.sent.as_ref().ok()?.get())?;
+                    sent.from.clone_from(&p.consumer);
+                    let (reply, grant_id, failure) = match &t.answer {
+                        Ok(a) => {
+                            let reply = message_view(a.get()).map(|mut m| {
+                                m.from = provider.to_string();
+                                m
+                            });
+                            let grant = a
+                                .get()
+                                .get("grant")
+                                .and_then(|g| g.get("contract_id"))
+                                .and_then(Data::as_text)
+                                .map(str::to_string);
+                            (reply, grant, None)
+                        }
+                        Err(nc) => (
+                            None,
+                            None,
+                            Some(CallOutcomeView::NotConnected {
+                                reason: nc.reason,
+                                detail: clip(&nc.detail, MAX_ANSWER_CHARS),
+                            }),
+                        ),
+                    };
+                    Some(app::dto::TurnView {
+                        seq: t.seq,
+                        at: t.at,
+                        context_id: t.context_id,
+                        sent,
+                        reply,
+                        grant_id,
+                        failure,
+                    })
+                })
+                .collect();
+            app::dto::PartyContractView {
+                consumer: p.consumer,
+                is_hub: p.is_hub,
+                may_negotiate: p.may_negotiate,
+                contract,
+                state: p.state,
+                state_detail: p.state_detail,
+                transcript,
+            }
+        })
+        .collect();
+    Redacted::new(app::dto::ContractsView {
+        edge: edge.to_string(),
+        capability: capability.to_string(),
+        provider: provider.to_string(),
+        negotiation,
+        parties,
+    })
+}

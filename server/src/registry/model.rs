@@ -102,6 +102,23 @@ pub struct System {
     pub agents: Vec<Agent>,
     #[serde(default)]
     pub datasources: Vec<Datasource>,
+    /// Its MCP data plane, if it runs one: a separate process the hub
+    /// fronts at `/mcp/{system}` (seed `000`, step 4).
+    #[serde(default)]
+    pub data_plane: Option<DataPlane>,
+}
+
+/// Where a system's MCP data plane listens and which data-share it serves:
+/// its `query_records` tool is governed by that capability's rules, input
+/// schema, deadline and response schema, and by the provider's contracts.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataPlane {
+    /// `http://host:port` of the data plane; MCP Streamable HTTP at
+    /// [`exchange::wire::MCP_PATH`]. Internal: never sent to a browser.
+    pub base_url: String,
+    /// The data-share it serves (`orders.query`).
+    pub capability: String,
 }
 
 /// An agent a system runs (drawn hanging off its system node).
@@ -124,7 +141,7 @@ pub struct Datasource {
     pub description: String,
 }
 
-/// The two kinds of capability (DESIGN.md §2).
+/// The kinds of capability (DESIGN.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CapabilityKind {
@@ -132,6 +149,10 @@ pub enum CapabilityKind {
     DataShare,
     /// Ask; the answer is a read-only conclusion. Idempotent by request id.
     Consult,
+    /// Agree a data contract for a data-share (seed `000`): strict
+    /// messages, one negotiation per A2A `contextId`, the grant written
+    /// by the provider.
+    Negotiation,
 }
 
 /// A named capability and its contract.
@@ -143,6 +164,9 @@ pub struct Capability {
     pub kind: CapabilityKind,
     #[serde(default)]
     pub description: String,
+    /// For a `negotiation`: the data-share whose contracts it negotiates.
+    #[serde(default)]
+    pub negotiates: Option<String>,
     /// Deadline of one call; the hub default applies when absent.
     #[serde(default)]
     pub deadline_ms: Option<u64>,

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use exchange::located::{Issue, Locator, Seg};
 
-use super::model::Topology;
+use super::model::{CapabilityKind, Topology};
 
 /// Every semantic check, every problem collected.
 pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
@@ -65,6 +65,27 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         }
         if let Err(why) = check_base_url(&s.base_url) {
             push(&at(&[key("base_url")]), why);
+        }
+        if let Some(plane) = &s.data_plane {
+            if let Err(why) = check_base_url(&plane.base_url) {
+                push(&at(&[key("data_plane"), key("base_url")]), why);
+            }
+            let serves = t
+                .capabilities
+                .iter()
+                .find(|c| c.id == plane.capability)
+                .map(|c| c.kind);
+            if serves != Some(CapabilityKind::DataShare)
+                || !s.provides.iter().any(|c| c == &plane.capability)
+            {
+                push(
+                    &at(&[key("data_plane"), key("capability")]),
+                    format!(
+                        "`{}` must be a data-share this system provides",
+                        plane.capability
+                    ),
+                );
+            }
         }
         if s.token_env.trim().is_empty() {
             push(
@@ -139,6 +160,29 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 &[key("capabilities"), Seg::Index(i), key("deadline_ms")],
                 "must be greater than 0".into(),
             );
+        }
+        let at_negotiates = [key("capabilities"), Seg::Index(i), key("negotiates")];
+        match (c.kind, &c.negotiates) {
+            (CapabilityKind::Negotiation, None) => push(
+                &[key("capabilities"), Seg::Index(i), key("kind")],
+                "a negotiation names the data-share it negotiates (`negotiates: <capability>`)"
+                    .into(),
+            ),
+            (CapabilityKind::Negotiation, Some(n)) => {
+                match t.capabilities.iter().find(|d| &d.id == n) {
+                    None => push(&at_negotiates, format!("unknown capability `{n}`")),
+                    Some(d) if d.kind != CapabilityKind::DataShare => push(
+                        &at_negotiates,
+                        format!("`{n}` is a {:?}, not a data-share", d.kind),
+                    ),
+                    Some(_) => {}
+                }
+            }
+            (_, Some(_)) => push(
+                &at_negotiates,
+                "only a negotiation capability negotiates a data-share".into(),
+            ),
+            (_, None) => {}
         }
     }
 

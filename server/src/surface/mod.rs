@@ -8,6 +8,7 @@
 //! | `GET /a2a/{provider}/.well-known/agent-card.json` | the provider's card as the caller sees it through the hub (bearer token required) |
 //! | `POST /a2a/{provider}` | JSON-RPC, v1.0 (`A2A-Version: 1.0`) or v0.3 (no header, or `0.3`) |
 //! | `/a2a/{provider}/rest/...` | HTTP+JSON, v1.0 |
+//! | `POST /mcp/{provider}` | MCP Streamable HTTP in front of the provider's data plane ([`mcp`]) |
 //!
 //! Where agentgateway proxies A2A bytes, this surface *reads* them: every
 //! message becomes one call of the exchange pipeline ([`crate::gateway`]),
@@ -40,6 +41,7 @@ pub mod bridge;
 pub mod card;
 pub mod errors;
 pub mod jsonrpc;
+pub mod mcp;
 pub mod ops;
 pub mod rest;
 
@@ -55,10 +57,29 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         )
         .route("/a2a/{provider}", post(jsonrpc::handler))
         .nest("/a2a/{provider}/rest", rest::routes())
+        .route_service(mcp::ROUTE, mcp::service(gateway.clone()))
         // Handlers read at most MAX_REQUEST_BODY themselves and answer in
         // their binding's error shape.
         .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BODY))
+        .route_layer(axum::middleware::from_fn_with_state(
+            gateway.clone(),
+            mcp_guard,
+        ))
         .with_state(gateway)
+}
+
+/// The bearer check in front of `/mcp/{provider}` only (the A2A routes do
+/// their own, in their binding's error shape).
+async fn mcp_guard(
+    state: State<Arc<Gateway>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.uri().path().starts_with("/mcp/") {
+        mcp::require_caller(state, request, next).await
+    } else {
+        next.run(request).await
+    }
 }
 
 /// The base URL the caller reached the hub at (`http://{Host}`), for the

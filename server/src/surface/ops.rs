@@ -437,13 +437,21 @@ pub fn select(
         }
         (Some(a), _) => a,
         (None, Some(b)) => b,
-        (None, None) => match system.provides.as_slice() {
-            [only] => only.clone(),
-            several => {
+        // A negotiation is always named: the provider's only other skill is
+        // what an unnamed message is for.
+        (None, None) => match system
+            .provides
+            .iter()
+            .filter(|c| topology.capability(c).map(|c| c.kind) != Some(CapabilityKind::Negotiation))
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [only] => (*only).clone(),
+            _ => {
                 return Err(Unselectable::Invalid(format!(
                     "{provider} offers several skills ({}): name one in metadata.skill \
                      or as the data part's capability",
-                    several.join(", ")
+                    system.provides.join(", ")
                 )))
             }
         },
@@ -468,10 +476,20 @@ pub fn select(
                 ));
             }
             let kind = topology.capability(&capability).map(|c| c.kind);
-            if kind == Some(CapabilityKind::DataShare) {
-                return Err(Unselectable::NeedsData(capability));
+            match kind {
+                Some(CapabilityKind::DataShare) => return Err(Unselectable::NeedsData(capability)),
+                // A negotiation message written as text (what a model
+                // writes): exactly one JSON object, nothing else.
+                Some(CapabilityKind::Negotiation) => {
+                    exchange::negotiation::parse_text(&text.join("\n"), None, None)
+                        .map_err(|e| Unselectable::Invalid(format!("{capability}: {e}")))
+                        .and_then(|m| {
+                            serde_json::to_value(m)
+                                .map_err(|e| Unselectable::Invalid(e.to_string()))
+                        })?
+                }
+                _ => json!({ "question": text.join("\n") }),
             }
-            json!({ "question": text.join("\n") })
         }
     };
     Ok((capability, input))

@@ -35,7 +35,7 @@ pub mod code {
 }
 
 /// A unique suffix for ids (message ids, JSON-RPC ids) within a test run.
-fn unique() -> String {
+pub fn unique() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

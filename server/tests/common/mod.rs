@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod a2a;
+pub mod contracts;
 
 use serde_json::Value as Json;
 use serde_yaml_ng::{Mapping, Value};
@@ -66,6 +67,11 @@ pub struct Faults {
     pub stall_ms: u64,
     pub break_schema: bool,
     pub fail: bool,
+    /// How negotiation replies are broken (`wrong_party`, `extra_key`,
+    /// `unknown_column`, `unparseable`), if at all.
+    pub negotiation: Option<&'static str>,
+    /// How many replies to break; 0 breaks every one.
+    pub negotiation_times: u32,
 }
 
 /// One peer of a test stack.
@@ -117,9 +123,12 @@ pub struct Stack {
     pub ui_password: String,
     pub tokens: BTreeMap<String, String>,
     pub peer_ports: BTreeMap<String, u16>,
+    /// Ports of the MCP data planes (peers whose config has `mcp`).
+    pub mcp_ports: BTreeMap<String, u16>,
     pub specs: Vec<PeerSpec>,
     hub: Option<Child>,
     peers: BTreeMap<String, Child>,
+    planes: BTreeMap<String, Child>,
     topology: Value,
 }
 
@@ -141,8 +150,19 @@ impl Stack {
     }
 
     /// Writes configs for `specs` (plus rules letting `buyercorp` and the hub
-    /// consume every cloned provider's capabilities) and starts everything.
+    /// consume every cloned provider's capabilities), starts everything,
+    /// and negotiates — through the hub, as the demo does — the data
+    /// contracts BuyerCorp and the hub read VendorCorp's orders under
+    /// ([`Stack::grant_demo_contracts`]).
     pub async fn start(specs: Vec<PeerSpec>) -> Stack {
+        let stack = Stack::start_without_contracts(specs).await;
+        stack.grant_demo_contracts().await;
+        stack
+    }
+
+    /// [`Stack::start`] without negotiating any contract: every read of a
+    /// data-share is `NO_CONTRACT` until a test negotiates one.
+    pub async fn start_without_contracts(specs: Vec<PeerSpec>) -> Stack {
         let dir = tempfile::tempdir().expect("tempdir");
         let hub_port = free_port();
         let mut topology = yaml(&repo().join("config/topology.yaml"));
@@ -154,6 +174,7 @@ impl Stack {
         let mut extra_rules = Vec::new();
         let mut tokens = BTreeMap::new();
         let mut peer_ports = BTreeMap::new();
+        let mut mcp_ports = BTreeMap::new();
         for spec in &specs {
             let port = free_port();
             peer_ports.insert(spec.id.clone(), port);
@@ -191,6 +212,14 @@ impl Stack {
             }
             m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
             m.insert(key("token_env"), key(&token_env(&spec.id)));
+            if let Some(plane) = m.get_mut(key("data_plane")).and_then(Value::as_mapping_mut) {
+                let mcp_port = free_port();
+                mcp_ports.insert(spec.id.clone(), mcp_port);
+                plane.insert(
+                    key("base_url"),
+                    key(&format!("http://127.0.0.1:{mcp_port}")),
+                );
+            }
             systems.push(system);
         }
         // Callers that are not started still exist as systems (buyercorp's token is used by tests).
@@ -239,9 +268,11 @@ impl Stack {
             ui_password,
             tokens,
             peer_ports,
+            mcp_ports,
             specs: specs.clone(),
             hub: None,
             peers: BTreeMap::new(),
+            planes: BTreeMap::new(),
             topology,
         };
         stack.write_topology();
@@ -448,7 +479,24 @@ impl Stack {
         faults.insert(key("stall_ms"), Value::Number(spec.faults.stall_ms.into()));
         faults.insert(key("break_schema"), Value::Bool(spec.faults.break_schema));
         faults.insert(key("fail"), Value::Bool(spec.faults.fail));
+        if let Some(n) = spec.faults.negotiation {
+            faults.insert(key("negotiation"), key(n));
+            faults.insert(
+                key("negotiation_times"),
+                Value::Number(spec.faults.negotiation_times.into()),
+            );
+        }
         m.insert(key("faults"), Value::Mapping(faults));
+        match self.mcp_ports.get(id) {
+            Some(mcp_port) => {
+                if let Some(mcp) = m.get_mut(key("mcp")).and_then(Value::as_mapping_mut) {
+                    mcp.insert(key("listen"), key(&format!("127.0.0.1:{mcp_port}")));
+                }
+            }
+            None => {
+                m.remove(key("mcp"));
+            }
+        }
         let path = self.peer_config_path(id);
         std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml"))
             .expect("write peer config");
@@ -468,6 +516,36 @@ impl Stack {
             &self.dir.path().join(format!("{id}.log")),
         )
         .await;
+        if self.mcp_ports.contains_key(id) {
+            self.start_plane(id).await;
+        }
+    }
+
+    /// Starts (or restarts) a peer's MCP data plane (`peer mcp`, its own
+    /// process on the peer's store) and waits for its /health.
+    pub async fn start_plane(&mut self, id: &str) {
+        let port = self.mcp_ports[id];
+        let log_path = self.dir.path().join(format!("{id}-mcp.log"));
+        let log = std::fs::File::create(&log_path).expect("log");
+        let child = Command::new(peer_bin())
+            .args(["mcp", "--config"])
+            .arg(self.peer_config_path(id))
+            .current_dir(repo())
+            .envs(self.envs())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn peer mcp");
+        self.planes.insert(id.to_string(), child);
+        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
+    }
+
+    /// Kills a peer's MCP data plane (SIGKILL), leaving its agent running.
+    pub fn kill_plane(&mut self, id: &str) {
+        if let Some(mut child) = self.planes.remove(id) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// Kills a peer process (SIGKILL: as dead as it gets).
@@ -567,6 +645,10 @@ impl Drop for Stack {
         let ids: Vec<String> = self.peers.keys().cloned().collect();
         for id in ids {
             self.kill_peer(&id);
+        }
+        let planes: Vec<String> = self.planes.keys().cloned().collect();
+        for id in planes {
+            self.kill_plane(&id);
         }
     }
 }

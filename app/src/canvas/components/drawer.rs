@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 
 use super::audit::AuditSection;
+use super::contract::ContractPanel;
 use super::panels::{ConsultPanel, QueryPanel};
 use crate::canvas::commands;
 use crate::canvas::commands::edges::{open_chooser, remove_edge};
@@ -238,7 +239,8 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
     }
 }
 
-/// What a connection is, its query or consult, and its removal.
+/// What a connection is, its query or consult, its data contracts, and
+/// its removal.
 #[component]
 fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
@@ -255,8 +257,13 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
         .find(|c| c.id == edge.capability)
         .cloned();
     let panel = match edge.kind {
-        CapabilityKind::DataShare => view! { <QueryPanel edge=edge.clone()/> }.into_any(),
+        CapabilityKind::DataShare => view! {
+            <QueryPanel edge=edge.clone()/>
+            <ContractPanel edge=edge.clone()/>
+        }
+        .into_any(),
         CapabilityKind::Consult => view! { <ConsultPanel edge=edge.clone()/> }.into_any(),
+        CapabilityKind::Negotiation => view! { <ContractPanel edge=edge.clone()/> }.into_any(),
     };
     let remove = {
         let (scene, edge) = (scene.clone(), edge.clone());

@@ -7,7 +7,8 @@
 //! * [`edge`]: edge paths, labels, the drag layers and the arrowheads.
 //! * [`connector`]: the connect handle, the dragged line, the chooser.
 //! * [`drawer`]: the side drawer of a node or edge, built from
-//!   [`panels`] (query and consult forms and answers) and [`audit`].
+//!   [`panels`] (query and consult forms and answers), [`contract`] (a
+//!   data-share's contracts and negotiation transcripts) and [`audit`].
 //! * [`minimap`]: the overview, once the graph outgrows the canvas.
 //! * [`toolbar`], [`announcer`], [`topbar`], [`messages`]: the page's
 //!   zoom controls, live region, top-bar parts and load errors.
@@ -15,6 +16,7 @@
 pub(crate) mod announcer;
 pub(crate) mod audit;
 pub(crate) mod connector;
+pub(crate) mod contract;
 pub(crate) mod drawer;
 pub(crate) mod edge;
 pub(crate) mod messages;

@@ -49,13 +49,14 @@ pub struct Refusal {
 
 /// Decides a read naming `referenced` columns of a dataset with
 /// `dataset_columns`, under `contract` (the current one for this consumer
-/// and capability, if any), at `now`. `Ok` means the read may run.
-pub fn evaluate(
+/// and capability, if any), at `now`. `Ok` is the contract the read may
+/// run under.
+pub fn evaluate<'c>(
     referenced: &BTreeSet<String>,
     dataset_columns: &BTreeSet<String>,
-    contract: Option<&Contract>,
+    contract: Option<&'c Contract>,
     now: DateTime<Utc>,
-) -> Result<(), Refusal> {
+) -> Result<&'c Contract, Refusal> {
     let refuse = |code: RefusalCode, detail: String| {
         Err(Refusal {
             code,
@@ -101,7 +102,7 @@ pub fn evaluate(
             ),
         );
     }
-    Ok(())
+    Ok(contract)
 }
 
 #[cfg(test)]
@@ -192,7 +193,10 @@ mod tests {
             ),
         ];
         for (name, referenced, contract, want) in cases {
-            match (evaluate(&referenced, &dataset, contract, now), want) {
+            match (
+                evaluate(&referenced, &dataset, contract, now).map(|_| ()),
+                want,
+            ) {
                 (Ok(()), Ok(())) => {}
                 (Err(r), Err((code, words))) => {
                     assert_eq!(r.code, code, "{name}");

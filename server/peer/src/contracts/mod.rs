@@ -11,6 +11,10 @@
 //! - [`decide`]: the one decision of a read: `UNKNOWN_COLUMN`,
 //!   `NO_CONTRACT`, `CONTRACT_EXPIRED`, `SCOPE_DENIED`, in that order, each
 //!   in the provider's own words, each before a row is read.
+//! - [`read`]: the gate both doors (A2A data-share, MCP data plane) call
+//!   before a row is read: the decision, then the query within the grant.
+//! - [`negotiate`]: the provider's side of a negotiation: validate, apply
+//!   the policy, remember the offer, grant.
 //! - [`store`]: the provider's last offer per negotiation (A2A `contextId`)
 //!   and the contracts it granted, in its own SQLite file.
 //!
@@ -18,7 +22,9 @@
 //! speak: [`exchange::negotiation`].
 
 pub mod decide;
+pub mod negotiate;
 pub mod policy;
+pub mod read;
 pub mod store;
 
 use chrono::{DateTime, Utc};

@@ -30,6 +30,9 @@ pub const MAX_RETENTION_DAYS: u64 = 90;
 pub struct Narrowed {
     /// Personal columns removed from the scope.
     pub removed: Vec<String>,
+    /// Columns removed because they are beyond the most the provider ever
+    /// grants (its `negotiable_columns`: `order_id`, say).
+    pub not_negotiable: Vec<String>,
     /// The retention asked for, when it was capped.
     pub retention_capped_from: Option<u64>,
 }
@@ -37,7 +40,9 @@ pub struct Narrowed {
 impl Narrowed {
     /// Whether the policy changed anything.
     pub fn is_empty(&self) -> bool {
-        self.removed.is_empty() && self.retention_capped_from.is_none()
+        self.removed.is_empty()
+            && self.not_negotiable.is_empty()
+            && self.retention_capped_from.is_none()
     }
 }
 
@@ -46,29 +51,34 @@ impl Narrowed {
 pub struct Policy {
     /// Columns never granted (`customer_name`, `customer_email`).
     pub personal_columns: BTreeSet<String>,
+    /// The most ever granted (the data-share's `negotiable_columns`);
+    /// anything else is removed too.
+    pub negotiable_columns: BTreeSet<String>,
 }
 
 impl Policy {
     /// Applies the rules to a reply the provider is about to send: personal
-    /// columns out (a `propose`/`accept`/`counter` that lost columns is a
-    /// `counter`), retention capped.
+    /// and non-negotiable columns out, retention capped; a reply that was
+    /// narrowed is a `counter` (a `reject` stays one).
     pub fn apply(&self, mut reply: NegotiationMessage) -> (NegotiationMessage, Narrowed) {
         let mut narrowed = Narrowed::default();
-        let (kept, removed): (Vec<String>, Vec<String>) = reply
-            .scope
-            .columns
-            .into_iter()
-            .partition(|c| !self.personal_columns.contains(c));
-        reply.scope.columns = kept;
-        if !removed.is_empty() {
-            narrowed.removed = removed;
-            if reply.intent != Intent::Reject {
-                reply.intent = Intent::Counter;
+        let mut kept = Vec::new();
+        for c in std::mem::take(&mut reply.scope.columns) {
+            if self.personal_columns.contains(&c) {
+                narrowed.removed.push(c);
+            } else if !self.negotiable_columns.contains(&c) {
+                narrowed.not_negotiable.push(c);
+            } else {
+                kept.push(c);
             }
         }
+        reply.scope.columns = kept;
         if reply.scope.retention_days > MAX_RETENTION_DAYS {
             narrowed.retention_capped_from = Some(reply.scope.retention_days);
             reply.scope.retention_days = MAX_RETENTION_DAYS;
+        }
+        if !narrowed.is_empty() && reply.intent != Intent::Reject {
+            reply.intent = Intent::Counter;
         }
         (reply, narrowed)
     }
@@ -179,6 +189,9 @@ mod tests {
     fn policy() -> Policy {
         Policy {
             personal_columns: ["customer_name", "customer_email"].map(String::from).into(),
+            negotiable_columns: ["region", "order_date", "order_value", "product"]
+                .map(String::from)
+                .into(),
         }
     }
 
@@ -199,6 +212,21 @@ mod tests {
         let clean = msg(Party::Provider, Intent::Accept, scope(&["region"], 30));
         let (same, narrowed) = policy().apply(clean.clone());
         assert_eq!((same, narrowed.is_empty()), (clean, true));
+    }
+
+    #[test]
+    fn columns_beyond_the_negotiable_ones_come_out_too() {
+        // The seed's transcript: order_id is in the dataset, never granted.
+        let reply = msg(
+            Party::Provider,
+            Intent::Accept,
+            scope(&["region", "order_date", "order_value", "order_id"], 30),
+        );
+        let (reply, narrowed) = policy().apply(reply);
+        assert_eq!(reply.intent, Intent::Counter);
+        assert_eq!(reply.scope.columns, ["region", "order_date", "order_value"]);
+        assert_eq!(narrowed.not_negotiable, ["order_id"]);
+        assert!(narrowed.removed.is_empty() && narrowed.retention_capped_from.is_none());
     }
 
     #[test]

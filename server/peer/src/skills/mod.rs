@@ -82,6 +82,12 @@ pub async fn run(
         }
         Handler::BudgetConsult => budget::consult(ctx.pool, input).await,
         Handler::TicketClassify => tickets::classify_input(ctx.pool, input).await,
+        // A negotiation turn belongs to a conversation (caller, contextId),
+        // which a skill context does not carry: the executor routes it to
+        // `contracts::negotiate::turn`.
+        Handler::Negotiate => Err(SkillError::Internal(
+            "a negotiation turn is answered by contracts::negotiate, not skills::run".into(),
+        )),
     }
 }
 

@@ -360,6 +360,31 @@ impl TableQuery {
     }
 }
 
+/// Every column name `input` mentions (aggregate column, group by, filter
+/// columns), read without judging anything else: what a read names, for
+/// the contract decision that comes before parsing
+/// ([`crate::contracts::read`]). `*` and absent columns name nothing.
+pub fn referenced_columns(input: &Value) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut add = |v: Option<&Value>| {
+        if let Some(Value::String(c)) = v {
+            if c != "*" {
+                out.insert(c.clone());
+            }
+        }
+    };
+    if let Some(Value::Object(a)) = input.get("aggregate") {
+        add(a.get("column"));
+    }
+    add(input.get("group_by"));
+    if let Some(Value::Array(items)) = input.get("filters") {
+        for f in items {
+            add(f.get("column"));
+        }
+    }
+    out
+}
+
 fn bad_op(s: &str) -> SkillError {
     SkillError::invalid(
         "unknown_aggregate",
