@@ -171,6 +171,9 @@ impl ProviderCard {
 pub struct StatusBoard {
     entries: RwLock<HashMap<String, Entry>>,
     cards: RwLock<HashMap<String, Arc<ProviderCard>>>,
+    /// Each data plane's last identity check (`tools/list` answered by
+    /// this build's peer), apart from its system's agent.
+    planes: RwLock<HashMap<String, PeerStatus>>,
     events: EventBus,
 }
 
@@ -180,6 +183,7 @@ impl StatusBoard {
         Self {
             entries: RwLock::new(HashMap::new()),
             cards: RwLock::new(HashMap::new()),
+            planes: RwLock::new(HashMap::new()),
             events,
         }
     }
@@ -262,12 +266,44 @@ impl StatusBoard {
         });
     }
 
+    /// The data plane of `system`: `None` before its first check (or for
+    /// a system that runs none).
+    pub fn plane_status(&self, system: &str) -> Option<PeerStatus> {
+        self.planes.read().ok()?.get(system).cloned()
+    }
+
+    /// Records a data plane's identity check. A change redraws the canvas
+    /// (its datasource nodes show the plane), nothing else: a dead data
+    /// plane does not degrade the agent, which still answers.
+    pub fn record_plane(&self, system: &str, outcome: Result<(), NotConnected>) {
+        let changed = {
+            let Ok(mut m) = self.planes.write() else {
+                return;
+            };
+            let previous = m.get(system).cloned().unwrap_or(PeerStatus::Healthy);
+            let next = match outcome {
+                Ok(()) => PeerStatus::Healthy,
+                Err(nc) => PeerStatus::degraded(nc, &previous),
+            };
+            let changed = m.get(system).is_none_or(|p| !p.same_state(&next));
+            m.insert(system.to_string(), next.clone());
+            changed.then_some(next)
+        };
+        if let Some(next) = changed {
+            tracing::info!(%system, status = ?next.node_status(), reason = ?next.reason(), "data plane status changed");
+            self.events.publish(HubEvent::TopologyChanged);
+        }
+    }
+
     /// Forgets systems no longer in the topology.
     pub fn retain(&self, systems: &HashSet<String>) {
         if let Ok(mut m) = self.entries.write() {
             m.retain(|id, _| systems.contains(id));
         }
         if let Ok(mut m) = self.cards.write() {
+            m.retain(|id, _| systems.contains(id));
+        }
+        if let Ok(mut m) = self.planes.write() {
             m.retain(|id, _| systems.contains(id));
         }
     }
@@ -364,6 +400,11 @@ impl Prober {
                     tokio::spawn(async move {
                         let outcome = me.probe(&system, timeout, with_card).await;
                         me.board.record_probe(&system.id, outcome);
+                        if system.data_plane.is_some() {
+                            let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                            let plane = crate::gateway::mcp::probe_identity(&system, ms).await;
+                            me.board.record_plane(&system.id, plane);
+                        }
                         if let Ok(mut set) = in_flight.lock() {
                             set.remove(&system.id);
                         }

@@ -201,6 +201,14 @@ async fn a_dead_data_plane_is_a_transport_error_by_the_deadline_and_a_restart_re
         .await;
     assert_eq!(a2a.json["status"], "connected", "{:?}", a2a.json);
 
+    // The prober's identity check (a real tools/list answered by this
+    // build) greys out the datasource the plane serves, not the agent.
+    let ui = stack.ui().await;
+    let datasource = "vendorcorp/datasource/orders-db";
+    let (plane, agent) = wait_status(&ui, datasource, "degraded").await;
+    assert_eq!(plane["reason"], "PEER_UNREACHABLE", "{plane}");
+    assert_eq!(agent["status"], "healthy", "{agent}");
+
     stack.start_plane("vendorcorp").await;
     let (_, body, _) = raw_call(&stack, "buyercorp", count).await;
     assert_eq!(
@@ -208,4 +216,33 @@ async fn a_dead_data_plane_is_a_transport_error_by_the_deadline_and_a_restart_re
         Some(624.0),
         "{body}"
     );
+    wait_status(&ui, datasource, "healthy").await;
+}
+
+/// Waits until node `id` of the canvas's topology has `status`; answers it
+/// and its system's node.
+async fn wait_status(ui: &common::UiClient, id: &str, status: &str) -> (Value, Value) {
+    let started = Instant::now();
+    loop {
+        let view = ui.get_json("/api/topology").await;
+        let nodes = view["nodes"].as_array().cloned().unwrap_or_default();
+        let node = nodes
+            .iter()
+            .find(|n| n["id"] == id)
+            .cloned()
+            .unwrap_or(Value::Null);
+        let system = nodes
+            .iter()
+            .find(|n| n["id"] == node["system"])
+            .cloned()
+            .unwrap_or(Value::Null);
+        if node["status"] == status {
+            return (node, system);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{id} never became {status}: {node}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

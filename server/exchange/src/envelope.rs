@@ -19,6 +19,17 @@ pub const TRACEPARENT_HEADER: &str = "traceparent";
 /// Names the calling system; the auth chain verifies the claim.
 pub const CALLER_HEADER: &str = "x-caller-system";
 
+/// The caller a provider acts for: the hub's `X-Caller-System` claim (the
+/// hub authenticated that system) when it is a valid id, else `unknown` —
+/// which holds no contract, so reads nothing, and labels the trail safely.
+pub fn caller_label(claim: Option<&str>) -> String {
+    claim
+        .map(str::trim)
+        .filter(|v| crate::id::is_valid(v))
+        .unwrap_or("unknown")
+        .to_string()
+}
+
 /// The protocol versions this build speaks: v1.0, and v0.3 through the
 /// hub's version bridge.
 pub const SUPPORTED_VERSIONS: &[&str] = &["1.0", "0.3"];

@@ -57,6 +57,27 @@ pub enum Sent {
     },
 }
 
+impl From<crate::reason::CallResult> for Sent {
+    /// The hub's labelled result of one message: the answer, an invalid
+    /// reply (`SCHEMA_INVALID`: the reply broke the capability's
+    /// contract), or a failure with its reason.
+    fn from(result: crate::reason::CallResult) -> Self {
+        use crate::reason::{CallResult, ReasonCode};
+        match result {
+            CallResult::Connected { result, .. } => Sent::Answered(result),
+            CallResult::NotConnected {
+                reason: ReasonCode::SchemaInvalid,
+                detail,
+                ..
+            } => Sent::InvalidReply(detail),
+            CallResult::NotConnected { reason, detail, .. } => Sent::Failed {
+                reason: reason.as_str().into(),
+                detail,
+            },
+        }
+    }
+}
+
 /// One message sent and what came back, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {

@@ -472,18 +472,12 @@ fn envelope_headers(params: &ServiceParams) -> HeaderMap {
 /// The `X-Caller-System` claim (set by the hub), if it looks like a system
 /// id; "unknown" otherwise. Only ever used as a label in the trail.
 fn caller_of(params: &ServiceParams) -> String {
-    params
-        .get(envelope::CALLER_HEADER)
-        .and_then(|v| v.first())
-        .map(|v| v.trim())
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        })
-        .unwrap_or("unknown")
-        .to_string()
+    envelope::caller_label(
+        params
+            .get(envelope::CALLER_HEADER)
+            .and_then(|v| v.first())
+            .map(String::as_str),
+    )
 }
 
 /// A version string fit for the trail (bounded, printable).

@@ -60,8 +60,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// The one tool of the data plane, and where it is served (what the hub
 /// speaks too).
@@ -304,18 +302,7 @@ fn truncate(s: &str, n: usize) -> String {
 /// consumer), if it looks like a system id; "unknown" otherwise — the same
 /// rule as the A2A door's. "unknown" holds no contract, so it reads nothing.
 fn caller_of(headers: &HeaderMap) -> String {
-    headers
-        .get(CALLER_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        })
-        .unwrap_or("unknown")
-        .to_string()
+    exchange::envelope::caller_label(headers.get(CALLER_HEADER).and_then(|v| v.to_str().ok()))
 }
 
 /// The `query_records` tool of `skill`: what it does, that the caller's
@@ -494,49 +481,20 @@ async fn require_bearer(State(state): State<Arc<PeerState>>, req: Request, next:
         .into_response()
 }
 
-/// A data plane serving in the background (tests, embedders).
-pub struct RunningPlane {
-    /// The bound address.
-    pub addr: SocketAddr,
-    shutdown: Option<oneshot::Sender<()>>,
-    handle: JoinHandle<std::io::Result<()>>,
-}
-
-impl RunningPlane {
-    /// `http://<addr>/mcp`.
-    pub fn mcp_url(&self) -> String {
-        format!("http://{}{MCP_PATH}", self.addr)
-    }
-
-    /// Stops accepting, lets in-flight calls finish, and waits.
-    pub async fn stop(mut self) -> std::io::Result<()> {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        self.handle
-            .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
-    }
-}
+/// A data plane serving in the background (tests, embedders): the same
+/// handle as the agent's server; its MCP endpoint is
+/// `base_url() + MCP_PATH`.
+pub type RunningPlane = crate::server::RunningPeer;
 
 /// Serves the data plane of `state` on an already bound `listener` until
 /// [`RunningPlane::stop`].
 pub fn start(state: Arc<PeerState>, listener: TcpListener) -> anyhow::Result<RunningPlane> {
     let addr = listener.local_addr()?;
-    let app = router(DataPlane::new(state)?);
-    let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = rx.await;
-            })
-            .await
-    });
-    Ok(RunningPlane {
+    Ok(crate::server::spawn(
+        listener,
         addr,
-        shutdown: Some(tx),
-        handle,
-    })
+        router(DataPlane::new(state)?),
+    ))
 }
 
 /// `peer mcp`: opens the store (the same file as `peer serve`), binds
@@ -633,7 +591,7 @@ mcp: { listen: 127.0.0.1:3111, capability: orders.query }
     async fn post(f: &Fixture, token: Option<&str>, caller: &str, body: Value) -> (u16, Value) {
         let mut req = f
             .http
-            .post(f.plane.mcp_url())
+            .post(format!("{}{MCP_PATH}", f.plane.base_url()))
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-06-18")
             .header("x-caller-system", caller)

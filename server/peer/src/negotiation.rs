@@ -19,7 +19,7 @@ use exchange::envelope::{TraceParent, CURRENT_VERSION, VERSION_HEADER};
 use exchange::inbox::Inbox;
 use exchange::negotiation::{columns_from_tags, NegotiationMessage};
 use exchange::negotiator::{negotiate, NegotiationError, Outcome, Sent, Step, Want};
-use exchange::reason::{CallResult, ReasonCode};
+use exchange::reason::ReasonCode;
 
 /// Reads the negotiable schema of `capability` from `provider`'s card as
 /// the hub shows it to this caller.
@@ -104,7 +104,7 @@ pub async fn run(
         };
         async move {
             match client::call_and_record(http, &call, trail, inbox).await {
-                Ok((answer, _)) => sent_of(answer.result),
+                Ok((answer, _)) => Sent::from(answer.result),
                 Err(e) => Sent::Failed {
                     reason: ReasonCode::PeerError.as_str().into(),
                     detail: format!("could not keep the trail: {e}"),
@@ -113,22 +113,6 @@ pub async fn run(
         }
     };
     Ok(negotiate(want, &known, send).await)
-}
-
-/// What the hub's labelled result means to the negotiator.
-fn sent_of(result: CallResult) -> Sent {
-    match result {
-        CallResult::Connected { result, .. } => Sent::Answered(result),
-        CallResult::NotConnected {
-            reason: ReasonCode::SchemaInvalid,
-            detail,
-            ..
-        } => Sent::InvalidReply(detail),
-        CallResult::NotConnected { reason, detail, .. } => Sent::Failed {
-            reason: reason.as_str().into(),
-            detail,
-        },
-    }
 }
 
 /// One line per step, as an operator reads a transcript.

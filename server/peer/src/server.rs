@@ -165,7 +165,12 @@ pub fn start(state: Arc<PeerState>, listener: TcpListener) -> std::io::Result<Ru
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
-    let app = router(state, &base);
+    Ok(spawn(listener, addr, router(state, &base)))
+}
+
+/// Serves `app` on `listener` (bound to `addr`) in the background until
+/// [`RunningPeer::stop`]: the agent's server and the data plane's alike.
+pub(crate) fn spawn(listener: TcpListener, addr: SocketAddr, app: Router) -> RunningPeer {
     let (tx, rx) = oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         axum::serve(listener, app)
@@ -174,11 +179,11 @@ pub fn start(state: Arc<PeerState>, listener: TcpListener) -> std::io::Result<Ru
             })
             .await
     });
-    Ok(RunningPeer {
+    RunningPeer {
         addr,
         shutdown: Some(tx),
         handle,
-    })
+    }
 }
 
 /// `peer serve`: opens the store, binds, serves until SIGINT/SIGTERM.

@@ -95,7 +95,18 @@ pub fn topology_view(
                     &d.description,
                 )
             }));
+        // A datasource of a system with an MCP data plane shows the plane's
+        // own identity check: the agent may answer while the plane is down.
+        let plane = s
+            .data_plane
+            .as_ref()
+            .and_then(|_| board.plane_status(&s.id))
+            .map(|p| status_fields(&p));
         for (node_type, segment, id, name, description) in children {
+            let (node_status, reason, detail, since) = match (&plane, node_type) {
+                (Some(p), NodeKind::Datasource) => p.clone(),
+                _ => (node_status, reason, detail.clone(), since.clone()),
+            };
             nodes.push(NodeView {
                 id: format!("{}/{segment}/{id}", s.id),
                 name: name.clone(),

@@ -294,41 +294,112 @@ impl Gateway {
                 headers.insert(k, v);
             }
         }
-        let url = format!("{}{MCP_PATH}", plane.base_url.trim_end_matches('/'));
-        let config = StreamableHttpClientTransportConfig::with_uri(url)
-            .auth_header(token)
-            .custom_headers(headers);
-        let http = reqwest13::Client::builder()
-            .no_proxy()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(Duration::from_millis(deadline_ms.max(1)))
-            .build()
-            .map_err(|e| NotConnected::new(ReasonCode::PeerError, format!("MCP client: {e}")))?;
-        let transport = StreamableHttpClientTransport::with_client(http, config);
-        match tokio::time::timeout(
-            Duration::from_millis(deadline_ms.max(1)),
-            ().serve(transport),
+        connect(
+            &system.id,
+            &plane.base_url,
+            token.as_str(),
+            headers,
+            deadline_ms,
         )
         .await
-        {
-            Ok(Ok(client)) => Ok(client),
-            Ok(Err(e)) => Err(NotConnected::new(
-                ReasonCode::PeerUnreachable,
-                format!(
-                    "{}'s MCP data plane did not initialise: {}",
-                    system.id,
-                    clip(&e.to_string(), 200)
-                ),
-            )),
-            Err(_) => Err(NotConnected::new(
-                ReasonCode::Timeout,
-                format!(
-                    "{}'s MCP data plane did not answer within {deadline_ms} ms",
-                    system.id
-                ),
-            )),
-        }
     }
+}
+
+/// An initialised MCP client session with the data plane at `base_url`
+/// of system `id`, presenting `token` and `headers`, within `deadline_ms`
+/// (the gateway's calls and the prober's identity check).
+pub(crate) async fn connect(
+    id: &str,
+    base_url: &str,
+    token: &str,
+    headers: HashMap<http::HeaderName, http::HeaderValue>,
+    deadline_ms: u64,
+) -> Result<rmcp::service::RunningService<rmcp::RoleClient, ()>, NotConnected> {
+    let url = format!("{}{MCP_PATH}", base_url.trim_end_matches('/'));
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .auth_header(token.to_string())
+        .custom_headers(headers);
+    let http = reqwest13::Client::builder()
+        .no_proxy()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(Duration::from_millis(deadline_ms.max(1)))
+        .build()
+        .map_err(|e| NotConnected::new(ReasonCode::PeerError, format!("MCP client: {e}")))?;
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    match tokio::time::timeout(
+        Duration::from_millis(deadline_ms.max(1)),
+        ().serve(transport),
+    )
+    .await
+    {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(NotConnected::new(
+            ReasonCode::PeerUnreachable,
+            format!(
+                "{id}'s MCP data plane did not initialise: {}",
+                clip(&e.to_string(), 200)
+            ),
+        )),
+        Err(_) => Err(NotConnected::new(
+            ReasonCode::Timeout,
+            format!("{id}'s MCP data plane did not answer within {deadline_ms} ms"),
+        )),
+    }
+}
+
+/// The prober's identity check of a data plane: an MCP session whose
+/// server says it is this build's peer (`serverInfo.name`), answering a
+/// real `tools/list` that offers [`MCP_QUERY_TOOL`]. A port that answers
+/// HTTP proves nothing; this does.
+pub(crate) async fn probe_identity(system: &System, timeout_ms: u64) -> Result<(), NotConnected> {
+    let plane = system.data_plane.as_ref().ok_or_else(|| {
+        NotConnected::new(
+            ReasonCode::NotPermitted,
+            format!("{} runs no MCP data plane", system.id),
+        )
+    })?;
+    let token = token_for(system).ok_or_else(|| {
+        NotConnected::new(
+            ReasonCode::AuthRejected,
+            format!("the hub holds no token for {}", system.id),
+        )
+    })?;
+    let mut headers = HashMap::new();
+    headers.insert(
+        http::HeaderName::from_static(CALLER_HEADER),
+        http::HeaderValue::from_static("hub"),
+    );
+    let client = connect(
+        &system.id,
+        &plane.base_url,
+        token.as_str(),
+        headers,
+        timeout_ms,
+    )
+    .await?;
+    let name = client
+        .peer_info()
+        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
+        .unwrap_or_default();
+    let tools = within(timeout_ms, &system.id, client.list_all_tools()).await;
+    let _ = client.cancel().await;
+    if name != exchange::health::PEER_SERVICE {
+        return Err(NotConnected::new(
+            ReasonCode::UnknownPeer,
+            format!(
+                "the data plane port answered as {:?}, not this build's peer",
+                clip(&name, 80)
+            ),
+        ));
+    }
+    let tools = tools?;
+    if !tools.iter().any(|t| t.name == MCP_QUERY_TOOL) {
+        return Err(NotConnected::new(
+            ReasonCode::PeerError,
+            format!("the data plane lists no {MCP_QUERY_TOOL}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Runs an MCP request under `ms`, its failure as a reason code.

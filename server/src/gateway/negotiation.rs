@@ -138,18 +138,7 @@ impl Gateway {
                         },
                     )
                     .await;
-                match result {
-                    CallResult::Connected { result, .. } => Sent::Answered(result),
-                    CallResult::NotConnected {
-                        reason: ReasonCode::SchemaInvalid,
-                        detail,
-                        ..
-                    } => Sent::InvalidReply(detail),
-                    CallResult::NotConnected { reason, detail, .. } => Sent::Failed {
-                        reason: reason.as_str().into(),
-                        detail,
-                    },
-                }
+                Sent::from(result)
             }
         };
         negotiate(want, &known, send).await
