@@ -208,9 +208,7 @@ async fn the_seed_transcript_then_every_refusal_in_the_providers_words() {
     .await;
     let detail = body["detail"].as_str().unwrap_or("");
     assert!(
-        detail.contains(&format!(
-            "Granted columns: {{\"order_date\", \"order_value\", \"region\"}}"
-        )),
+        detail.contains("Granted columns: {\"order_date\", \"order_value\", \"region\"}"),
         "{detail}"
     );
     assert!(
