@@ -8,6 +8,7 @@
 //! system, never its URL).
 
 use crate::reason::{NotConnected, ReasonCode};
+use crate::text::clip;
 
 /// Reads a body up to `limit` bytes; `None` if it is larger.
 pub async fn read_limited(
@@ -53,4 +54,56 @@ pub fn transport_failure(id: &str, e: &reqwest::Error) -> NotConnected {
         "connection lost with"
     };
     NotConnected::new(ReasonCode::PeerUnreachable, format!("{what} {id}"))
+}
+
+/// What went wrong underneath an error, in words an operator reads
+/// ("connection refused"), not a transport's type names: the I/O error
+/// at the bottom of the chain when there is one, else the innermost cause.
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut last = e.to_string();
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".into(),
+                std::io::ErrorKind::ConnectionReset => "connection reset".into(),
+                kind => format!("{kind}"),
+            };
+        }
+        last = err.to_string();
+        source = err.source();
+    }
+    clip(&last, 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that wraps another, as transports do.
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Transport<Worker<Client>> error: client error")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_root_cause_is_the_io_error_underneath_in_plain_words() {
+        let refused = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert_eq!(root_cause(&refused), "connection refused");
+        let plain = std::fmt::Error;
+        assert_eq!(
+            root_cause(&plain),
+            "an error occurred when formatting an argument"
+        );
+    }
 }

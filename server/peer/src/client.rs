@@ -154,7 +154,7 @@ pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer
                     format!(
                         "the hub at {} cannot be reached: {}",
                         call.hub_url,
-                        root_cause(&e)
+                        exchange::http::root_cause(&e)
                     ),
                 ),
                 None,
@@ -243,14 +243,6 @@ fn read_answer(call: &HubCall, status: u16, body: &Value) -> CallResult {
             detail,
         },
     }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
 }
 
 /// Makes the call and keeps this peer's side of the story: one Caller

@@ -337,7 +337,7 @@ pub(crate) async fn connect(
             ReasonCode::PeerUnreachable,
             format!(
                 "{id}'s MCP data plane did not initialise: {}",
-                clip(&e.to_string(), 200)
+                exchange::http::root_cause(&e)
             ),
         )),
         Err(_) => Err(NotConnected::new(
