@@ -47,6 +47,22 @@ pub fn columns_from_tags<'a>(tags: impl IntoIterator<Item = &'a String>) -> BTre
         .collect()
 }
 
+/// The negotiable schema of skill `negotiation` on an agent card (JSON, as
+/// served): empty when the card has no such skill or it publishes none.
+pub fn columns_on_card(card: &Value, negotiation: &str) -> BTreeSet<String> {
+    let tags: Vec<String> = card["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["id"] == negotiation)
+        .and_then(|s| s["tags"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect();
+    columns_from_tags(&tags)
+}
+
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -535,6 +551,18 @@ mod tests {
             let e = validate(&message, None, Some(&known())).expect_err(name);
             assert!(e.to_string().contains(want), "{name}: {e}");
         }
+    }
+
+    #[test]
+    fn a_card_publishes_its_negotiable_schema_as_column_tags() {
+        let card = serde_json::json!({"skills": [
+            {"id": "orders.query", "tags": ["data-share", "column:nope"]},
+            {"id": "orders.negotiate", "tags": ["negotiation", "column:region", "column:", "column:order_id"]},
+        ]});
+        let cols = columns_on_card(&card, "orders.negotiate");
+        assert_eq!(cols.into_iter().collect::<Vec<_>>(), ["order_id", "region"]);
+        assert!(columns_on_card(&card, "shipments.negotiate").is_empty());
+        assert!(columns_on_card(&serde_json::json!({}), "orders.negotiate").is_empty());
     }
 
     #[test]

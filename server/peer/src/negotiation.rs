@@ -17,7 +17,7 @@ use crate::client::{self, HubCall};
 use exchange::audit::AuditTrail;
 use exchange::envelope::{TraceParent, CURRENT_VERSION, VERSION_HEADER};
 use exchange::inbox::Inbox;
-use exchange::negotiation::{columns_from_tags, NegotiationMessage};
+use exchange::negotiation::{columns_on_card, NegotiationMessage};
 use exchange::negotiator::{negotiate, NegotiationError, Outcome, Sent, Step, Want};
 use exchange::reason::ReasonCode;
 
@@ -50,27 +50,11 @@ pub async fn published_columns(
             base.provider
         );
     }
-    let skill = card["skills"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["id"] == base.capability.as_str())
-        .with_context(|| {
-            format!(
-                "{}'s card shows this caller no skill {}: no rule lets it negotiate",
-                base.provider, base.capability
-            )
-        })?;
-    let tags: Vec<String> = skill["tags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.as_str().map(str::to_string))
-        .collect();
-    let columns = columns_from_tags(&tags);
+    let columns = columns_on_card(&card, &base.capability);
     if columns.is_empty() {
         bail!(
-            "{}'s skill {} publishes no negotiable columns (no `column:` tags)",
+            "{}'s card shows this caller no skill {} publishing negotiable columns \
+             (`column:` tags): no rule lets it negotiate, or the provider offers none",
             base.provider,
             base.capability
         );

@@ -21,7 +21,7 @@ use super::Gateway;
 use crate::negotiations::TurnRecord;
 use crate::registry::model::CapabilityKind;
 use exchange::envelope::Envelope;
-use exchange::negotiation::{columns_from_tags, NegotiationMessage};
+use exchange::negotiation::{columns_on_card, NegotiationMessage};
 use exchange::negotiator::{negotiate, NegotiationError, Outcome, Sent, Want};
 use exchange::reason::{CallResult, ReasonCode};
 
@@ -147,19 +147,9 @@ impl Gateway {
     /// The column names `provider`'s card publishes on its `negotiation`
     /// skill (empty when there is no card yet).
     pub fn published_columns(&self, provider: &str, negotiation: &str) -> BTreeSet<String> {
-        let Some(card) = self.board.card(provider) else {
-            return BTreeSet::new();
-        };
-        let tags: Vec<String> = card.card["skills"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|s| s["id"] == negotiation)
-            .and_then(|s| s["tags"].as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.as_str().map(str::to_string))
-            .collect();
-        columns_from_tags(&tags)
+        self.board
+            .card(provider)
+            .map(|card| columns_on_card(&card.card, negotiation))
+            .unwrap_or_default()
     }
 }

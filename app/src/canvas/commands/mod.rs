@@ -5,6 +5,8 @@
 //! * [`positions`]: record and save where roots are moved.
 //! * [`drawer`]: close the drawer, run a query or a consult, read a
 //!   node's audit trail.
+//! * [`contracts`]: a data-share edge's contracts view, and the hub's
+//!   own negotiation.
 //! * [`topology`]: the page's loads (the topology, the inbox count).
 //! * [`live`]: the hub's Server-Sent Events applied to the page state.
 //!
@@ -12,6 +14,7 @@
 //! interaction layer and the pure modules, never a component. Only this
 //! layer (and `source`, the server function) reaches the hub.
 
+pub(crate) mod contracts;
 pub(crate) mod drawer;
 pub(crate) mod edges;
 pub(crate) mod live;

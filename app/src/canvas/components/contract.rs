@@ -14,10 +14,8 @@
 //! negotiation is its own to start: the panel prints the `peer negotiate`
 //! command for it, the hub never commands a peer.
 //!
-//! Unlike the other panels, this one makes its two calls itself
-//! ([`api::contract`], [`api::negotiate`]); they belong in
-//! `commands::drawer` with the query and the consult, where they can move
-//! as they are.
+//! Its two calls to the hub (read the view, negotiate) are commands, in
+//! [`crate::canvas::commands::contracts`].
 //!
 //! The view is loaded when the drawer opens, and again after each query
 //! answer of the edge (a read may have changed the state) and after a
@@ -29,7 +27,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::api::{self, ApiFailure};
+use crate::api::ApiFailure;
+use crate::canvas::commands::contracts::{negotiate, running_key, Loader};
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::state::CanvasCtx;
 use crate::dto::{
@@ -114,11 +113,6 @@ fn draft_key(edge: &str, field: &str) -> String {
     format!("{edge}#contract-{field}")
 }
 
-/// The `ctx.running` entry of a negotiation of `edge` on its way.
-fn running_key(edge: &str) -> String {
-    format!("{edge}#negotiate")
-}
-
 /// What the panel's parts need of the registry view the canvas drew:
 /// display names and each data-share's queryable columns. Read from the
 /// scene once, when the panel opens, and handed down by context, so that
@@ -160,101 +154,6 @@ impl Directory {
     fn columns(&self, capability: &str) -> Vec<String> {
         self.columns.get(capability).cloned().unwrap_or_default()
     }
-}
-
-/// The panel's loaded view and what is needed to refresh it: the latest
-/// request wins (a stale GET never overwrites a newer answer). Every use
-/// after an `await` is a `try_`: the drawer may have closed meanwhile.
-#[derive(Clone, Copy)]
-struct Loader {
-    edge: StoredValue<String>,
-    view: RwSignal<Option<Result<ContractsView, ApiFailure>>>,
-    generation: StoredValue<u64>,
-    /// Set when this panel's own negotiation showed its answer, so that
-    /// its end does not read the view again.
-    settled: StoredValue<bool>,
-}
-
-impl Loader {
-    fn new(edge: String) -> Self {
-        Loader {
-            edge: StoredValue::new(edge),
-            view: RwSignal::new(None),
-            generation: StoredValue::new(0),
-            settled: StoredValue::new(false),
-        }
-    }
-
-    /// A new request's number (answers of older ones are dropped); `None`
-    /// once the panel is gone.
-    fn next(&self) -> Option<u64> {
-        self.generation.try_update_value(|g| {
-            *g += 1;
-            *g
-        })
-    }
-
-    /// Shows `result` if no newer request started since `generation`.
-    fn apply(&self, generation: u64, result: Result<ContractsView, ApiFailure>) {
-        if self.generation.try_get_value() == Some(generation) {
-            self.view.try_set(Some(result));
-        }
-    }
-
-    /// Reads the view from the hub (browser only).
-    fn load(self) {
-        let (Some(generation), Some(edge)) = (self.next(), self.edge.try_get_value()) else {
-            return;
-        };
-        leptos::task::spawn_local(async move {
-            let result = api::contract(&edge).await;
-            self.apply(generation, result);
-        });
-    }
-
-    /// Whether this panel's own negotiation already showed its answer
-    /// (and forgets it).
-    fn take_settled(&self) -> bool {
-        self.settled
-            .try_update_value(|s| std::mem::replace(s, false))
-            .unwrap_or(false)
-    }
-}
-
-/// Has the hub negotiate `request` for the loader's edge; shows the view its
-/// POST returns, or the refusal (then reloads: the hub may have recorded
-/// turns before it failed).
-fn negotiate(
-    ctx: CanvasCtx,
-    loader: Loader,
-    error: RwSignal<Option<ApiFailure>>,
-    request: NegotiateRequest,
-) {
-    let edge = loader.edge.get_value();
-    let key = running_key(&edge);
-    if ctx.running.with_untracked(|r| r.contains(&key)) {
-        return;
-    }
-    error.set(None);
-    ctx.running.update(|r| {
-        r.insert(key.clone());
-    });
-    leptos::task::spawn_local(async move {
-        let result = api::negotiate(&edge, &request).await;
-        if let Some(generation) = loader.next() {
-            match result {
-                Ok(view) => loader.apply(generation, Ok(view)),
-                Err(f) => {
-                    error.try_set(Some(f));
-                    loader.load();
-                }
-            }
-            loader.settled.try_set_value(true);
-        }
-        ctx.running.try_update(|r| {
-            r.remove(&key);
-        });
-    });
 }
 
 /// The section: every party's contract, state and transcript.
