@@ -794,6 +794,24 @@ async fn no_api_answer_carries_a_secret_an_internal_address_or_a_customer() {
         let (s, b) = ui.send(Method::POST, &query, &body).await;
         record("query", s, b);
     }
+    // The contracts view: BuyerCorp's negotiated contract and transcript,
+    // the hub's, and a negotiation the hub runs from the drawer.
+    let (s, b) = ui
+        .get(&edge_path(
+            "buyercorp->vendorcorp:orders.query",
+            "/contract",
+        ))
+        .await;
+    assert!(b.contains("contract_id"), "{b}");
+    record("contract", s, b);
+    let (s, b) = ui
+        .send(
+            Method::POST,
+            &edge_path("buyercorp->vendorcorp:orders.query", "/negotiate"),
+            &json!({"columns": ["region", "order_value"], "purpose": "leak check", "retention_days": 7}),
+        )
+        .await;
+    record("negotiate", s, b);
     for (edge, question) in [
         ("hub->helpdesk:ticket.classify", "classify T-1003"),
         (
@@ -944,4 +962,99 @@ async fn hash_password_prints_an_argon2_hash_the_users_file_accepts() {
     .expect("the users file accepts it");
     assert!(users.verify("operator", "s3cret pass"));
     assert!(!users.verify("operator", "s3cret pass\n"));
+}
+
+/// A data-share edge's contracts view is rebuilt from the hub's record of
+/// the negotiations that crossed it (seed `000`, step 6): BuyerCorp's
+/// contract and transcript in order, the hub's state derived, and a bad
+/// negotiation request refused with what was wrong, nothing negotiated.
+#[tokio::test]
+async fn the_contracts_view_is_rebuilt_from_the_record_and_bad_requests_are_named() {
+    let stack =
+        Stack::start_without_contracts(["vendorcorp", "buyercorp"].map(PeerSpec::stock).to_vec())
+            .await;
+    let ui = stack.ui().await;
+    let path = edge_path("buyercorp->vendorcorp:orders.query", "/contract");
+    let before = ui.get_json(&path).await;
+    assert_eq!(before["negotiation"], "orders.negotiate", "{before}");
+    let parties = before["parties"].as_array().expect("parties");
+    assert_eq!(parties.len(), 2);
+    for p in parties {
+        assert_eq!(p["state"], "idle", "{p}");
+        assert!(p["contract"].is_null() && p["transcript"].as_array().is_some_and(Vec::is_empty));
+    }
+    assert_eq!(
+        (
+            parties[0]["is_hub"].as_bool(),
+            parties[1]["is_hub"].as_bool()
+        ),
+        (Some(false), Some(true))
+    );
+
+    let grant = stack
+        .negotiate_orders(
+            "buyercorp",
+            "vendorcorp",
+            &["region", "order_value", "order_id"],
+        )
+        .await;
+    let after = ui.get_json(&path).await;
+    let buyer = &after["parties"][0];
+    assert_eq!(buyer["state"], "executing", "{buyer}");
+    assert_eq!(buyer["contract"]["contract_id"], grant["contract_id"]);
+    assert_eq!(
+        buyer["contract"]["columns"],
+        json!(["region", "order_value"])
+    );
+    let turns = buyer["transcript"].as_array().expect("turns");
+    assert_eq!(turns.len(), 2, "{buyer}");
+    assert_eq!(turns[0]["sent"]["intent"], "propose");
+    assert_eq!(
+        turns[0]["sent"]["columns"],
+        json!(["region", "order_value", "order_id"])
+    );
+    assert_eq!(turns[0]["reply"]["intent"], "counter");
+    assert_eq!(turns[0]["reply"]["from"], "vendorcorp");
+    assert_eq!(turns[1]["grant_id"], grant["contract_id"]);
+    // Peer words are untrusted text, attributed.
+    assert_eq!(turns[0]["reply"]["rationale"]["from"], "vendorcorp");
+    assert_eq!(turns[0]["sent"]["rationale"]["from"], "buyercorp");
+    assert_eq!(after["parties"][1]["state"], "idle", "the hub has none yet");
+
+    let negotiate = edge_path("buyercorp->vendorcorp:orders.query", "/negotiate");
+    for (body, words) in [
+        (
+            json!({"columns": [], "purpose": "p", "retention_days": 30}),
+            "columns",
+        ),
+        (
+            json!({"columns": ["region; DROP"], "purpose": "p", "retention_days": 30}),
+            "not a column name",
+        ),
+        (
+            json!({"columns": ["region"], "purpose": " ", "retention_days": 30}),
+            "purpose",
+        ),
+        (
+            json!({"columns": ["region"], "purpose": "p", "retention_days": 0}),
+            "retention_days",
+        ),
+    ] {
+        let (status, text) = ui.send(Method::POST, &negotiate, &body).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains(words), "{body}: {text}");
+    }
+    let (status, _) = ui
+        .send(
+            Method::POST,
+            &edge_path("hub->helpdesk:ticket.classify", "/negotiate"),
+            &json!({"columns": ["region"], "purpose": "p", "retention_days": 30}),
+        )
+        .await;
+    assert_eq!(status, 400, "a consult has no contract");
+    assert_eq!(
+        ui.get_json(&path).await["parties"][1]["state"],
+        "idle",
+        "nothing was negotiated"
+    );
 }
