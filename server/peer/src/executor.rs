@@ -12,8 +12,7 @@
 use crate::config::{AnswerAs, Handler, SkillConfig, SkillKind};
 use crate::contracts::negotiate;
 use crate::contracts::read::{self, Denied};
-use crate::skills::query::Scope;
-use crate::skills::{self, SkillContext, SkillError};
+use crate::skills::{self, SkillError};
 use crate::PeerState;
 use a2a::{
     A2AError, Artifact, Message, Part, PartContent, StreamResponse, Task, TaskState, TaskStatus,
@@ -362,25 +361,24 @@ async fn run(
                 .map_err(Refusal::from_skill)?;
             (turn.result, turn.text, Some(turn.trail))
         }
-        Handler::BudgetConsult | Handler::TicketClassify => {
-            let ctx = SkillContext {
-                pool: &state.pool,
-                scope: Scope {
-                    schema: &state.schema,
-                    granted: &[],
-                    capability: &skill.capability,
-                },
-            };
-            let out = skills::run(skill.handler, &ctx, input)
-                .await
-                .map_err(Refusal::from_skill)?;
-            (out.result, out.text, None)
+        // A consult reads the peer's own store and concludes.
+        Handler::BudgetConsult => consulted(skills::budget::consult(&state.pool, input).await)?,
+        Handler::TicketClassify => {
+            consulted(skills::tickets::classify_input(&state.pool, input).await)?
         }
     };
     Ok(Answered {
         message: wire::answer_message(result, Some(text)),
         trail,
     })
+}
+
+/// A consult's answer as `run` takes it (no trail line beyond the version).
+fn consulted(
+    out: Result<skills::SkillOutput, SkillError>,
+) -> Result<(Value, String, Option<String>), Refusal> {
+    let out = out.map_err(Refusal::from_skill)?;
+    Ok((out.result, out.text, None))
 }
 
 /// A text-only message: the question of the first consult skill, or help.

@@ -5,15 +5,14 @@
 //! Deterministic rules, no LLM (DESIGN.md §5: the default deployment has
 //! none), so every answer can be checked against the data. A skill never
 //! writes: cross-system calls are read-only (DESIGN.md §1 rule 3); a consult
-//! may only *propose* actions.
+//! may only *propose* actions. A read of the dataset always goes through
+//! the contract gate first ([`crate::contracts::read`]).
 
 pub mod budget;
 pub mod query;
 pub mod tickets;
 
-use crate::config::Handler;
 use serde_json::{Map, Value};
-use sqlx::SqlitePool;
 
 /// What a skill answered: the result (the capability's contract) and a
 /// one-line rendering for generic A2A clients.
@@ -56,38 +55,6 @@ impl SkillError {
 impl From<sqlx::Error> for SkillError {
     fn from(e: sqlx::Error) -> Self {
         SkillError::Internal(e.to_string())
-    }
-}
-
-/// Everything a skill may read.
-pub struct SkillContext<'a> {
-    /// The peer's own store (read only by skills).
-    pub pool: &'a SqlitePool,
-    /// The dataset table and what of it this capability grants.
-    pub scope: query::Scope<'a>,
-}
-
-/// Runs `handler` on `input`.
-pub async fn run(
-    handler: Handler,
-    ctx: &SkillContext<'_>,
-    input: &Value,
-) -> Result<SkillOutput, SkillError> {
-    match handler {
-        Handler::TableQuery => {
-            let q = query::TableQuery::parse(input, &ctx.scope)?;
-            let result = query::run(ctx.pool, ctx.scope.schema, &q).await?;
-            let text = query::summary_line(&result);
-            Ok(SkillOutput { result, text })
-        }
-        Handler::BudgetConsult => budget::consult(ctx.pool, input).await,
-        Handler::TicketClassify => tickets::classify_input(ctx.pool, input).await,
-        // A negotiation turn belongs to a conversation (caller, contextId),
-        // which a skill context does not carry: the executor routes it to
-        // `contracts::negotiate::turn`.
-        Handler::Negotiate => Err(SkillError::Internal(
-            "a negotiation turn is answered by contracts::negotiate, not skills::run".into(),
-        )),
     }
 }
 
