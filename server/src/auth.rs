@@ -192,14 +192,9 @@ impl AuthChain {
 /// which system came close. `None` for no header, a malformed one, or a
 /// token nobody holds.
 pub fn caller_by_token<'a>(headers: &HeaderMap, topology: &'a Topology) -> Option<&'a System> {
-    let given = headers
-        .get(AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .trim()
-        .split_once(' ')
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim().as_bytes().to_vec())?;
+    let given = exchange::envelope::bearer_token(headers)?
+        .as_bytes()
+        .to_vec();
     let mut found = None;
     for system in &topology.systems {
         if let Some(expected) = token_for(system) {

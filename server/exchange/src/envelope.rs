@@ -19,6 +19,18 @@ pub const TRACEPARENT_HEADER: &str = "traceparent";
 /// Names the calling system; the auth chain verifies the claim.
 pub const CALLER_HEADER: &str = "x-caller-system";
 
+/// The token an `Authorization: Bearer <token>` header presents (the scheme
+/// in any case, surrounding blanks ignored); `None` for any other header.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let (scheme, token) = headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim()
+        .split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// The caller a provider acts for: the hub's `X-Caller-System` claim (the
 /// hub authenticated that system) when it is a valid id, else `unknown` —
 /// which holds no contract, so reads nothing, and labels the trail safely.
@@ -228,6 +240,26 @@ fn random_hex(bytes: usize) -> String {
 mod tests {
     use super::*;
     use http::HeaderValue;
+
+    #[test]
+    fn a_bearer_token_is_read_from_its_header_only() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(
+                http::header::AUTHORIZATION,
+                HeaderValue::from_str(v).expect("value"),
+            );
+            h
+        };
+        assert_eq!(bearer_token(&with("Bearer s3cret")), Some("s3cret"));
+        assert_eq!(bearer_token(&with("  bearer   s3cret  ")), Some("s3cret"));
+        assert_eq!(bearer_token(&with("Basic dXNlcg==")), None);
+        assert_eq!(bearer_token(&with("Bearer")), None);
+        assert_eq!(bearer_token(&HeaderMap::new()), None);
+        assert_eq!(caller_label(Some(" buyercorp ")), "buyercorp");
+        assert_eq!(caller_label(Some("Robert'); DROP")), "unknown");
+        assert_eq!(caller_label(None), "unknown");
+    }
 
     #[test]
     fn traceparent_round_trips_and_child_keeps_trace_id() {

@@ -449,14 +449,7 @@ pub fn router(plane: DataPlane) -> Router {
 /// token>`; otherwise 401 with a JSON body naming the problem, before the
 /// body is read or the store touched.
 async fn require_bearer(State(state): State<Arc<PeerState>>, req: Request, next: Next) -> Response {
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        });
+    let presented = exchange::envelope::bearer_token(req.headers());
     if presented.is_some_and(|t| state.token.matches(t.as_bytes())) {
         return next.run(req).await;
     }

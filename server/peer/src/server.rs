@@ -73,14 +73,7 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
 /// token>`; otherwise 401 with a JSON-RPC-shaped error and one Refused
 /// record in the trail (no token, no payload in it).
 async fn require_bearer(State(state): State<Arc<PeerState>>, req: Request, next: Next) -> Response {
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        });
+    let presented = exchange::envelope::bearer_token(req.headers());
     if presented.is_some_and(|t| state.token.matches(t.as_bytes())) {
         return next.run(req).await;
     }
