@@ -322,7 +322,7 @@ async fn an_accept_that_widens_the_scope_is_rejected() {
 
 #[tokio::test]
 async fn a_provider_that_breaks_the_protocol_gets_one_correction_then_a_protocol_error() {
-    for (fault, needle) in [
+    let faults = [
         ("wrong_party", "may not speak for the other party"),
         // The hub's half of the schema catches these first.
         (
@@ -331,20 +331,35 @@ async fn a_provider_that_breaks_the_protocol_gets_one_correction_then_a_protocol
         ),
         ("unknown_column", "avg_order_value"),
         ("unparseable", "answer breaks the contract at /reply"),
-    ] {
-        let id = format!("broken{}", fault.replace('_', ""));
-        let stack = Stack::start(vec![
+    ];
+    // One stack: every broken provider a clone of VendorCorp, and one that
+    // breaks only its first reply.
+    let mut specs: Vec<PeerSpec> = faults
+        .iter()
+        .map(|(fault, _)| {
             PeerSpec::clone_of(
-                &id,
+                &format!("broken{}", fault.replace('_', "")),
                 "vendorcorp",
                 Faults {
                     negotiation: Some(fault),
                     ..Faults::default()
                 },
-            ),
-            PeerSpec::stock("buyercorp"),
-        ])
-        .await;
+            )
+        })
+        .collect();
+    specs.push(PeerSpec::clone_of(
+        "flaky",
+        "vendorcorp",
+        Faults {
+            negotiation: Some("extra_key"),
+            negotiation_times: 1,
+            ..Faults::default()
+        },
+    ));
+    specs.push(PeerSpec::stock("buyercorp"));
+    let stack = Stack::start(specs).await;
+    for (fault, needle) in faults {
+        let id = format!("broken{}", fault.replace('_', ""));
         stack.wait_for_negotiable_card("buyercorp", &id).await;
         let (code, stdout, stderr) = negotiate(&stack, &id, "region,order_date,order_value");
         assert_eq!(code, 2, "{fault}: {stdout}\n{stderr}");
@@ -365,19 +380,6 @@ async fn a_provider_that_breaks_the_protocol_gets_one_correction_then_a_protocol
         );
     }
     // Broken once: the correction recovers and a contract is granted.
-    let stack = Stack::start(vec![
-        PeerSpec::clone_of(
-            "flaky",
-            "vendorcorp",
-            Faults {
-                negotiation: Some("extra_key"),
-                negotiation_times: 1,
-                ..Faults::default()
-            },
-        ),
-        PeerSpec::stock("buyercorp"),
-    ])
-    .await;
     stack.wait_for_negotiable_card("buyercorp", "flaky").await;
     let (code, stdout, stderr) = negotiate(&stack, "flaky", "region,order_date,order_value");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
