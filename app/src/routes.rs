@@ -46,6 +46,13 @@ pub const INBOX_REJECT: &str = "/api/inbox/{id}/reject";
 /// `GET` (with `?limit=`): a node's recent audit entries.
 pub const NODE_AUDIT: &str = "/api/nodes/{id}/audit";
 
+/// `GET`: which of the hub's own agents the canvas offers.
+pub const AGENTS: &str = "/api/agents";
+/// `GET`: the recommender's suggested connections.
+pub const RECOMMENDATIONS: &str = "/api/recommendations";
+/// `POST`: the data interpreter's sentence about a node.
+pub const NODE_INTERPRET: &str = "/api/nodes/{id}/interpret";
+
 /// `POST`: logs in (the only public `/api` route).
 pub const LOGIN: &str = "/api/login";
 /// `POST`: ends the session.
@@ -102,6 +109,11 @@ pub fn inbox_approve(id: &str) -> String {
 /// [`INBOX_REJECT`] of inbox entry `id`.
 pub fn inbox_reject(id: &str) -> String {
     with_id(INBOX_REJECT, id)
+}
+
+/// [`NODE_INTERPRET`] of node `id`.
+pub fn node_interpret(id: &str) -> String {
+    with_id(NODE_INTERPRET, id)
 }
 
 /// [`NODE_AUDIT`] of node `id`, asking for at most `limit` entries.
@@ -181,6 +193,9 @@ mod tests {
             INBOX_APPROVE,
             INBOX_REJECT,
             NODE_AUDIT,
+            AGENTS,
+            RECOMMENDATIONS,
+            NODE_INTERPRET,
             LOGIN,
             LOGOUT,
             SESSION,

@@ -20,6 +20,7 @@ use leptos::prelude::LeptosOptions;
 use tokio::task::JoinHandle;
 use tower_http::trace::TraceLayer;
 
+use crate::agents::Agents;
 use crate::bff::{self, BffState};
 use crate::budget_plans::HubPlans;
 use crate::edges::EdgeStore;
@@ -47,6 +48,9 @@ pub struct HubConfig {
     /// The UI users file. Without one nobody can log in to the canvas
     /// (the gateway works regardless).
     pub ui_users: Option<PathBuf>,
+    /// The agent config (`config/agents.yaml`). Without one every agent
+    /// runs its deterministic path and nothing calls a model.
+    pub agents: Option<PathBuf>,
 }
 
 /// Why the hub could not start.
@@ -55,6 +59,9 @@ pub enum HubError {
     /// The topology file is missing or invalid.
     #[error(transparent)]
     Topology(#[from] crate::registry::LoadError),
+    /// The agent config or its prompt library is missing or invalid.
+    #[error(transparent)]
+    Agents(#[from] crate::agents::AgentsError),
     /// The UI users file is missing or invalid.
     #[error(transparent)]
     UiUsers(#[from] crate::ui_auth::users::UsersError),
@@ -109,6 +116,8 @@ pub struct Hub {
     pub inbox: Inbox,
     /// UI users and sessions.
     pub ui: UiAuth,
+    /// The hub's own agents and their config.
+    pub agents: Arc<Agents>,
 }
 
 /// The hub's background tasks; aborted when dropped, so a test that drops
@@ -132,6 +141,7 @@ impl Hub {
     pub async fn build(config: &HubConfig) -> Result<Self, HubError> {
         let events = EventBus::new();
         let registry = Arc::new(Registry::open(&config.topology, events.clone())?);
+        let agents = Arc::new(Agents::open(config.agents.clone(), events.clone())?);
         let users = match &config.ui_users {
             Some(path) => UiUsers::load(path)?,
             None => UiUsers::none(),
@@ -168,11 +178,12 @@ impl Hub {
                 store: sessions,
                 settings: SessionSettings::default(),
             },
+            agents,
         })
     }
 
-    /// Starts the health prober, the topology watcher and the sweeper of
-    /// expired UI sessions.
+    /// Starts the health prober, the topology and agent-config watchers
+    /// and the sweeper of expired UI sessions.
     pub fn start_background(&self) -> Result<BackgroundTasks, HubError> {
         let prober =
             Prober::new(self.registry.clone(), self.board.clone()).map_err(HubError::Prober)?;
@@ -180,6 +191,7 @@ impl Hub {
             handles: vec![
                 prober.spawn(),
                 crate::registry::watch::spawn(self.registry.clone()),
+                crate::agents::watch(self.agents.clone()),
                 tokio::spawn(self.ui.store.clone().sweep_expired()),
             ],
         })
@@ -195,6 +207,7 @@ impl Hub {
             edges: self.edges.clone(),
             gateway: self.gateway.clone(),
             inbox: self.inbox.clone(),
+            agents: self.agents.clone(),
         }
     }
 
@@ -273,6 +286,7 @@ mod tests {
             topology,
             database: dir.path().join("hub.db"),
             ui_users: Some(ui_users),
+            agents: None,
         })
         .await
         .expect("hub builds");

@@ -25,12 +25,14 @@
 //! | [`edges`] | the connections made on the canvas, and node positions |
 //! | [`redaction`] | the only road from a peer's answer to a browser |
 //! | [`budget_plans`] | the hub's own local write when its operator approves a proposal |
+//! | [`agents`] | the hub's own agents: recommender, interpreter, orchestrator, their config and tools |
 //! | [`bff`] | the `/api` a browser calls, and the views it gets |
 //! | [`api`] | the one error shape of every `/api` route |
 //! | [`ui_auth`] | who may use the canvas: login, sessions, CSRF |
 //! | [`web`] | the server-rendered Leptos pages |
 //! | [`hub`] | wiring it all into one process |
 
+pub mod agents;
 pub mod api;
 pub mod auth;
 pub mod bff;

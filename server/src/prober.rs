@@ -336,7 +336,9 @@ impl StatusBoard {
                 } => {
                     tracing::info!(%system, ?status, ?reason, detail = detail.as_deref().unwrap_or(""), "status changed")
                 }
-                HubEvent::TopologyChanged | HubEvent::InboxChanged { .. } => {}
+                HubEvent::TopologyChanged
+                | HubEvent::InboxChanged { .. }
+                | HubEvent::AgentsChanged => {}
             }
             self.events.publish(ev);
         }
@@ -588,7 +590,7 @@ mod tests {
         let seen: Vec<NodeStatus> = std::iter::from_fn(|| events.try_recv().ok())
             .filter_map(|e| match e {
                 HubEvent::StatusChanged { status, .. } => Some(status),
-                HubEvent::TopologyChanged | HubEvent::InboxChanged { .. } => None,
+                _ => None,
             })
             .collect();
         assert_eq!(

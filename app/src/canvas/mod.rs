@@ -35,14 +35,19 @@
 //!    every call to the hub: `commands::edges` (connect, chooser, create,
 //!    remove), `commands::positions` (record and save moves),
 //!    `commands::drawer` (close, query, consult, audit trail),
+//!    `commands::contracts` (a data-share's contracts, the hub's
+//!    negotiation), `commands::agents` (the hub's own agents: which are
+//!    offered, suggestions, interpretations),
 //!    `commands::topology` (loads: topology refetches, inbox count),
 //!    `commands::live` (Server-Sent Events).
 //! 4. **Components** (`components`, one concern a file): `node`, `edge`
 //!    (paths, labels, drag layers, arrowheads), `connector` (handle,
 //!    dragged line, chooser), `drawer`, `panels` (query and consult),
-//!    `audit`, `minimap`, `toolbar`, `announcer`, `topbar` (Inbox link,
-//!    live indicator), `messages` (load and reload errors). Components
-//!    render state and trigger commands; they fetch nothing themselves.
+//!    `contract`, `audit`, `interpret`, `suggestions`, `transcript` (a run
+//!    of the hub's orchestrator), `minimap`, `toolbar`, `announcer`,
+//!    `topbar` (Inbox link, live indicator), `messages` (load and reload
+//!    errors). Components render state and trigger commands; they fetch
+//!    nothing themselves.
 //! 5. **Composition**: `scene` (builds a `SceneCtx`, wires gestures to
 //!    commands, lays out the components) and `page` (the route:
 //!    [`CanvasPage`]).

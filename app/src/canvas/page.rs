@@ -5,11 +5,13 @@
 //! The first load is in the server's HTML (the resource runs the server
 //! function in-process); later loads come from the browser's refetches
 //! ([`commands::topology`]). The page also measures the canvas, closes the
-//! drawer on Escape and runs the live channel.
+//! drawer on Escape, runs the live channel and reads which of the hub's
+//! own agents to offer ([`commands::agents`]).
 
 use leptos::prelude::*;
 
 use super::commands;
+use super::commands::agents::follow_agents;
 #[cfg(feature = "hydrate")]
 use super::commands::live;
 use super::commands::positions;
@@ -38,6 +40,7 @@ pub fn CanvasPage() -> impl IntoView {
     let topology = Resource::new(|| (), |_| first_load());
     let latest = RwSignal::new(None::<TopologyLoad>);
     follow_refetches(ctx, topology, latest);
+    follow_agents(ctx);
     positions::save_before_leaving(ctx);
 
     let section = NodeRef::<leptos::html::Section>::new();

@@ -1,7 +1,7 @@
 //! The drawn graph: the pannable, zoomable world with its nodes and edges,
-//! the minimap, the drawer and the chooser. The top of the canvas's
-//! layers: it builds the scene's state, hands the gestures' outcomes to
-//! the commands and composes the components.
+//! the minimap, the drawer, the chooser and the suggestions panel. The top
+//! of the canvas's layers: it builds the scene's state, hands the
+//! gestures' outcomes to the commands and composes the components.
 //!
 //! React Flow's hybrid: HTML nodes over an SVG edge layer, edge labels as
 //! HTML above the nodes, and one CSS transform on the world for pan and
@@ -18,6 +18,7 @@ use super::components::edge::{Arrow, DragLabels, DragLayer, EdgeLabel, EdgePath}
 use super::components::messages::ReloadError;
 use super::components::minimap::Minimap;
 use super::components::node::RootNode;
+use super::components::suggestions::SuggestionsPanel;
 use super::dom::focus_testid;
 use super::graph::LABEL_RUN;
 use super::interaction::controller::{self, GestureEnd};
@@ -153,6 +154,7 @@ pub(crate) fn Scene(
             </div>
         </div>
         <Minimap/>
+        <SuggestionsPanel/>
         <Drawer/>
         <ChooserPanel/>
     }

@@ -15,7 +15,9 @@ use super::graph::{Point, Rect};
 use super::health::{Health, LivePatch};
 use super::viewport::{Camera, Size};
 use crate::api::ApiFailure;
-use crate::dto::{ConsultView, QueryResultView, TopologyView};
+use crate::dto::{
+    AgentsView, ConsultView, InterpretationView, QueryResultView, RecommendationsView, TopologyView,
+};
 
 /// One load of the topology, stamped with how many live events the browser
 /// had applied when it started, so that a live status older than the load
@@ -100,6 +102,43 @@ pub enum EdgeAnswer {
     Consult(Result<ConsultView, ApiFailure>),
 }
 
+/// What the canvas holds of the hub's own agents (DESIGN.md §5): which
+/// are offered, the recommender's last list and the interpreter's last
+/// sentence per node. Page-wide, so a redraw of the scene loses none of
+/// it. Everything starts off (nothing offered, nothing loaded), on the
+/// server too: the entries appear once the browser has asked the hub.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentsState {
+    /// Which agents the hub offers; all `false` until known.
+    pub offered: RwSignal<AgentsView>,
+    /// Bumped to read [`Self::offered`] again (the agent config changed,
+    /// or the live channel may have missed that it did).
+    pub refresh: RwSignal<u64>,
+    /// Whether the suggestions panel is open.
+    pub suggestions_open: RwSignal<bool>,
+    /// The recommender's last list, or why it could not be read; `None`
+    /// until the panel first asked.
+    pub recommendations: RwSignal<Option<Result<RecommendationsView, ApiFailure>>>,
+    /// The number of the newest request of the list: an older one
+    /// answering late is dropped.
+    pub recommendations_seq: StoredValue<u64>,
+    /// Each node's last interpretation, by node id.
+    pub interpretations: RwSignal<HashMap<String, Result<InterpretationView, ApiFailure>>>,
+}
+
+impl AgentsState {
+    fn new() -> Self {
+        AgentsState {
+            offered: RwSignal::new(AgentsView::default()),
+            refresh: RwSignal::new(0),
+            suggestions_open: RwSignal::new(false),
+            recommendations: RwSignal::new(None),
+            recommendations_seq: StoredValue::new(0),
+            interpretations: RwSignal::new(HashMap::new()),
+        }
+    }
+}
+
 /// Page-wide state. All fields are arena handles, so it is `Copy`.
 #[derive(Debug, Clone, Copy)]
 pub struct CanvasCtx {
@@ -148,6 +187,8 @@ pub struct CanvasCtx {
     /// Proposals waiting in the hub's inbox (the Inbox link's badge);
     /// `None` until known.
     pub inbox_pending: RwSignal<Option<u64>>,
+    /// The hub's own agents: what is offered and what they last said.
+    pub agents: AgentsState,
 }
 
 impl CanvasCtx {
@@ -174,6 +215,7 @@ impl CanvasCtx {
             drafts: StoredValue::new(HashMap::new()),
             focus_after_load: StoredValue::new(None),
             inbox_pending: RwSignal::new(None),
+            agents: AgentsState::new(),
         }
     }
 
@@ -219,6 +261,12 @@ impl CanvasCtx {
     /// events may have been missed).
     pub fn refetch(&self) {
         self.refresh.update(|r| *r += 1);
+    }
+
+    /// Asks which of the hub's own agents are offered, again (the agent
+    /// config was reloaded, or events may have been missed).
+    pub fn refetch_agents(&self) {
+        self.agents.refresh.update(|r| *r += 1);
     }
 }
 

@@ -23,6 +23,8 @@
 //! | [`untrusted`] | free text from another system: data, never instructions |
 //! | [`db`] | opening a system's own SQLite store |
 //! | [`located`] | config-file problems located at file:line:column:field |
+//! | [`model`] | the one model client every agent uses: a tier, a deadline, JSON replies, provider quirks |
+//! | [`prompts`] | the prompt library: system prompts by language and key, from files |
 //!
 //! Without the default `runtime` feature only [`reason`], [`id`],
 //! [`text`] and [`negotiation`] compile: the browser crate may use them on
@@ -50,7 +52,11 @@ pub mod inbox;
 #[cfg(feature = "runtime")]
 pub mod located;
 #[cfg(feature = "runtime")]
+pub mod model;
+#[cfg(feature = "runtime")]
 pub mod negotiator;
+#[cfg(feature = "runtime")]
+pub mod prompts;
 #[cfg(feature = "runtime")]
 pub mod untrusted;
 #[cfg(feature = "runtime")]

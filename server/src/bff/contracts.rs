@@ -94,6 +94,7 @@ pub async fn contract(
 pub async fn negotiate(
     State(state): State<BffState>,
     ApiPath(id): ApiPath<String>,
+    headers: axum::http::HeaderMap,
     ApiJson(req): ApiJson<NegotiateRequest>,
 ) -> Result<Redacted<ContractsView>, ApiFailure> {
     let target = target(&state, &id)?;
@@ -131,6 +132,24 @@ pub async fn negotiate(
         purpose: purpose.to_string(),
         retention_days: req.retention_days,
     };
+    // With a tier, the hub's negotiator drafts the proposal; it is held
+    // to the operator's request in code (`crate::agents::negotiator`).
+    let published = state
+        .gateway
+        .published_columns(&target.provider, &negotiation);
+    let (want, drafted) = crate::agents::negotiator::draft(
+        &state.agents,
+        &super::agents::tool_context(&state),
+        &crate::agents::request_language(&headers),
+        &target.provider,
+        &target.data_capability,
+        want,
+        &published,
+    )
+    .await;
+    if let Some(note) = drafted {
+        tracing::info!(edge = %target.edge, "{note}");
+    }
     // The outcome is in the record the view is rebuilt from; a failure
     // is logged here and shown there (state `error`).
     match state

@@ -25,8 +25,10 @@ use serde_json::json;
 use super::BffState;
 use crate::api::{ApiFailure, ApiJson, ApiPath, ApiQuery};
 use crate::edges::Edge;
+use crate::gateway::Gateway;
 use crate::redaction::{self, CallMeta, Redacted};
 use crate::registry::model::CapabilityKind;
+use crate::registry::Registry;
 use exchange::envelope::Envelope;
 use exchange::inbox::Origin;
 use exchange::reason::CallResult;
@@ -55,7 +57,7 @@ fn callable_edge(state: &BffState, id: &str) -> Result<(Edge, CapabilityKind, St
 
 /// `op` and column names as the data-share contract takes them: checked
 /// here so a typo is a 400 with a message, not a round trip to the peer.
-fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
+pub(crate) fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
     if !matches!(req.op.as_str(), "count" | "sum" | "avg" | "min" | "max") {
         return Err(ApiFailure::bad_request(format!(
             "op must be one of count, sum, avg, min, max; got {:?}",
@@ -79,30 +81,26 @@ fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
     Ok(())
 }
 
-/// A drawer's call through the gateway as the hub, then the only way to a
-/// view: schema check, whitelist and redaction.
-async fn call_and_redact(
-    state: &BffState,
+/// A call along `edge` through the gateway as the hub, then the only way
+/// to a view: schema check, whitelist and redaction. Drawers and the hub's
+/// agents' read-only tools (`crate::agents::tools`) both call it.
+pub(crate) async fn call_and_redact(
+    gateway: &Gateway,
+    registry: &Registry,
     edge: &Edge,
-    hub_id: &str,
     input: serde_json::Value,
+    envelope: Envelope,
 ) -> (
     CallResult,
     Result<Redacted<redaction::Data>, exchange::reason::NotConnected>,
     CallMeta,
 ) {
-    let result = state
-        .gateway
-        .call(
-            hub_id,
-            &edge.provider,
-            &edge.capability,
-            input,
-            Envelope::new_root(),
-        )
+    let hub_id = registry.snapshot().topology.hub.id.clone();
+    let result = gateway
+        .call(&hub_id, &edge.provider, &edge.capability, input, envelope)
         .await;
     let answer = redaction::redact_call(
-        &state.registry.snapshot().contracts,
+        &registry.snapshot().contracts,
         &edge.capability,
         &edge.provider,
         &result,
@@ -111,13 +109,21 @@ async fn call_and_redact(
     (result, answer, meta)
 }
 
+/// The data-share input of a drawer's query.
+pub(crate) fn query_input(req: &QueryRequest) -> serde_json::Value {
+    json!({
+        "aggregate": {"op": req.op, "column": req.column},
+        "group_by": req.group_by,
+    })
+}
+
 /// `POST /api/edges/{id}/query` (data-share edges).
 pub async fn query(
     State(state): State<BffState>,
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<QueryRequest>,
 ) -> Result<Redacted<QueryResultView>, ApiFailure> {
-    let (edge, kind, hub_id) = callable_edge(&state, &id)?;
+    let (edge, kind, _) = callable_edge(&state, &id)?;
     if kind != CapabilityKind::DataShare {
         return Err(ApiFailure::bad_request(format!(
             "{} is a consult edge: ask it a question instead",
@@ -125,11 +131,14 @@ pub async fn query(
         )));
     }
     check_query(&req)?;
-    let input = json!({
-        "aggregate": {"op": req.op, "column": req.column},
-        "group_by": req.group_by,
-    });
-    let (_, answer, meta) = call_and_redact(&state, &edge, &hub_id, input).await;
+    let (_, answer, meta) = call_and_redact(
+        &state.gateway,
+        &state.registry,
+        &edge,
+        query_input(&req),
+        Envelope::new_root(),
+    )
+    .await;
     Ok(redaction::query_view(meta, answer.as_ref()))
 }
 
@@ -153,7 +162,14 @@ pub async fn ask(
         )));
     }
     let input = json!({ "question": question });
-    let (result, answer, meta) = call_and_redact(&state, &edge, &hub_id, input).await;
+    let (result, answer, meta) = call_and_redact(
+        &state.gateway,
+        &state.registry,
+        &edge,
+        input,
+        Envelope::new_root(),
+    )
+    .await;
     let mut entries = Vec::new();
     if let (
         Ok(redacted),

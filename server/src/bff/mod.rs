@@ -8,6 +8,9 @@
 //! * `POST /api/edges/{id}/query`, `POST /api/edges/{id}/ask`,
 //!   `GET /api/inbox`, `GET /api/nodes/{id}/audit` ([`drawers`]): what the
 //!   drawers show. The hub is the caller of every call a drawer makes.
+//! * `GET /api/agents`, `GET /api/recommendations`,
+//!   `POST /api/nodes/{id}/interpret` ([`agents`]): the hub's own agents;
+//!   each route picks its specialist.
 //! * `GET /api/inbox/page`, `GET /api/inbox/pending`,
 //!   `POST /api/inbox/{id}/approve|reject`
 //!   ([`approvals`]): the hub's inbox page and a human's decision.
@@ -15,6 +18,7 @@
 //! Every answer is an `app::dto` type built field by field; no peer JSON
 //! and no registry struct is ever passed through to a browser.
 
+pub mod agents;
 pub mod approvals;
 pub mod contracts;
 pub mod drawers;
@@ -61,6 +65,8 @@ pub struct BffState {
     pub gateway: Arc<Gateway>,
     /// The hub's own approval inbox.
     pub inbox: Inbox,
+    /// The hub's own agents (recommender, interpreter, orchestrator).
+    pub agents: Arc<crate::agents::Agents>,
 }
 
 impl BffState {
@@ -96,6 +102,9 @@ pub fn router(state: BffState) -> Router {
         .route(routes::INBOX_APPROVE, post(approvals::approve))
         .route(routes::INBOX_REJECT, post(approvals::reject))
         .route(routes::NODE_AUDIT, get(drawers::audit))
+        .route(routes::AGENTS, get(agents::agents))
+        .route(routes::RECOMMENDATIONS, get(agents::recommendations))
+        .route(routes::NODE_INTERPRET, post(agents::interpret))
         // An unknown `/api` path is an API 404, not the canvas's HTML page.
         .route(routes::API_UNKNOWN, any(unknown_route))
         .with_state(state)

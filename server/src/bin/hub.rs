@@ -54,6 +54,11 @@ struct ServeArgs {
     /// can log in to the canvas; the gateway works regardless.
     #[arg(long, env = "WS_UI_USERS")]
     ui_users: Option<PathBuf>,
+    /// The hub's agent config (tiers, agents, prompt library). Re-read
+    /// when it changes. Without it every agent runs its deterministic
+    /// path and the interpreter is off.
+    #[arg(long, env = "WS_AGENTS", default_value = "config/agents.yaml")]
+    agents: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -105,6 +110,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         topology: args.topology.clone(),
         database: args.database.clone(),
         ui_users: args.ui_users.clone(),
+        agents: Some(args.agents.clone()),
     })
     .await
     .context("starting the hub")?;

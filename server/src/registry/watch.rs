@@ -1,10 +1,13 @@
 //! Reloading the topology without a restart: on file change and on SIGHUP.
+//! The same watcher re-reads the agent config (`crate::agents::watch`):
+//! [`spawn_for`] watches any file and calls its reload.
 //!
 //! The file is polled (modification time + length) rather than watched
 //! with inotify: it works the same on every filesystem, in containers and
 //! for editors that replace the file by renaming, and costs one `stat`
 //! every half second.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -22,19 +25,33 @@ struct Fingerprint {
     len: u64,
 }
 
-async fn fingerprint(registry: &Registry) -> Option<Fingerprint> {
-    let meta = tokio::fs::metadata(registry.source()).await.ok()?;
+async fn fingerprint(path: &Path) -> Option<Fingerprint> {
+    let meta = tokio::fs::metadata(path).await.ok()?;
     Some(Fingerprint {
         modified: meta.modified().ok(),
         len: meta.len(),
     })
 }
 
-/// Starts the watcher task. It runs until aborted; each reload's outcome
-/// is handled (and logged) by [`Registry::reload`].
+/// Starts the topology's watcher task. It runs until aborted; each
+/// reload's outcome is handled (and logged) by [`Registry::reload`].
 pub fn spawn(registry: Arc<Registry>) -> JoinHandle<()> {
+    let path = registry.source().to_path_buf();
+    spawn_for(path, "the topology", move || {
+        let _ = registry.reload();
+    })
+}
+
+/// Watches the file at `path` (and SIGHUP) and calls `reload` on a
+/// worker thread each time it changes; `what` names it in the log.
+pub fn spawn_for(
+    path: PathBuf,
+    what: &'static str,
+    reload: impl Fn() + Send + Sync + 'static,
+) -> JoinHandle<()> {
+    let reload = Arc::new(reload);
     tokio::spawn(async move {
-        let mut last = fingerprint(&registry).await;
+        let mut last = fingerprint(&path).await;
         let mut hangup = hangup_signal();
         let mut tick = tokio::time::interval(POLL_INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -43,18 +60,18 @@ pub fn spawn(registry: Arc<Registry>) -> JoinHandle<()> {
                 _ = tick.tick() => false,
                 _ = recv_hangup(&mut hangup) => true,
             };
-            let now = fingerprint(&registry).await;
+            let now = fingerprint(&path).await;
             if !forced && now == last {
                 continue;
             }
             if forced {
-                tracing::info!("SIGHUP: reloading the topology");
+                tracing::info!("SIGHUP: reloading {what}");
             }
             last = now;
-            let reg = registry.clone();
+            let reload = reload.clone();
             // Reading and compiling is blocking work: keep it off the
             // async workers.
-            let _ = tokio::task::spawn_blocking(move || reg.reload()).await;
+            let _ = tokio::task::spawn_blocking(move || reload()).await;
         }
     })
 }

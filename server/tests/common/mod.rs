@@ -10,6 +10,8 @@
 
 pub mod a2a;
 pub mod contracts;
+pub mod model;
+pub mod stores;
 
 use serde_json::Value as Json;
 use serde_yaml_ng::{Mapping, Value};
@@ -55,6 +57,16 @@ pub fn free_port() -> u16 {
 fn yaml(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Writes an agent config whose prompt library is the repository's.
+fn write_agents_file(path: &Path, text: &str) {
+    let library = repo().join("config/prompts");
+    let text = text.replace(
+        "\nprompts: prompts\n",
+        &format!("\nprompts: {}\n", library.display()),
+    );
+    std::fs::write(path, text).expect("write agents.yaml");
 }
 
 fn key(k: &str) -> Value {
@@ -121,6 +133,9 @@ pub struct Stack {
     pub ui_users_path: PathBuf,
     /// [`UI_USER`]'s password for this stack.
     pub ui_password: String,
+    /// The agent config the hub runs with (a copy of
+    /// `config/agents.yaml`; [`Stack::write_agents`] swaps it).
+    pub agents_path: PathBuf,
     pub tokens: BTreeMap<String, String>,
     pub peer_ports: BTreeMap<String, u16>,
     /// Ports of the MCP data planes (peers whose config has `mcp`).
@@ -260,12 +275,18 @@ impl Stack {
         )
         .expect("write ui users");
 
+        let agents_path = dir.path().join("agents.yaml");
+        write_agents_file(
+            &agents_path,
+            &std::fs::read_to_string(repo().join("config/agents.yaml")).expect("agents.yaml"),
+        );
         let mut stack = Stack {
             dir,
             hub_port,
             topology_path,
             ui_users_path,
             ui_password,
+            agents_path,
             tokens,
             peer_ports,
             mcp_ports,
@@ -283,6 +304,12 @@ impl Stack {
         }
         stack.start_hub().await;
         stack
+    }
+
+    /// Replaces the hub's agent config with `text` (its `prompts:` pointed
+    /// at the repository's library); the hub re-reads it.
+    pub fn write_agents(&self, text: &str) {
+        write_agents_file(&self.agents_path, text);
     }
 
     /// Rewrites the topology file from the in-memory copy (the hub reloads it).
@@ -567,6 +594,8 @@ impl Stack {
             .arg(self.hub_db())
             .arg("--ui-users")
             .arg(&self.ui_users_path)
+            .arg("--agents")
+            .arg(&self.agents_path)
             .current_dir(repo())
             .envs(self.envs())
             .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{}", self.hub_port))
@@ -574,7 +603,9 @@ impl Stack {
             .env("LEPTOS_SITE_ROOT", repo().join("target/site"))
             .env("LEPTOS_SITE_PKG_DIR", "pkg")
             .env("LEPTOS_ENV", "PROD")
-            .stdout(Stdio::null())
+            // The hub logs (tracing) to stdout, panics to stderr: both in
+            // hub.log.
+            .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .spawn()
             .expect("spawn hub");

@@ -67,6 +67,19 @@ pub(crate) fn open_chooser(ctx: CanvasCtx, scene: &SceneCtx, root: &str) {
 /// Asks the hub to establish `c`; the canvas redraws with the new edge
 /// (the live channel says so too) and focus goes to it.
 pub(crate) fn create_edge(ctx: CanvasCtx, scene: &SceneCtx, c: Candidate) {
+    create_edge_then(ctx, scene, c, |_| {});
+}
+
+/// [`create_edge`], then `then(created)` once the hub has answered
+/// (`created` is false for a refusal, an existing edge or no answer): the
+/// one create path, for whoever needs to know how it ended (a suggestion
+/// being accepted).
+pub(crate) fn create_edge_then(
+    ctx: CanvasCtx,
+    scene: &SceneCtx,
+    c: Candidate,
+    then: impl FnOnce(bool) + 'static,
+) {
     let label = sentence(&c, |id| scene.name(id));
     let request = CreateEdgeRequest {
         consumer: c.consumer.clone(),
@@ -85,15 +98,20 @@ pub(crate) fn create_edge(ctx: CanvasCtx, scene: &SceneCtx, c: Candidate) {
                 }
                 ctx.announce(NoticeKind::Done, format!("Connected: {label}."));
                 ctx.refetch();
+                then(true);
             }
             Err(f) if f.status == 409 => {
                 ctx.announce(NoticeKind::Refused, format!("Already connected: {label}."));
                 ctx.refetch();
+                then(false);
             }
-            Err(f) => ctx.announce(
-                NoticeKind::Refused,
-                format!("The hub refused to connect {label} — {}", f.describe()),
-            ),
+            Err(f) => {
+                ctx.announce(
+                    NoticeKind::Refused,
+                    format!("The hub refused to connect {label} — {}", f.describe()),
+                );
+                then(false);
+            }
         }
     });
 }

@@ -3,7 +3,9 @@
 //!
 //! `status_changed` patches one system's health (its node, children and
 //! edges follow); `topology_changed` refetches the topology;
-//! `inbox_changed` updates the Inbox link's count of waiting proposals.
+//! `inbox_changed` updates the Inbox link's count of waiting proposals;
+//! `agents_changed` reads again which of the hub's own agents are offered
+//! ([`agents`](super::agents)).
 //! The browser's `EventSource` retries by itself after a network error;
 //! when it gives up (an HTTP error answer) this module reopens it with a
 //! growing delay, and any reconnection refetches, since events may have
@@ -45,6 +47,10 @@ pub(crate) fn apply(ctx: &CanvasCtx, json: &str, now: impl FnOnce() -> String) -
         }
         Ok(HubEvent::InboxChanged { pending }) => {
             ctx.inbox_pending.set(Some(pending));
+            true
+        }
+        Ok(HubEvent::AgentsChanged) => {
+            ctx.refetch_agents();
             true
         }
         Err(_) => false,
@@ -129,6 +135,7 @@ mod browser {
                 ctx.link.try_set(LinkState::Live);
                 if missed {
                     ctx.refetch();
+                    ctx.refetch_agents();
                 }
             })
             .into_js_value()
@@ -143,7 +150,12 @@ mod browser {
             }
         })
         .into_js_value();
-        for name in ["message", "status_changed", "topology_changed"] {
+        for name in [
+            "message",
+            "status_changed",
+            "topology_changed",
+            "agents_changed",
+        ] {
             let _ = es.add_event_listener_with_callback(name, on_message.unchecked_ref());
         }
 
@@ -221,6 +233,9 @@ mod tests {
             assert_eq!(ctx.inbox_pending.get_untracked(), None);
             assert!(apply(&ctx, r#"{"type":"inbox_changed","pending":3}"#, String::new));
             assert_eq!(ctx.inbox_pending.get_untracked(), Some(3));
+            assert!(apply(&ctx, r#"{"type":"agents_changed"}"#, String::new));
+            assert_eq!(ctx.agents.refresh.get_untracked(), 1);
+            assert_eq!(ctx.refresh.get_untracked(), 1);
             assert!(!apply(&ctx, r#"{"type":"something_new"}"#, String::new));
             assert!(!apply(&ctx, "not json", String::new));
         });

@@ -7,6 +7,9 @@
 //!   node's audit trail.
 //! * [`contracts`]: a data-share edge's contracts view, and the hub's
 //!   own negotiation.
+//! * [`agents`]: the hub's own agents (DESIGN.md §5): which are offered,
+//!   the recommender's suggestions and accepting one, the interpreter's
+//!   sentence about a node.
 //! * [`topology`]: the page's loads (the topology, the inbox count).
 //! * [`live`]: the hub's Server-Sent Events applied to the page state.
 //!
@@ -14,6 +17,7 @@
 //! interaction layer and the pure modules, never a component. Only this
 //! layer (and `source`, the server function) reaches the hub.
 
+pub(crate) mod agents;
 pub(crate) mod contracts;
 pub(crate) mod drawer;
 pub(crate) mod edges;

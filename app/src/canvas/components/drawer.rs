@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use super::audit::AuditSection;
 use super::contract::ContractPanel;
+use super::interpret::InterpretSection;
 use super::panels::{ConsultPanel, QueryPanel};
 use crate::canvas::commands;
 use crate::canvas::commands::edges::{open_chooser, remove_edge};
@@ -228,15 +229,27 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
             </div>
         }
     });
+    // Offered only with a model tier: otherwise not in the page at all.
+    let interpret = {
+        let id = node.id.clone();
+        let offered = Memo::new(move |_| ctx.agents.offered.with(|a| a.interpreter));
+        move || {
+            offered
+                .get()
+                .then(|| view! { <InterpretSection node=id.clone()/> })
+        }
+    };
     view! {
         <DrawerFrame eyebrow=kind.to_string() title=node.name.clone()>
             {description}
             {connect}
             <HealthSection health/>
+            {interpret}
             {body}
             <AuditSection system=root.clone()/>
         </DrawerFrame>
     }
+    .into_any()
 }
 
 /// What a connection is, its query or consult, its data contracts, and
@@ -303,5 +316,58 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
                 </button>
             </div>
         </DrawerFrame>
+    }
+}
+
+/// A node's drawer as the server renders it: the interpreter's entry is
+/// there only when the hub offers it.
+#[cfg(all(test, feature = "ssr"))]
+mod render_tests {
+    use super::*;
+    use crate::dto::{AgentsView, TopologyView};
+
+    fn render(offered: AgentsView) -> String {
+        // The scene's selectors spawn their futures: give them somewhere to
+        // run (already set by another test is fine).
+        let _ = any_spawner::Executor::init_futures_executor();
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            ctx.agents.offered.set(offered);
+            ctx.selection
+                .set(Some(Selection::Node("vendorcorp".into())));
+            provide_context(ctx);
+            let view = TopologyView {
+                hub_id: "hub".into(),
+                nodes: vec![
+                    NodeView::healthy("hub", "Wall Street hub", NodeKind::Hub, None),
+                    NodeView::healthy("vendorcorp", "VendorCorp", NodeKind::System, None),
+                ],
+                edges: vec![],
+                rules: vec![],
+                capabilities: vec![],
+                reload_error: None,
+                positions: vec![],
+            };
+            provide_context(SceneCtx::new(ctx, view, 0));
+            view! { <Drawer/> }.to_html()
+        })
+    }
+
+    #[test]
+    fn the_interpreter_is_offered_only_with_a_tier() {
+        let without = render(AgentsView {
+            recommender: true,
+            recommender_model: false,
+            interpreter: false,
+        });
+        assert!(without.contains("VendorCorp"), "{without}");
+        assert!(!without.contains(r#"data-testid="interpret""#), "{without}");
+        let with = render(AgentsView {
+            recommender: true,
+            recommender_model: true,
+            interpreter: true,
+        });
+        assert!(with.contains(r#"data-testid="interpret""#), "{with}");
     }
 }

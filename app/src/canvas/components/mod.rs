@@ -8,7 +8,11 @@
 //! * [`connector`]: the connect handle, the dragged line, the chooser.
 //! * [`drawer`]: the side drawer of a node or edge, built from
 //!   [`panels`] (query and consult forms and answers), [`contract`] (a
-//!   data-share's contracts and negotiation transcripts) and [`audit`].
+//!   data-share's contracts and negotiation transcripts), [`audit`] and
+//!   [`interpret`] (the data interpreter's sentence about a node).
+//! * [`suggestions`]: the connection recommender's button and panel.
+//! * [`transcript`]: a run of the hub's orchestrator, read-only (shown by
+//!   [`suggestions`] and [`interpret`]).
 //! * [`minimap`]: the overview, once the graph outgrows the canvas.
 //! * [`toolbar`], [`announcer`], [`topbar`], [`messages`]: the page's
 //!   zoom controls, live region, top-bar parts and load errors.
@@ -19,9 +23,12 @@ pub(crate) mod connector;
 pub(crate) mod contract;
 pub(crate) mod drawer;
 pub(crate) mod edge;
+pub(crate) mod interpret;
 pub(crate) mod messages;
 pub(crate) mod minimap;
 pub(crate) mod node;
 pub(crate) mod panels;
+pub(crate) mod suggestions;
 pub(crate) mod toolbar;
 pub(crate) mod topbar;
+pub(crate) mod transcript;

@@ -1,13 +1,16 @@
-//! The canvas's toolbar: zoom out and in, the zoom level, fit to view.
-//! Disabled until the page is hydrated (the buttons need code).
+//! The canvas's toolbar: zoom out and in, the zoom level, fit to view,
+//! and, when the hub offers its connection recommender (DESIGN.md §5), the
+//! Suggestions button. Disabled until the page is hydrated (the buttons
+//! need code).
 
 use leptos::prelude::*;
 
+use super::suggestions::SuggestionsButton;
 use crate::canvas::graph::Point;
 use crate::canvas::state::CanvasCtx;
 use crate::canvas::viewport::Camera;
 
-/// Zoom buttons, the zoom level and fit-to-view.
+/// Zoom buttons, the zoom level, fit-to-view and the Suggestions button.
 #[component]
 pub(crate) fn Toolbar() -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
@@ -33,7 +36,8 @@ pub(crate) fn Toolbar() -> impl IntoView {
         }
     };
     view! {
-        <div class="toolbar" role="toolbar" aria-label="Canvas view">
+        <div class="toolbar" role="toolbar" aria-label="Canvas tools">
+            <SuggestionsButton/>
             <button
                 type="button"
                 data-testid="zoom-out"

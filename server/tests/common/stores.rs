@@ -1,0 +1,142 @@
+//! Every store of a stack, dumped, so a test can prove that nothing was
+//! written (the contract suite's "no write anywhere", and the hub's
+//! agents'): tables compared row by row, the audit trails and sessions
+//! left out (they change with every call by design), append-only tables
+//! allowed to gain only pending or bookkeeping rows.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::Stack;
+
+/// Tables that change with every call by design.
+pub fn is_trail_or_session(table: &str) -> bool {
+    table == "audit_trail" || table.contains("session")
+}
+
+/// Tables that may gain rows (and only gain them).
+pub const APPEND_ONLY: [&str; 3] = ["approval_inbox", "idempotency", "task_owners"];
+
+/// One store, canonical: table → its rows, each row as SQL literals.
+pub type Dump = BTreeMap<String, Vec<String>>;
+
+/// Dumps every table of the SQLite file at `db` (read-only).
+pub async fn dump(db: &Path) -> Dump {
+    let pool = exchange::db::open_read_only(db)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", db.display()));
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("list tables");
+    let mut out = Dump::new();
+    for table in tables {
+        if is_trail_or_session(&table) {
+            continue;
+        }
+        let columns: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{table}')"))
+                .fetch_all(&pool)
+                .await
+                .expect("columns");
+        let row_expr = columns
+            .iter()
+            .map(|c| format!("quote(\"{c}\")"))
+            .collect::<Vec<_>>()
+            .join(" || '|' || ");
+        let mut rows: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT {row_expr} FROM \"{table}\""))
+                .fetch_all(&pool)
+                .await
+                .unwrap_or_else(|e| panic!("dump {table}: {e}"));
+        rows.sort();
+        out.insert(table, rows);
+    }
+    pool.close().await;
+    out
+}
+
+/// Row count of the audit trail in `db`.
+pub async fn trail_len(db: &Path) -> i64 {
+    let pool = exchange::db::open_read_only(db).await.expect("open");
+    let n = sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail")
+        .fetch_one(&pool)
+        .await
+        .unwrap_or(0);
+    pool.close().await;
+    n
+}
+
+/// Every store of the stack.
+pub fn stores(stack: &Stack) -> Vec<(String, std::path::PathBuf)> {
+    let mut v = vec![("hub".to_string(), stack.hub_db())];
+    for id in ["vendorcorp", "buyercorp", "helpdesk"] {
+        v.push((id.to_string(), stack.peer_db(id)));
+    }
+    v
+}
+
+pub async fn snapshot(stack: &Stack) -> BTreeMap<String, (Dump, i64)> {
+    let mut out = BTreeMap::new();
+    for (name, path) in stores(stack) {
+        out.insert(name, (dump(&path).await, trail_len(&path).await));
+    }
+    out
+}
+
+/// The pending inbox entries a store gained.
+#[derive(Debug, Default)]
+pub struct Gained {
+    pub inbox: Vec<String>,
+    pub replay: Vec<String>,
+}
+
+/// Asserts that nothing changed between `before` and `after` except the
+/// audit trails (which must have grown where a call passed) and rows
+/// appended to an inbox (pending) or to the replay cache. Returns what
+/// each store gained.
+pub fn assert_no_write(
+    before: &BTreeMap<String, (Dump, i64)>,
+    after: &BTreeMap<String, (Dump, i64)>,
+) -> BTreeMap<String, Gained> {
+    let mut gained = BTreeMap::new();
+    for (store, (b, b_trail)) in before {
+        let (a, a_trail) = &after[store];
+        assert!(a_trail >= b_trail, "{store}: audit trail shrank");
+        let tables: std::collections::BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+        let mut g = Gained::default();
+        for t in tables {
+            let empty = Vec::new();
+            let (rb, ra) = (b.get(t).unwrap_or(&empty), a.get(t).unwrap_or(&empty));
+            if APPEND_ONLY.contains(&t.as_str()) {
+                for row in rb {
+                    assert!(
+                        ra.contains(row),
+                        "{store}.{t}: an existing row changed or vanished: {row}"
+                    );
+                }
+                let new: Vec<String> = ra.iter().filter(|r| !rb.contains(r)).cloned().collect();
+                if t == "approval_inbox" {
+                    for row in &new {
+                        assert!(
+                            row.contains("'pending'|NULL|NULL"),
+                            "{store}: a new inbox entry is not pending and undecided: {row}"
+                        );
+                    }
+                    g.inbox = new;
+                } else {
+                    // The hub's own bookkeeping: consult replays, and who
+                    // created which provider task.
+                    assert_eq!(store, "hub", "only the hub keeps replays and task owners");
+                    g.replay.extend(new);
+                }
+            } else {
+                assert_eq!(rb, ra, "{store}.{t} changed: a write happened");
+            }
+        }
+        gained.insert(store.clone(), g);
+    }
+    gained
+}
