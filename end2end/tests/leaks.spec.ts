@@ -109,7 +109,7 @@ test("no response the browser receives holds a secret, an internal address or ra
 
   // Every GET route, asked explicitly.
   const roots = view.nodes.filter((n) => n.node_type === "system" || n.node_type === "hub");
-  const gets = ["/api/topology", "/api/session", "/api/inbox", "/api/inbox/page", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
+  const gets = ["/api/topology", "/api/session", "/api/inbox", "/api/inbox/page", "/api/agents", "/api/recommendations", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
   for (const url of gets) {
     const res = await page.request.get(url);
     expect(res.status(), url).toBe(200);

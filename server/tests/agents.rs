@@ -278,6 +278,29 @@ async fn with_the_standin_every_model_path_runs_and_every_rule_holds_in_code() {
             .any(|l| l.capability == "orders.query" && l.caller == "hub"),
         "{lines:?}"
     );
+    // Nothing secret in what the browser got: no token, no internal URL,
+    // no e-mail of the orders' customers.
+    for body in [i.to_string(), ui.get_json("/api/agents").await.to_string()] {
+        for token in stack.tokens.values() {
+            assert!(
+                !body.contains(token.as_str()),
+                "a token reached the browser"
+            );
+        }
+        for s in [
+            "base_url",
+            "token_env",
+            "WS_TOKEN_",
+            &standin.base_url(),
+            "127.0.0.1:",
+        ] {
+            assert!(!body.contains(s), "{s} reached the browser: {body}");
+        }
+        assert!(
+            !body.contains('@'),
+            "an e-mail address reached the browser: {body}"
+        );
+    }
     println!(
         "ReAct run against the stand-in: 3 steps, run {} ms (hub's clock), request {wall_ms} ms",
         t["elapsed_ms"]

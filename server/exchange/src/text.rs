@@ -17,6 +17,20 @@ pub fn clip(text: &str, max: usize) -> String {
     out
 }
 
+/// The JSON type name of a value (`"object"`, `"string"`, ...), for an
+/// error message that says what came instead of what was expected.
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

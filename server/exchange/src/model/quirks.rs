@@ -52,7 +52,7 @@ pub fn completion_text(body: &[u8]) -> Result<String, ModelError> {
         Some(other) => {
             return Err(ModelError::Malformed(format!(
                 "content is a JSON {}",
-                kind(&other)
+                crate::text::json_type(&other)
             )))
         }
     };
@@ -66,17 +66,6 @@ pub fn completion_text(body: &[u8]) -> Result<String, ModelError> {
         )));
     }
     Ok(text)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]

@@ -97,17 +97,7 @@ pub fn opt_str<'v>(
     }
 }
 
-/// The JSON type name of a value, for error messages.
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+pub use exchange::text::json_type;
 
 /// Rounds to cents: every number a skill reports has two decimals at most.
 pub fn round2(v: f64) -> f64 {
