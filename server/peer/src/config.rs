@@ -55,6 +55,10 @@ pub struct PeerConfig {
     /// process, its own port, the same store. Absent: no data plane.
     #[serde(default)]
     pub mcp: Option<McpConfig>,
+    /// A model tier for this peer's negotiation agent; without it the
+    /// deterministic agent drafts every reply.
+    #[serde(default)]
+    pub model: Option<ModelConfig>,
     /// Test-only fault injection; all off by default.
     #[serde(default)]
     pub faults: Faults,
@@ -271,6 +275,44 @@ pub struct McpConfig {
     pub capability: String,
 }
 
+/// The model tier of this peer's negotiation agent (issue 12): an
+/// OpenAI-compatible endpoint, the prompt library, bounds. The policy in
+/// code applies after whatever the model drafts
+/// (`crate::contracts::draft`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The endpoint: base URL, model, the *name* of the key's env var.
+    pub tier: exchange::model::Tier,
+    /// The prompt library (`<lang>/<key>.md`), relative to this file.
+    pub prompts: PathBuf,
+    /// The prompts' language.
+    #[serde(default = "default_language")]
+    pub language: String,
+    /// Overrides the tier's model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Sampling temperature (0 for the most repeatable drafts).
+    #[serde(default)]
+    pub temperature: f32,
+    /// Most tokens of one completion.
+    #[serde(default = "default_model_max_tokens")]
+    pub max_tokens: u32,
+    /// Wall-clock bound of one draft, retries and the correction included.
+    #[serde(default = "default_model_deadline_ms")]
+    pub deadline_ms: u64,
+}
+
+fn default_language() -> String {
+    "en".into()
+}
+fn default_model_max_tokens() -> u32 {
+    400
+}
+fn default_model_deadline_ms() -> u64 {
+    5_000
+}
+
 /// An agent this system runs.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -331,6 +373,13 @@ impl PeerConfig {
             if csv.is_relative() {
                 if let Some(dir) = path.parent() {
                     *csv = dir.join(&*csv);
+                }
+            }
+        }
+        if let Some(model) = &mut config.model {
+            if model.prompts.is_relative() {
+                if let Some(dir) = path.parent() {
+                    model.prompts = dir.join(&model.prompts);
                 }
             }
         }
@@ -646,6 +695,20 @@ impl PeerConfig {
                     ),
                 ),
                 Some(_) => {}
+            }
+        }
+        if let Some(model) = &self.model {
+            for (field, problem) in model.tier.problems() {
+                push(
+                    &[Seg::key("model"), Seg::key("tier"), Seg::key(field)],
+                    problem,
+                );
+            }
+            if !(100..=120_000).contains(&model.deadline_ms) {
+                push(
+                    &[Seg::key("model"), Seg::key("deadline_ms")],
+                    "must be between 100 and 120000".into(),
+                );
             }
         }
         if self.faults.stall_ms > 600_000 {
@@ -983,6 +1046,36 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
                 (17, "skills[1].handler"),
             ],
         );
+    }
+
+    #[test]
+    fn a_model_tier_is_optional_and_checked_at_its_lines() {
+        assert_eq!(PeerConfig::parse(GOOD, FILE).unwrap().model, None);
+        let with = |model: &str| GOOD.replace("agents: [", &format!("{model}\nagents: ["));
+        let ok = PeerConfig::parse(
+            &with("model:\n  tier: { id: local, base_url: \"http://127.0.0.1:8080/v1\", model: m }\n  prompts: ../prompts"),
+            FILE,
+        )
+        .unwrap();
+        let model = ok.model.unwrap();
+        assert_eq!((model.deadline_ms, model.language.as_str()), (5_000, "en"));
+        let text = with("model:\n  tier:\n    id: local\n    base_url: ftp://x\n    model: m\n    api_key_env: sk-1\n  prompts: p\n  deadline_ms: 1");
+        let e = err(&text);
+        assert!(
+            e.contains("model.tier.base_url: must be an http:// or https:// URL"),
+            "{e}"
+        );
+        assert!(
+            e.contains("model.tier.api_key_env: must be the name of an environment variable"),
+            "{e}"
+        );
+        assert!(
+            e.contains("model.deadline_ms: must be between 100 and 120000"),
+            "{e}"
+        );
+        let lines: Vec<usize> = issues(&text).iter().map(|i| i.line).collect();
+        let base = issues(&text)[0].line;
+        assert_eq!(lines, [base, base + 2, base + 4], "{e}");
     }
 
     #[test]

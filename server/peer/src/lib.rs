@@ -121,6 +121,8 @@ pub struct PeerState {
     pub schema: TableSchema,
     /// Negotiation offers and granted contracts, in the peer's store.
     pub contracts: contracts::store::ContractStore,
+    /// The negotiation agent's model, when the config names a tier.
+    pub drafter: Option<contracts::draft::ModelDrafter>,
 }
 
 impl PeerState {
@@ -138,6 +140,11 @@ impl PeerState {
         let schema = datasets::table_schema(&pool, config.dataset.table()).await?;
         check_grants(&config, &schema)?;
         let contracts = contracts::store::ContractStore::open(pool.clone()).await?;
+        let drafter = config
+            .model
+            .as_ref()
+            .map(contracts::draft::ModelDrafter::open)
+            .transpose()?;
         Ok(Self {
             config,
             token,
@@ -146,6 +153,7 @@ impl PeerState {
             inbox,
             schema,
             contracts,
+            drafter,
         })
     }
 }

@@ -205,39 +205,11 @@ fn validate(f: &AgentsFile, loc: &Locator) -> Vec<Issue> {
     let mut ids = HashSet::new();
     for (i, t) in f.tiers.iter().enumerate() {
         let at = |k: &'static str| [key("tiers"), Seg::Index(i), key(k)];
-        if !exchange::id::is_valid(&t.id) {
-            push(&at("id"), exchange::id::rule_for("tier id"));
-        } else if !ids.insert(t.id.as_str()) {
+        if exchange::id::is_valid(&t.id) && !ids.insert(t.id.as_str()) {
             push(&at("id"), format!("duplicate tier id `{}`", t.id));
         }
-        if let Err(why) = check_endpoint(&t.base_url) {
-            push(&at("base_url"), why);
-        }
-        if t.model.trim().is_empty() {
-            push(&at("model"), "must name the model".into());
-        }
-        if let Some(var) = &t.api_key_env {
-            let ok = !var.is_empty()
-                && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !var.as_bytes()[0].is_ascii_digit();
-            if !ok {
-                push(
-                    &at("api_key_env"),
-                    "must be the name of an environment variable (letters, digits, _), never a key"
-                        .into(),
-                );
-            }
-        }
-        if let Some(effort) = &t.reasoning_effort {
-            if !matches!(
-                effort.as_str(),
-                "none" | "minimal" | "low" | "medium" | "high"
-            ) {
-                push(
-                    &at("reasoning_effort"),
-                    "must be one of none, minimal, low, medium, high".into(),
-                );
-            }
+        for (field, problem) in t.problems() {
+            push(&at(field), problem);
         }
     }
     for name in AgentName::ALL {
@@ -281,24 +253,6 @@ fn validate(f: &AgentsFile, loc: &Locator) -> Vec<Issue> {
         );
     }
     issues
-}
-
-/// A tier's base URL: `http(s)://host[:port]/path`, no credentials, no
-/// query (a key never rides in a URL).
-fn check_endpoint(raw: &str) -> Result<(), String> {
-    let rule = "must be an http:// or https:// URL up to the API version (e.g. http://127.0.0.1:8080/v1), without credentials or query";
-    let url = reqwest::Url::parse(raw).map_err(|e| format!("{rule}: {e}"))?;
-    let ok = matches!(url.scheme(), "http" | "https")
-        && url.host_str().is_some_and(|h| !h.is_empty())
-        && url.username().is_empty()
-        && url.password().is_none()
-        && url.query().is_none()
-        && url.fragment().is_none();
-    if ok {
-        Ok(())
-    } else {
-        Err(rule.into())
-    }
 }
 
 #[cfg(test)]

@@ -10,8 +10,11 @@
 //! `ask_edge`) — and whose final answer is `{"sentence": ...}`. The
 //! sentence is model output: untrusted text in the browser.
 
-use app::dto::{InterpretationView, UntrustedText};
+use app::dto::InterpretationView;
+use exchange::untrusted::Untrusted;
 use serde_json::{json, Value};
+
+use crate::redaction::view::untrusted_text;
 
 use super::orchestrator::{self, RunOutcome, Task};
 use super::tools::{Context, Tool, ToolSet};
@@ -119,10 +122,7 @@ pub async fn interpret(
         .answer
         .as_ref()
         .and_then(|a| a["sentence"].as_str())
-        .map(|s| UntrustedText {
-            text: exchange::text::clip(s.trim(), MAX_SENTENCE),
-            from: model,
-        });
+        .map(|s| untrusted_text(&Untrusted::new(s.trim(), model), MAX_SENTENCE));
     Ok(InterpretationView {
         sentence,
         transcript: Some(view),

@@ -23,6 +23,7 @@
 use std::collections::BTreeSet;
 
 use app::dto::{RankedBy, RecommendationsView, SuggestionView, UntrustedText};
+use exchange::untrusted::Untrusted;
 use serde_json::{json, Value};
 
 use super::orchestrator::{self, RunOutcome, Task};
@@ -31,6 +32,7 @@ use super::transcript::{self, Step};
 use super::{AgentName, Agents};
 use crate::bff::topology::dto_kind;
 use crate::edges::Edge;
+use crate::redaction::view::untrusted_text;
 use crate::registry::model::{edge_id, CapabilityKind, Topology};
 
 /// One legal connection not made yet, with the hub's reason.
@@ -204,13 +206,9 @@ pub async fn recommend(agents: &Agents, ctx: &Context, lang: &str) -> Recommenda
         match list.iter().find(|c| c.edge == id) {
             Some(c) if taken.insert(c.edge.clone()) => {
                 let why = entry["why"].as_str().unwrap_or_default();
-                ranked.push(suggestion(
-                    c,
-                    Some(UntrustedText {
-                        text: exchange::text::clip(why, 400),
-                        from: model.clone(),
-                    }),
-                ));
+                // Model output is untrusted text, shown as such.
+                let why = Untrusted::new(why, model.clone());
+                ranked.push(suggestion(c, Some(untrusted_text(&why, 400))));
             }
             Some(_) => {}
             None => dropped.push(exchange::text::clip(id, 200)),

@@ -12,7 +12,10 @@
 
 use std::time::Instant;
 
-use app::dto::{RunOutcomeView, StepView, TranscriptView, UntrustedText};
+use app::dto::{RunOutcomeView, StepView, TranscriptView};
+use exchange::untrusted::Untrusted;
+
+use crate::redaction::view::untrusted_text;
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::envelope::TraceParent;
 use exchange::text::clip;
@@ -148,10 +151,7 @@ impl<'a> Recorder<'a> {
 /// The read-only view of a finished run; the model's words are marked as
 /// coming from `model` (the tier), each observation from who wrote it.
 pub fn view(run: &Run, agent: AgentName, model: &str) -> TranscriptView {
-    let text = |s: &str, from: &str| UntrustedText {
-        text: clip(s, VIEW_TEXT),
-        from: from.to_string(),
-    };
+    let text = |s: &str, from: &str| untrusted_text(&Untrusted::new(s, from), VIEW_TEXT);
     TranscriptView {
         trace_id: run.trace_id.clone(),
         agent: agent.as_str().to_string(),

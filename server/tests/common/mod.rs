@@ -96,6 +96,9 @@ pub struct PeerSpec {
     pub faults: Faults,
     /// Whether to start its process (a registered-but-dead peer is not).
     pub start: bool,
+    /// A model tier for its negotiation agent: the base URL of an
+    /// OpenAI-compatible endpoint (the stand-in), if any.
+    pub model: Option<String>,
 }
 
 impl PeerSpec {
@@ -106,6 +109,7 @@ impl PeerSpec {
             template: id.into(),
             faults: Faults::default(),
             start: true,
+            model: None,
         }
     }
     /// A clone of `template` under a new id, with faults.
@@ -115,11 +119,17 @@ impl PeerSpec {
             template: template.into(),
             faults,
             start: true,
+            model: None,
         }
     }
     /// Registered in the topology but never started.
     pub fn not_started(mut self) -> Self {
         self.start = false;
+        self
+    }
+    /// Its negotiation agent drafts with the model at `base_url`.
+    pub fn with_model(mut self, base_url: &str) -> Self {
+        self.model = Some(base_url.to_string());
         self
     }
 }
@@ -514,6 +524,14 @@ impl Stack {
             );
         }
         m.insert(key("faults"), Value::Mapping(faults));
+        if let Some(base_url) = &spec.model {
+            let model: Value = serde_yaml_ng::from_str(&format!(
+                "tier: {{ id: standin, base_url: \"{base_url}\", model: standin }}\nprompts: {}\ndeadline_ms: 5000\n",
+                repo().join("config/prompts").display()
+            ))
+            .expect("model section");
+            m.insert(key("model"), model);
+        }
         match self.mcp_ports.get(id) {
             Some(mcp_port) => {
                 if let Some(mcp) = m.get_mut(key("mcp")).and_then(Value::as_mapping_mut) {

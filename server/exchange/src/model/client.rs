@@ -43,6 +43,59 @@ pub struct Tier {
     pub reasoning_effort: Option<String>,
 }
 
+impl Tier {
+    /// What is wrong with this tier, as `(field, problem)`: an id outside
+    /// the id rule, a base URL that is not `http(s)://host[:port]/path`
+    /// (credentials and queries refused: a key never rides in a URL), an
+    /// empty model, a key env var that is not a variable name, an unknown
+    /// `reasoning_effort`. Config loaders locate each at its line.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if !crate::id::is_valid(&self.id) {
+            out.push(("id", crate::id::rule_for("tier id")));
+        }
+        let rule = "must be an http:// or https:// URL up to the API version (e.g. http://127.0.0.1:8080/v1), without credentials or query";
+        let ok = reqwest::Url::parse(&self.base_url).is_ok_and(|url| {
+            matches!(url.scheme(), "http" | "https")
+                && url.host_str().is_some_and(|h| !h.is_empty())
+                && url.username().is_empty()
+                && url.password().is_none()
+                && url.query().is_none()
+                && url.fragment().is_none()
+        });
+        if !ok {
+            out.push(("base_url", rule.to_string()));
+        }
+        if self.model.trim().is_empty() {
+            out.push(("model", "must name the model".into()));
+        }
+        if let Some(var) = &self.api_key_env {
+            let ok = !var.is_empty()
+                && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !var.as_bytes()[0].is_ascii_digit();
+            if !ok {
+                out.push((
+                    "api_key_env",
+                    "must be the name of an environment variable (letters, digits, _), never a key"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(effort) = &self.reasoning_effort {
+            if !matches!(
+                effort.as_str(),
+                "none" | "minimal" | "low" | "medium" | "high"
+            ) {
+                out.push((
+                    "reasoning_effort",
+                    "must be one of none, minimal, low, medium, high".into(),
+                ));
+            }
+        }
+        out
+    }
+}
+
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

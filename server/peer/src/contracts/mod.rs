@@ -15,6 +15,8 @@
 //!   before a row is read: the decision, then the query within the grant.
 //! - [`negotiate`]: the provider's side of a negotiation: validate, apply
 //!   the policy, remember the offer, grant.
+//! - [`draft`]: the provider's draft from a model tier, when the peer file
+//!   configures one (the policy applies after it all the same).
 //! - [`store`]: the provider's last offer per negotiation (A2A `contextId`)
 //!   and the contracts it granted, in its own SQLite file.
 //!
@@ -22,6 +24,7 @@
 //! speak: [`exchange::negotiation`].
 
 pub mod decide;
+pub mod draft;
 pub mod negotiate;
 pub mod policy;
 pub mod read;

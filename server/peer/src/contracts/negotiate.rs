@@ -87,9 +87,11 @@ pub async fn turn(
     let data_capability = skill.negotiates.clone().unwrap_or_default();
     let policy = policy_of(state, skill);
     let store = &state.contracts;
+    let mut drafted_by: Option<String> = None;
     let (reply, narrowed, grant) = match incoming.intent {
         Intent::Propose | Intent::Counter | Intent::Request => {
-            let draft = agent_reply(&incoming);
+            let (draft, by) = draft_reply(state, consumer, &incoming, &known, &policy).await;
+            drafted_by = by;
             let (reply, narrowed) = policy.apply(draft);
             if reply.scope.columns.is_empty() {
                 let reject = NegotiationMessage {
@@ -138,7 +140,10 @@ pub async fn turn(
             (reply, Narrowed::default(), None)
         }
     };
-    let trail = trail_line(&incoming, &reply, &narrowed, grant.as_ref());
+    let mut trail = trail_line(&incoming, &reply, &narrowed, grant.as_ref());
+    if let Some(by) = drafted_by {
+        trail.push_str(&format!(" drafted-by {by}"));
+    }
     let text = match &grant {
         Some(c) => format!(
             "{}: granted contract {} for {} until {}",
@@ -169,6 +174,37 @@ pub async fn turn(
         text,
         trail,
     })
+}
+
+/// The draft of a reply: the model's when the peer has a tier and the
+/// model answered a valid message, else the deterministic agent's. The
+/// second value names the model's tier when it drafted (for the trail).
+async fn draft_reply(
+    state: &PeerState,
+    consumer: &str,
+    incoming: &NegotiationMessage,
+    known: &BTreeSet<String>,
+    policy: &Policy,
+) -> (NegotiationMessage, Option<String>) {
+    let Some(drafter) = &state.drafter else {
+        return (agent_reply(incoming), None);
+    };
+    match drafter
+        .draft(
+            &state.config.name,
+            consumer,
+            incoming,
+            known,
+            &policy.negotiable_columns,
+        )
+        .await
+    {
+        Ok(draft) => (draft, Some(format!("model:{}", drafter.tier_id()))),
+        Err(e) => {
+            tracing::warn!(error = %e, "the model's draft was not usable; the deterministic agent drafts");
+            (agent_reply(incoming), Some("rules (model failed)".into()))
+        }
+    }
 }
 
 /// The deterministic agent: it would take the scope as asked. The policy,
