@@ -545,6 +545,10 @@ impl Stack {
         let path = self.peer_config_path(id);
         std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml"))
             .expect("write peer config");
+        if let Some(mut old) = self.peers.remove(id) {
+            let _ = old.kill();
+            let _ = old.wait();
+        }
         let log = std::fs::File::create(self.dir.path().join(format!("{id}.log"))).expect("log");
         let child = Command::new(peer_bin())
             .args(["serve", "--config"])
@@ -569,6 +573,9 @@ impl Stack {
     /// Starts (or restarts) a peer's MCP data plane (`peer mcp`, its own
     /// process on the peer's store) and waits for its /health.
     pub async fn start_plane(&mut self, id: &str) {
+        // A restart: the running plane goes first (a second one could not
+        // bind its port, and the first would outlive the stack).
+        self.kill_plane(id);
         let port = self.mcp_ports[id];
         let log_path = self.dir.path().join(format!("{id}-mcp.log"));
         let log = std::fs::File::create(&log_path).expect("log");
