@@ -98,8 +98,9 @@ impl PromptLibrary {
         Ok(Self { by_lang })
     }
 
-    /// Built from texts (tests): `(lang, key, text)`.
-    pub fn from_texts<'a>(texts: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Self {
+    /// Built from texts: `(lang, key, text)`.
+    #[cfg(test)]
+    fn from_texts<'a>(texts: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Self {
         let mut by_lang: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (lang, key, text) in texts {
             by_lang
@@ -122,11 +123,6 @@ impl PromptLibrary {
             }
         }
         Ok(())
-    }
-
-    /// The languages present.
-    pub fn languages(&self) -> impl Iterator<Item = &str> {
-        self.by_lang.keys().map(String::as_str)
     }
 
     /// The prompt `key` in `lang` (a tag like `zh-CN` is looked up as

@@ -62,6 +62,9 @@ pub enum AgentsError {
     /// The prompt library is unreadable or lacks a key in English.
     #[error(transparent)]
     Prompts(#[from] PromptError),
+    /// The model client's HTTP stack could not be set up.
+    #[error("building the model client: {0}")]
+    Http(#[source] reqwest::Error),
 }
 
 /// One generation of the config: the file and the prompts it names, built
@@ -105,7 +108,6 @@ impl AgentSet {
 pub struct Agents {
     source: Option<PathBuf>,
     current: ArcSwap<AgentSet>,
-    reload_error: ArcSwap<Option<String>>,
     http: reqwest::Client,
     events: EventBus,
 }
@@ -125,25 +127,13 @@ impl Agents {
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()
-            .unwrap_or_default();
+            .map_err(AgentsError::Http)?;
         Ok(Self {
             source,
             current: ArcSwap::from_pointee(set),
-            reload_error: ArcSwap::from_pointee(None),
             http,
             events,
         })
-    }
-
-    /// Built from a set (tests).
-    pub fn with_set(set: AgentSet, events: EventBus) -> Self {
-        Self {
-            source: None,
-            current: ArcSwap::from_pointee(set),
-            reload_error: ArcSwap::from_pointee(None),
-            http: reqwest::Client::new(),
-            events,
-        }
     }
 
     /// The file it was loaded from, if any.
@@ -156,11 +146,6 @@ impl Agents {
         self.current.load_full()
     }
 
-    /// Why the last reload was refused, if it was.
-    pub fn reload_error(&self) -> Option<String> {
-        self.reload_error.load().as_ref().clone()
-    }
-
     /// Re-reads the file: a valid one replaces the current generation and
     /// canvases are told; an invalid one is logged with every problem and
     /// the running config stays.
@@ -171,14 +156,12 @@ impl Agents {
         match AgentSet::load(path) {
             Ok(set) => {
                 self.current.store(Arc::new(set));
-                self.reload_error.store(Arc::new(None));
                 tracing::info!(file = %path.display(), "agent config reloaded");
                 self.events.publish(HubEvent::AgentsChanged);
                 Ok(())
             }
             Err(e) => {
                 tracing::warn!("agent config not reloaded, the running one stays:\n{e}");
-                self.reload_error.store(Arc::new(Some(e.to_string())));
                 Err(e)
             }
         }

@@ -262,8 +262,10 @@ fn check_step(v: &Value, final_validator: &jsonschema::Validator) -> Result<(), 
         }
         (None, Some(f)) => {
             crate::contract::schema::first_violation(final_validator, f).map_err(|e| {
-                format!("`final` {e}")
-                    .replace("answer breaks the contract", "breaks the answer's schema")
+                format!(
+                    "`final` breaks the answer's schema at {}: {}",
+                    e.pointer, e.problem
+                )
             })
         }
     }

@@ -421,7 +421,7 @@ async fn node_metrics(ctx: &Context, node: &str) -> Result<Value, Refused> {
     Ok(json!({
         "node": node,
         "system": system,
-        "status": format!("{:?}", status.node_status()).to_ascii_lowercase(),
+        "status": status.node_status(),
         "reason": status.reason().map(|r| r.as_str()),
         "recent_calls": records.len(),
         "as_provider": as_provider,
