@@ -164,10 +164,22 @@ async fn without_a_tier_every_agent_is_deterministic_and_nothing_calls_a_model()
         .await;
     assert_eq!(status, 404);
 
-    // The hub's own negotiation still works without a model.
+    // The hub's own negotiation still works without a model, and the
+    // operator's request is the proposal as sent: its purpose, its
+    // retention (no model drafted anything).
     let neg = stack.negotiate_for_hub().await;
-    assert!(
-        neg.to_string().contains("granted") || neg.to_string().contains("contract"),
+    let hub = neg["parties"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["is_hub"] == true))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        hub["contract"]["purpose"]["text"], "aggregate queries from the canvas drawer (tests)",
+        "{neg}"
+    );
+    assert_eq!(
+        hub["contract"]["retention_days"].as_f64(),
+        Some(30.0),
         "{neg}"
     );
 

@@ -190,11 +190,11 @@ impl Agents {
     pub fn view(&self) -> AgentsView {
         let set = self.snapshot();
         let a = &set.file.agents;
-        let model = |name| self.runner(name).is_some();
+        // `runner` is `Some` only for an agent that is on and has a tier.
         AgentsView {
             recommender: a.recommender.enabled,
-            recommender_model: a.recommender.enabled && model(AgentName::Recommender),
-            interpreter: a.interpreter.enabled && model(AgentName::Interpreter),
+            recommender_model: self.runner(AgentName::Recommender).is_some(),
+            interpreter: self.runner(AgentName::Interpreter).is_some(),
         }
     }
 }
