@@ -43,6 +43,14 @@ pub const INBOX_PENDING: &str = "/api/inbox/pending";
 pub const INBOX_APPROVE: &str = "/api/inbox/{id}/approve";
 /// `POST`: rejects a proposal.
 pub const INBOX_REJECT: &str = "/api/inbox/{id}/reject";
+/// `GET`: an edge's metrics (calls, success rate, failures by reason…).
+pub const EDGE_METRICS: &str = "/api/edges/{id}/metrics";
+/// The envelope inspector of an edge: its last exchanges.
+pub const EDGE_INSPECTOR: &str = "/api/edges/{id}/inspector";
+/// Every edge's recent traffic.
+pub const TRAFFIC: &str = "/api/traffic";
+/// A system's metrics over every edge it is part of.
+pub const NODE_METRICS: &str = "/api/nodes/{id}/metrics";
 /// `GET` (with `?limit=`): a node's recent audit entries.
 pub const NODE_AUDIT: &str = "/api/nodes/{id}/audit";
 
@@ -114,6 +122,21 @@ pub fn inbox_reject(id: &str) -> String {
 /// [`NODE_INTERPRET`] of node `id`.
 pub fn node_interpret(id: &str) -> String {
     with_id(NODE_INTERPRET, id)
+}
+
+/// [`EDGE_METRICS`] of edge `id`.
+pub fn edge_metrics(id: &str) -> String {
+    with_id(EDGE_METRICS, id)
+}
+
+/// [`EDGE_INSPECTOR`] of edge `id`.
+pub fn edge_inspector(id: &str) -> String {
+    with_id(EDGE_INSPECTOR, id)
+}
+
+/// [`NODE_METRICS`] of node `id`.
+pub fn node_metrics(id: &str) -> String {
+    with_id(NODE_METRICS, id)
 }
 
 /// [`NODE_AUDIT`] of node `id`, asking for at most `limit` entries.

@@ -85,6 +85,14 @@ test("no response the browser receives holds a secret, an internal address or ra
     await page.keyboard.press("Escape");
     await page.getByTestId(`edge-${e.id}`).click();
     const drawer = page.getByTestId("drawer");
+    // A task edge's drawer runs nothing: what crossed it (metrics, the
+    // envelope inspector with redacted payloads) is what it shows.
+    if (e.kind === "task") {
+      await expect(drawer.getByTestId("inspector")).toBeVisible();
+      await expect(drawer.getByTestId("inspector").getByText(/Loading/)).toHaveCount(0);
+      check(`the drawer of ${e.id}`, await drawer.innerHTML(), rules);
+      continue;
+    }
     if (e.kind === "data-share") {
       // Grouping by the e-mail column: the hub must not let it through.
       for (const [op, column, group] of [["count", "", "region"], ["sum", "order_value", "product"], ["count", "", "customer_email"]]) {
@@ -110,6 +118,20 @@ test("no response the browser receives holds a secret, an internal address or ra
   // Every GET route, asked explicitly.
   const roots = view.nodes.filter((n) => n.node_type === "system" || n.node_type === "hub");
   const gets = ["/api/topology", "/api/session", "/api/inbox", "/api/inbox/page", "/api/agents", "/api/recommendations", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
+  // Issue 13: every edge's traffic, each edge's metrics and envelope
+  // inspector (payloads as the contracts redact them), each system's
+  // metrics. A consult's answer may quote the question it was asked: that
+  // is the test's own text (as in the drawers above), not peer data.
+  const trafficGets = [
+    "/api/traffic",
+    ...view.edges.flatMap((e) => [`/api/edges/${encodeURIComponent(e.id)}/metrics`, `/api/edges/${encodeURIComponent(e.id)}/inspector`]),
+    ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/metrics`),
+  ];
+  for (const url of trafficGets) {
+    const res = await page.request.get(url);
+    expect(res.status(), url).toBe(200);
+    check(`GET ${url}`, (await res.text()).replace(/someone@example\.com/g, ""), rules);
+  }
   for (const url of gets) {
     const res = await page.request.get(url);
     expect(res.status(), url).toBe(200);

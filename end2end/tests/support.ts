@@ -261,3 +261,89 @@ export async function cardHead(page: Page, id: string) {
 export async function anonymousContext(browser: import("@playwright/test").Browser, options = {}): Promise<BrowserContext> {
   return browser.newContext({ storageState: { cookies: [], origins: [] }, ...options });
 }
+
+// ---------------------------------------------------------------------
+// Peer calls and peer data (traffic.spec): what a member system does,
+// done from the test with that system's own token.
+// ---------------------------------------------------------------------
+
+/** The hub's base URL (the project's baseURL). */
+export const HUB = process.env.WS_BASE_URL ?? "http://127.0.0.1:3000";
+
+/** A JSON-RPC answer of the hub's A2A surface. */
+export type RpcAnswer = { status: number; body: { result?: any; error?: { code: number; message: string; data?: unknown } } };
+
+let rpcSeq = 0;
+
+/** A unique id for message ids and request ids of this run. */
+export function uniqueId(prefix: string): string {
+  rpcSeq += 1;
+  return `${prefix}-${Date.now().toString(36)}-${process.pid}-${rpcSeq}`;
+}
+
+/** `SendMessage` params (A2A v1.0): one data part naming `capability`
+ *  with its `input`, under a fresh `messageId` (the idempotency key). */
+export function sendMessageParams(capability: string, input: unknown, messageId = uniqueId("msg")) {
+  return { message: { messageId, role: "ROLE_USER", parts: [{ data: { capability, input } }] } };
+}
+
+/** A JSON-RPC request to `provider`'s A2A surface on the hub as `caller`
+ *  (its bearer token from this run's tokens.env, `A2A-Version: 1.0`), the
+ *  way a member's A2A client calls another member. */
+export async function a2a(caller: string, provider: string, method: string, params: unknown): Promise<RpcAnswer> {
+  const token = tokens()[`WS_TOKEN_${caller.toUpperCase()}`];
+  if (!token) throw new Error(`no token for ${caller} in ${STATE}/tokens.env`);
+  const res = await fetch(`${HUB}/a2a/${encodeURIComponent(provider)}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "a2a-version": "1.0",
+      "content-type": "application/json",
+      "x-request-id": uniqueId("req"),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: uniqueId("rpc"), method, params }),
+  });
+  const text = await res.text();
+  let body: RpcAnswer["body"] = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`the A2A surface answered ${res.status} with no JSON: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, body };
+}
+
+/** Runs SQL on a peer's database (read-only) with Python's sqlite3. */
+export function peerSql(db: string, query: string): unknown[][] {
+  const script = [
+    "import json, sqlite3, sys",
+    "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
+    "print(json.dumps(c.execute(sys.argv[2]).fetchall()))",
+  ].join("\n");
+  const out = execFileSync("python3", ["-c", script, path.join(STATE, db), query], { encoding: "utf8" });
+  return JSON.parse(out) as unknown[][];
+}
+
+/** An edge label's traffic line, as its `data-*` attributes say. */
+export type TrafficAttrs = {
+  state: string | null;
+  calls: number;
+  failures: number;
+  lastOutcome: string | null;
+  lastReason: string | null;
+  lastAt: string | null;
+};
+
+/** Reads the traffic line under the label of edge `id`. */
+export async function edgeTraffic(page: Page, id: string): Promise<TrafficAttrs> {
+  const el = page.getByTestId(`traffic-${id}`);
+  const attr = (name: string) => el.getAttribute(name);
+  return {
+    state: await attr("data-state"),
+    calls: Number((await attr("data-calls")) ?? "0"),
+    failures: Number((await attr("data-failures")) ?? "0"),
+    lastOutcome: await attr("data-last-outcome"),
+    lastReason: await attr("data-last-reason"),
+    lastAt: await attr("data-last-at"),
+  };
+}

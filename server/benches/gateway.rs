@@ -302,4 +302,116 @@ async fn main() {
     ratio("hub-A2A/direct", Path::HubA2a, Path::Direct);
     ratio("hub-A2A/gateway", Path::HubA2a, Path::Gateway);
     ratio("gateway/direct", Path::Gateway, Path::Direct);
+
+    // What issue 13 added, measured in the same run.
+    traced(&client, &input, requests, &concurrencies, &figures).await;
+    observe_cost(&answers[0]);
+}
+
+/// The hub A2A path again, against a second stack whose hub and peer
+/// export every span over OTLP/HTTP (to a sink in this process that
+/// answers 200), beside the untraced figures above. `BENCH_TRACING=0`
+/// skips it.
+async fn traced(
+    client: &reqwest::Client,
+    input: &Value,
+    requests: usize,
+    concurrencies: &[usize],
+    figures: &[Vec<Figures>],
+) {
+    if std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0") {
+        return;
+    }
+    let sink = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("sink");
+    let sink_url = format!("http://{}", sink.local_addr().expect("addr"));
+    let spans = Arc::new(AtomicU64::new(0));
+    let counted = spans.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(body.len() as u64, Ordering::Relaxed);
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(sink, app).await });
+    let stack = Stack::start_with_env(
+        vec![PeerSpec::stock("vendorcorp")],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", sink_url.as_str())],
+    )
+    .await;
+    let target = Arc::new(Target {
+        path: Path::HubA2a,
+        url: format!("{}/a2a/vendorcorp", stack.hub_url()),
+        token: stack.token("buyercorp"),
+        client: client.clone(),
+        input: input.clone(),
+    });
+    println!();
+    println!("tracing: hub A2A with OTLP export on (a second stack) vs off (above)");
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    for (i, &c) in concurrencies.iter().enumerate() {
+        run(&target, (4 * c).max(200), c).await;
+        let on = run(&target, requests, c).await;
+        let off = &figures[i][Path::HubA2a as usize];
+        println!(
+            "concurrency {c:>3}: off p50 {:.2} ms p99 {:.2} ms {:.0} req/s | on p50 {:.2} ms p99 {:.2} ms {:.0} req/s | on/off p50 {:.2}x req/s {:.2}x",
+            ms(off.p50), ms(off.p99), off.rps, ms(on.p50), ms(on.p99), on.rps,
+            ms(on.p50) / ms(off.p50), on.rps / off.rps
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    println!(
+        "  (the sink received {} KiB of OTLP protobuf)",
+        spans.load(Ordering::Relaxed) / 1024
+    );
+}
+
+/// The per-call work of metrics and the inspector, on the answer the
+/// bench's calls get: counting it, and redacting it for the inspector.
+/// A loop, no network: nanoseconds per call.
+fn observe_cost(answer: &Value) {
+    use server::traffic::{Exchange, Traffic};
+    let text = std::fs::read_to_string(common::repo().join("config/topology.yaml")).expect("topology");
+    for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
+        std::env::set_var(format!("WS_TOKEN_{sys}"), "bench");
+    }
+    let loaded = server::registry::load::load_str("topology.yaml", &text).expect("valid");
+    let contract = loaded.contracts.get("orders.query").expect("contract");
+    let traffic = Traffic::new();
+    let envelope = exchange::envelope::Envelope::new_root();
+    let n = 20_000u32;
+    let started = Instant::now();
+    for _ in 0..n {
+        let response = server::redaction::redact(&contract, answer, "vendorcorp")
+            .map(|r| server::redaction::view::inspector_payload(&r))
+            .ok();
+        traffic.observe(
+            &loaded.topology,
+            Exchange {
+                caller: "buyercorp",
+                provider: "vendorcorp",
+                capability: "orders.query",
+                method: "SendMessage",
+                envelope: &envelope,
+                http_status: 200,
+                outcome: app::dto::TrafficOutcome::Connected,
+                reason: None,
+                duration: Duration::from_micros(1500),
+                retry: false,
+                task: None,
+                request: None,
+                response,
+                payload_note: None,
+            },
+        );
+    }
+    let per = started.elapsed() / n;
+    println!();
+    println!(
+        "metrics + inspector per call (count, window, histogram, redact the answer, keep it): {:.1} µs",
+        per.as_secs_f64() * 1e6
+    );
 }

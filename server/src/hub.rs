@@ -31,6 +31,7 @@ use crate::negotiations::Negotiations;
 use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
+use crate::task_records::TaskRecords;
 use crate::ui_auth::session::{SessionSettings, SessionStore};
 use crate::ui_auth::users::UiUsers;
 use crate::ui_auth::UiAuth;
@@ -77,6 +78,9 @@ pub enum HubError {
     /// The task ownership table could not be opened.
     #[error(transparent)]
     TaskOwners(#[from] crate::task_owners::TaskOwnersError),
+    /// The task record could not be set up.
+    #[error(transparent)]
+    TaskRecords(#[from] crate::task_records::TaskRecordsError),
     /// The negotiation record could not be opened.
     #[error(transparent)]
     Negotiations(#[from] crate::negotiations::NegotiationsError),
@@ -95,6 +99,9 @@ pub enum HubError {
     /// The prober's HTTP client could not be built.
     #[error("building the prober's HTTP client: {0}")]
     Prober(#[source] reqwest::Error),
+    /// `WS_METRICS_ALLOW` is not a list of CIDRs.
+    #[error("{0}")]
+    MetricsAllow(String),
 }
 
 /// The hub's shared state.
@@ -118,6 +125,8 @@ pub struct Hub {
     pub ui: UiAuth,
     /// The hub's own agents and their config.
     pub agents: Arc<Agents>,
+    /// Who may scrape `/metrics`.
+    pub metrics_door: crate::bff::traffic::MetricsDoor,
 }
 
 /// The hub's background tasks; aborted when dropped, so a test that drops
@@ -152,6 +161,7 @@ impl Hub {
         let audit = AuditTrail::open(pool.clone(), hub_id).await?;
         let idempotency = IdempotencyStore::open(pool.clone()).await?;
         let tasks = TaskOwners::open(pool.clone()).await?;
+        let records = TaskRecords::open(pool.clone()).await?;
         let negotiations = Negotiations::open(pool.clone()).await?;
         let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
         let inbox = Inbox::open(pool.clone(), Arc::new(HubPlans)).await?;
@@ -163,6 +173,7 @@ impl Hub {
             idempotency,
             audit,
             tasks,
+            records,
             negotiations,
         )?);
         Ok(Self {
@@ -179,6 +190,8 @@ impl Hub {
                 settings: SessionSettings::default(),
             },
             agents,
+            metrics_door: crate::bff::traffic::MetricsDoor::from_env()
+                .map_err(HubError::MetricsAllow)?,
         })
     }
 
@@ -193,6 +206,10 @@ impl Hub {
                 crate::registry::watch::spawn(self.registry.clone()),
                 crate::agents::watch(self.agents.clone()),
                 tokio::spawn(self.ui.store.clone().sweep_expired()),
+                self.gateway
+                    .traffic()
+                    .clone()
+                    .spawn_publisher(self.events.clone(), std::time::Duration::from_millis(500)),
             ],
         })
     }
@@ -245,7 +262,13 @@ impl Hub {
         // The session guard covers the browser's door only: the gateway
         // and the A2A surface have the peer auth chain and never see a UI
         // cookie.
+        // `/metrics` has its own door (an address allowlist): a scraper
+        // holds no UI session.
+        let metrics = Router::new()
+            .route("/metrics", axum::routing::get(bff::traffic::metrics))
+            .with_state((self.bff_state(), self.metrics_door.clone()));
         gateway
+            .merge(metrics)
             .merge(crate::surface::router(self.gateway.clone()))
             .merge(self.ui.protect(browser))
     }

@@ -12,49 +12,11 @@
 //! other question's answer.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use sqlx::{Row, SqlitePool};
 
-/// The digest a key is bound to: SHA-256 (hex) of `input` with object
-/// keys sorted at every level, so `{"a":1,"b":2}` and `{"b":2,"a":1}`
-/// are the same input.
-pub fn input_digest(input: &Value) -> String {
-    fn canonical(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    canonical(&map[k], out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    canonical(item, out);
-                }
-                out.push(']');
-            }
-            scalar => out.push_str(&scalar.to_string()),
-        }
-    }
-    let mut text = String::new();
-    canonical(input, &mut text);
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+/// The digest a key is bound to (one definition for both sides: the
+/// reference peer binds its task keys the same way).
+pub use exchange::wire::input_digest;
 
 /// Errors of the store (the gateway logs them and carries on: losing the
 /// ability to replay must not turn into losing the call).

@@ -19,8 +19,10 @@
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON, the v0.3 bridge |
 //! | [`negotiations`] | every negotiation turn that crossed the hub: what a drawer's transcript and contract are rebuilt from |
 //! | [`task_owners`] | whose task is it: a task id is usable only by the caller that created it |
+//! | [`task_records`] | every task the hub forwarded, its state and deadline; the unique key that makes a retry safe |
 //! | [`idempotency`] | a repeated consult id answers from the store, never runs twice |
 //! | [`prober`] | who is alive: health probes and the status board |
+//! | [`traffic`] | whether work got done: per-edge counts, the envelope inspector, `/metrics` |
 //! | [`events`] | what changed, pushed live to open canvases |
 //! | [`edges`] | the connections made on the canvas, and node positions |
 //! | [`redaction`] | the only road from a peer's answer to a browser |
@@ -49,5 +51,7 @@ pub mod redaction;
 pub mod registry;
 pub mod surface;
 pub mod task_owners;
+pub mod task_records;
+pub mod traffic;
 pub mod ui_auth;
 pub mod web;

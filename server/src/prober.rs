@@ -338,7 +338,8 @@ impl StatusBoard {
                 }
                 HubEvent::TopologyChanged
                 | HubEvent::InboxChanged { .. }
-                | HubEvent::AgentsChanged => {}
+                | HubEvent::AgentsChanged
+                | HubEvent::Traffic { .. } => {}
             }
             self.events.publish(ev);
         }

@@ -9,6 +9,7 @@ pub fn kind_label(kind: CapabilityKind) -> &'static str {
         CapabilityKind::DataShare => "data-share",
         CapabilityKind::Consult => "consult",
         CapabilityKind::Negotiation => "negotiation",
+        CapabilityKind::Task => "task",
     }
 }
 

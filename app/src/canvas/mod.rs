@@ -21,7 +21,9 @@
 //! 1. **Pure** (no reactive or browser code; tested without a browser):
 //!    `graph` (layout, edge routes, served positions), `viewport` (camera
 //!    math), `connect` (legal connections from the rules), `health` (how
-//!    served and live statuses combine), `labels` (words for kinds).
+//!    served and live statuses combine), `labels` (words for kinds),
+//!    `traffic` (words and numbers for what crossed an edge: labels,
+//!    metrics, the envelope inspector's summaries).
 //!    Beside them, two leaves: `dom` (stateless browser helpers: the
 //!    element under the pointer, pointer capture, focus by test id) and
 //!    `source` (the server function and what the hub provides for it).
@@ -39,11 +41,15 @@
 //!    negotiation), `commands::agents` (the hub's own agents: which are
 //!    offered, suggestions, interpretations),
 //!    `commands::topology` (loads: topology refetches, inbox count),
-//!    `commands::live` (Server-Sent Events).
+//!    `commands::traffic` (every edge's recent traffic; the drawers'
+//!    metrics and inspector, refreshed by traffic events at most once a
+//!    second), `commands::live` (Server-Sent Events).
 //! 4. **Components** (`components`, one concern a file): `node`, `edge`
 //!    (paths, labels, drag layers, arrowheads), `connector` (handle,
 //!    dragged line, chooser), `drawer`, `panels` (query and consult),
-//!    `contract`, `audit`, `interpret`, `suggestions`, `transcript` (a run
+//!    `contract`, `audit`, `metrics`, `inspector` (the last exchanges'
+//!    envelopes and redacted payloads), `interpret`, `suggestions`,
+//!    `transcript` (a run
 //!    of the hub's orchestrator), `minimap`, `toolbar`, `announcer`,
 //!    `topbar` (Inbox link, live indicator), `messages` (load and reload
 //!    errors). Components render state and trigger commands; they fetch
@@ -67,6 +73,7 @@ mod page;
 mod scene;
 mod source;
 pub mod state;
+pub mod traffic;
 pub mod viewport;
 
 pub use self::page::CanvasPage;

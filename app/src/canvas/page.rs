@@ -5,8 +5,9 @@
 //! The first load is in the server's HTML (the resource runs the server
 //! function in-process); later loads come from the browser's refetches
 //! ([`commands::topology`]). The page also measures the canvas, closes the
-//! drawer on Escape, runs the live channel and reads which of the hub's
-//! own agents to offer ([`commands::agents`]).
+//! drawer on Escape, runs the live channel, reads which of the hub's own
+//! agents to offer ([`commands::agents`]) and every edge's recent traffic
+//! ([`commands::traffic`]).
 
 use leptos::prelude::*;
 
@@ -16,6 +17,7 @@ use super::commands::agents::follow_agents;
 use super::commands::live;
 use super::commands::positions;
 use super::commands::topology::{first_load, follow_refetches};
+use super::commands::traffic::follow_traffic;
 use super::components::announcer::Announcer;
 use super::components::messages::{LoadError, ReloadError};
 use super::components::toolbar::Toolbar;
@@ -41,6 +43,7 @@ pub fn CanvasPage() -> impl IntoView {
     let latest = RwSignal::new(None::<TopologyLoad>);
     follow_refetches(ctx, topology, latest);
     follow_agents(ctx);
+    follow_traffic(ctx);
     positions::save_before_leaving(ctx);
 
     let section = NodeRef::<leptos::html::Section>::new();

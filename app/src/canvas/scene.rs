@@ -14,7 +14,9 @@ use leptos::prelude::*;
 use super::commands::{edges, positions};
 use super::components::connector::{ChooserPanel, ConnectLine};
 use super::components::drawer::Drawer;
-use super::components::edge::{Arrow, DragLabels, DragLayer, EdgeLabel, EdgePath};
+use super::components::edge::{
+    label_place, Arrow, DragLabels, DragLayer, EdgeLabel, EdgePath, TrafficLine,
+};
 use super::components::messages::ReloadError;
 use super::components::minimap::Minimap;
 use super::components::node::RootNode;
@@ -92,10 +94,23 @@ pub(crate) fn Scene(
         .enumerate()
         .map(|(index, e)| view! { <EdgePath edge=e.clone() index/> })
         .collect_view();
+    // Each label and its traffic line (DESIGN.md §6: recent calls under
+    // the label) share one place; the lines are a layer of their own, so
+    // far out they are hidden as one element.
+    let places: Vec<_> = edges
+        .iter()
+        .enumerate()
+        .map(|(index, e)| label_place(ctx, &scene, e, index))
+        .collect();
+    let traffic_lines = edges
+        .iter()
+        .zip(&places)
+        .map(|(e, &place)| view! { <TrafficLine edge=e.id.clone() place/> })
+        .collect_view();
     let edge_labels = edges
         .into_iter()
-        .enumerate()
-        .map(|(index, e)| view! { <EdgeLabel edge=e index/> })
+        .zip(places)
+        .map(|(edge, place)| view! { <EdgeLabel edge place/> })
         .collect_view();
     let nodes = roots
         .into_iter()
@@ -141,6 +156,7 @@ pub(crate) fn Scene(
                     <defs>
                         <Arrow id="arrow-data-share"/>
                         <Arrow id="arrow-consult"/>
+                        <Arrow id="arrow-task"/>
                         <Arrow id="arrow-degraded"/>
                         <Arrow id="arrow-active"/>
                     </defs>
@@ -150,6 +166,7 @@ pub(crate) fn Scene(
                 <DragLayer width=layer_w height=layer_h/>
                 <div class="node-layer">{nodes}</div>
                 <div class="label-layer">{edge_labels}</div>
+                <div class="label-layer traffic-layer" aria-hidden="true">{traffic_lines}</div>
                 <DragLabels/>
             </div>
         </div>

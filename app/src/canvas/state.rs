@@ -16,7 +16,8 @@ use super::health::{Health, LivePatch};
 use super::viewport::{Camera, Size};
 use crate::api::ApiFailure;
 use crate::dto::{
-    AgentsView, ConsultView, InterpretationView, QueryResultView, RecommendationsView, TopologyView,
+    AgentsView, ConsultView, EdgeTrafficView, InterpretationView, QueryResultView,
+    RecommendationsView, TopologyView, TrafficView,
 };
 
 /// One load of the topology, stamped with how many live events the browser
@@ -139,6 +140,184 @@ impl AgentsState {
     }
 }
 
+/// What the canvas knows of one edge's recent traffic (DESIGN.md §6,
+/// metrics on the canvas).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdgeTraffic {
+    /// Not read yet (always so on the server, and in the browser until the
+    /// first `GET /api/traffic` answers): the label shows nothing.
+    Unknown,
+    /// The hub listed no traffic for the edge.
+    Quiet,
+    /// What the hub last said about it.
+    Known(EdgeTrafficView),
+}
+
+impl EdgeTraffic {
+    /// The hub's view, when it gave one.
+    pub fn view(&self) -> Option<&EdgeTrafficView> {
+        match self {
+            EdgeTraffic::Known(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// One edge's traffic cell: its own signal (so an event re-renders only
+/// the edges it names) and the number of the last traffic event that set
+/// it (so a full read answering late does not undo a newer event).
+#[derive(Debug, Clone)]
+struct TrafficCell {
+    value: ArcRwSignal<EdgeTraffic>,
+    stamp: u64,
+}
+
+/// Every edge's recent traffic, page-wide (a redraw of the scene keeps
+/// it): one reactive cell per edge id, filled by `GET /api/traffic` and
+/// patched by `HubEvent::Traffic`. The cells are reference-counted
+/// signals, not owned by whichever component first asked, so they outlive
+/// every scene.
+#[derive(Debug, Clone, Copy)]
+pub struct TrafficState {
+    cells: StoredValue<HashMap<String, TrafficCell>>,
+    /// Traffic events applied so far.
+    events: StoredValue<u64>,
+    /// Whether a full read has answered: from then on an edge the hub did
+    /// not list is quiet, not unknown.
+    loaded: StoredValue<bool>,
+    /// Bumped to read every edge's traffic again.
+    pub refresh: RwSignal<u64>,
+}
+
+impl TrafficState {
+    fn new() -> Self {
+        TrafficState {
+            cells: StoredValue::new(HashMap::new()),
+            events: StoredValue::new(0),
+            loaded: StoredValue::new(false),
+            refresh: RwSignal::new(0),
+        }
+    }
+
+    /// The cell of `edge`, made on first use (untracked; read it with
+    /// `.get()` to follow it).
+    pub fn cell(&self, edge: &str) -> ArcRwSignal<EdgeTraffic> {
+        if let Some(c) = self
+            .cells
+            .try_with_value(|m| m.get(edge).map(|c| c.value.clone()))
+            .flatten()
+        {
+            return c;
+        }
+        let first = if self.loaded.try_get_value().unwrap_or(false) {
+            EdgeTraffic::Quiet
+        } else {
+            EdgeTraffic::Unknown
+        };
+        let value = ArcRwSignal::new(first);
+        self.cells
+            .try_update_value(|m| {
+                m.entry(edge.to_string())
+                    .or_insert_with(|| TrafficCell {
+                        value: value.clone(),
+                        stamp: 0,
+                    })
+                    .value
+                    .clone()
+            })
+            .unwrap_or(value)
+    }
+
+    /// The traffic of `edge` (tracked).
+    pub fn get(&self, edge: &str) -> EdgeTraffic {
+        self.cell(edge).get()
+    }
+
+    /// Applies a `HubEvent::Traffic`: replaces the entries of the edges it
+    /// names, and only those (the others' labels do not re-render).
+    pub fn apply_event(&self, edges: Vec<EdgeTrafficView>) {
+        let Some(stamp) = self.events.try_update_value(|n| {
+            *n += 1;
+            *n
+        }) else {
+            return;
+        };
+        let mut changed = Vec::with_capacity(edges.len());
+        for view in edges {
+            let cell = self.cell(&view.edge);
+            self.cells.update_value(|m| {
+                if let Some(c) = m.get_mut(&view.edge) {
+                    c.stamp = stamp;
+                }
+            });
+            changed.push((cell, EdgeTraffic::Known(view)));
+        }
+        set_changed(changed);
+    }
+
+    /// The stamp a full read takes when it starts (see [`Self::apply_load`]).
+    pub fn load_ticket(&self) -> u64 {
+        self.events.try_get_value().unwrap_or(0)
+    }
+
+    /// Applies a full read started at `ticket`: every edge it lists gets
+    /// its entry, every other edge is quiet, except edges an event named
+    /// since the read started (the event is newer).
+    pub fn apply_load(&self, ticket: u64, view: TrafficView) {
+        let mut listed: HashMap<String, EdgeTrafficView> = view
+            .edges
+            .into_iter()
+            .map(|e| (e.edge.clone(), e))
+            .collect();
+        let Some(existing) = self.cells.try_with_value(|m| {
+            m.iter()
+                .map(|(k, c)| (k.clone(), c.value.clone(), c.stamp))
+                .collect::<Vec<_>>()
+        }) else {
+            return;
+        };
+        self.loaded.set_value(true);
+        let mut changed = Vec::new();
+        for (edge, cell, stamp) in existing {
+            let entry = listed.remove(&edge);
+            if stamp > ticket {
+                continue;
+            }
+            changed.push((cell, entry.map_or(EdgeTraffic::Quiet, EdgeTraffic::Known)));
+        }
+        // Edges no label has asked for yet (another scene's): keep them
+        // for when one does.
+        for (edge, v) in listed {
+            let cell = self.cell(&edge);
+            changed.push((cell, EdgeTraffic::Known(v)));
+        }
+        set_changed(changed);
+    }
+
+    /// Whether some edge shows calls in its window: those counts age, so
+    /// they are worth reading again.
+    pub fn any_recent(&self) -> bool {
+        self.cells
+            .try_with_value(|m| {
+                m.values().any(|c| {
+                    c.value
+                        .with_untracked(|t| t.view().is_some_and(|v| v.calls > 0))
+                })
+            })
+            .unwrap_or(false)
+    }
+}
+
+/// Sets each cell whose value changed (outside the map's lock: a reader
+/// woken by the set may ask for a cell).
+fn set_changed(changed: Vec<(ArcRwSignal<EdgeTraffic>, EdgeTraffic)>) {
+    for (cell, value) in changed {
+        if cell.with_untracked(|old| old != &value) {
+            cell.set(value);
+        }
+    }
+}
+
 /// Page-wide state. All fields are arena handles, so it is `Copy`.
 #[derive(Debug, Clone, Copy)]
 pub struct CanvasCtx {
@@ -189,6 +368,8 @@ pub struct CanvasCtx {
     pub inbox_pending: RwSignal<Option<u64>>,
     /// The hub's own agents: what is offered and what they last said.
     pub agents: AgentsState,
+    /// Every edge's recent traffic, one cell per edge.
+    pub traffic: TrafficState,
 }
 
 impl CanvasCtx {
@@ -216,6 +397,7 @@ impl CanvasCtx {
             focus_after_load: StoredValue::new(None),
             inbox_pending: RwSignal::new(None),
             agents: AgentsState::new(),
+            traffic: TrafficState::new(),
         }
     }
 
@@ -273,5 +455,54 @@ impl CanvasCtx {
 impl Default for CanvasCtx {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(edge: &str, calls: u32) -> EdgeTrafficView {
+        EdgeTrafficView {
+            edge: edge.into(),
+            window_secs: 60,
+            calls,
+            failures: 0,
+            last: None,
+        }
+    }
+
+    #[test]
+    fn a_full_read_fills_every_edge_but_yields_to_newer_events() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let traffic = CanvasCtx::new().traffic;
+            let (a, b, c) = ("a->b:x", "a->c:y", "a->d:z");
+            // Labels ask first: unknown until the hub is read.
+            assert_eq!(traffic.get(a), EdgeTraffic::Unknown);
+            assert_eq!(traffic.get(b), EdgeTraffic::Unknown);
+            let ticket = traffic.load_ticket();
+            // An event for `a` lands while the read is on its way.
+            traffic.apply_event(vec![t(a, 5)]);
+            traffic.apply_load(
+                ticket,
+                TrafficView {
+                    edges: vec![t(a, 4), t(c, 2)],
+                },
+            );
+            // The event was newer than the read: it stays.
+            assert_eq!(traffic.get(a).view().map(|v| v.calls), Some(5));
+            // Not listed: quiet.
+            assert_eq!(traffic.get(b), EdgeTraffic::Quiet);
+            // Listed before any label asked: kept for the label.
+            assert_eq!(traffic.get(c).view().map(|v| v.calls), Some(2));
+            // A new edge after the first read is quiet, not unknown.
+            assert_eq!(traffic.get("hub->e:w"), EdgeTraffic::Quiet);
+            assert!(traffic.any_recent());
+            // A later read wins over the old event.
+            traffic.apply_load(traffic.load_ticket(), TrafficView { edges: vec![] });
+            assert_eq!(traffic.get(a), EdgeTraffic::Quiet);
+            assert!(!traffic.any_recent());
+        });
     }
 }

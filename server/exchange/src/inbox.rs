@@ -251,6 +251,30 @@ impl Inbox {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    /// How many proposals a human decided, per (from system, capability):
+    /// `(from_system, capability, approved, rejected)`. The human
+    /// interventions of seed `004`'s metrics, read from the store.
+    pub async fn decision_counts(&self) -> Result<Vec<(String, String, u64, u64)>, InboxError> {
+        let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
+            "SELECT from_system, capability,
+                    SUM(status = 'approved'), SUM(status = 'rejected')
+             FROM approval_inbox GROUP BY from_system, capability",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(s, c, a, r)| {
+                (
+                    s,
+                    c,
+                    u64::try_from(a).unwrap_or(0),
+                    u64::try_from(r).unwrap_or(0),
+                )
+            })
+            .collect())
+    }
+
     /// Entries, newest first, optionally only those in `status`.
     pub async fn list(&self, status: Option<Status>) -> Result<Vec<InboxEntry>, InboxError> {
         let rows = match status {

@@ -25,6 +25,7 @@
 //! | [`located`] | config-file problems located at file:line:column:field |
 //! | [`model`] | the one model client every agent uses: a tier, a deadline, JSON replies, provider quirks |
 //! | [`prompts`] | the prompt library: system prompts by language and key, from files |
+//! | [`telemetry`] | the log lines both binaries print, and OpenTelemetry spans whose trace id is the envelope's (feature `otel`) |
 //!
 //! Without the default `runtime` feature only [`reason`], [`id`],
 //! [`text`] and [`negotiation`] compile: the browser crate may use them on
@@ -57,6 +58,8 @@ pub mod model;
 pub mod negotiator;
 #[cfg(feature = "runtime")]
 pub mod prompts;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 #[cfg(feature = "runtime")]
 pub mod untrusted;
 #[cfg(feature = "runtime")]

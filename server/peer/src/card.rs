@@ -19,7 +19,8 @@ use crate::VERSION;
 use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 
 /// The capabilities declared in the card and enforced by the handler: no
-/// streaming and no push (a call is answered at once).
+/// streaming and no push (a call is answered at once; a task skill's task
+/// is read again with `GetTask`).
 pub fn capabilities() -> AgentCapabilities {
     AgentCapabilities {
         streaming: Some(false),
@@ -144,6 +145,15 @@ pub fn skill_description(skill: &SkillConfig, schema: &TableSchema) -> String {
         Handler::TicketClassify => "Classifies a support ticket (by ticket_id, or subject and content) into \
              category, priority, confidence, reason codes and whether a human must review it."
             .into(),
+        Handler::TicketTriage => format!(
+            "Triages a support ticket (by ticket_id) as an A2A task: classifies it, routes it to a \
+             queue and sets an SLA in hours; the result is the task's `result` artifact. Works about \
+             {} ms unless the input's work_ms says otherwise. The message's messageId is the \
+             idempotency key (a repeat answers the same task, never runs it again); its metadata \
+             `deadline` (RFC 3339) bounds the task, at most {} ms from submission.",
+            skill.work_ms(),
+            skill.max_deadline_ms()
+        ),
         Handler::Negotiate => format!(
             "Negotiates a data contract for {}: one JSON message per turn with exactly the keys \
              from, intent (propose|counter|accept|reject|request), scope {{columns, purpose, \
@@ -185,7 +195,7 @@ pub fn sample_call(skill: &SkillConfig, schema: &TableSchema) -> Value {
         Handler::BudgetConsult => {
             json!({"question": "How much does marketing have left? Raise marketing budget to 150000."})
         }
-        Handler::TicketClassify => json!({"ticket_id": "T-1003"}),
+        Handler::TicketClassify | Handler::TicketTriage => json!({"ticket_id": "T-1003"}),
         Handler::Negotiate => json!({
             "from": "consumer",
             "intent": "propose",

@@ -22,9 +22,11 @@ use exchange::envelope::{
 };
 use exchange::inbox::{proposed_actions, Inbox, Origin};
 use exchange::reason::{CallResult, ReasonCode};
+use exchange::telemetry;
 use exchange::wire;
 use serde_json::Value;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// Default deadline of one call to the hub, above the hub's own per-call
 /// deadlines so the hub's `TIMEOUT` arrives before ours.
@@ -94,7 +96,26 @@ pub fn surface_url(hub_url: &str, provider: &str) -> String {
 /// `not_connected` (`PEER_UNREACHABLE` when the hub cannot be reached,
 /// `TIMEOUT` past `call.timeout`, `PEER_ERROR` when the hub's answer is not
 /// an A2A answer).
+///
+/// When traces are exported the call is one `peer.call` span, a child of
+/// `call.traceparent`, and the traceparent sent names that span (same trace
+/// id); otherwise `call.traceparent` goes as it is.
 pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer {
+    let span = telemetry::call_span(
+        &call.caller,
+        &call.provider,
+        &call.capability,
+        &call.request_id,
+    );
+    telemetry::parent_on(&span, &call.traceparent);
+    let sent = telemetry::traceparent_of(&span, &call.traceparent)
+        .unwrap_or_else(|| call.traceparent.clone());
+    let answer = send(client, call, &sent).instrument(span.clone()).await;
+    telemetry::record_result(&span, &answer.result);
+    answer
+}
+
+async fn send(client: &reqwest::Client, call: &HubCall, traceparent: &TraceParent) -> HubAnswer {
     let started = Instant::now();
     let mut message = wire::call_message(&call.capability, call.input.clone());
     message.message_id.clone_from(&call.request_id);
@@ -113,7 +134,7 @@ pub async fn call_via_hub(client: &reqwest::Client, call: &HubCall) -> HubAnswer
         .header(CALLER_HEADER, &call.caller)
         .header(VERSION_HEADER, CURRENT_VERSION)
         .header(REQUEST_ID_HEADER, &call.request_id)
-        .header(TRACEPARENT_HEADER, call.traceparent.to_header())
+        .header(TRACEPARENT_HEADER, traceparent.to_header())
         .json(&wire::jsonrpc_request(
             &call.request_id,
             wire::SEND_MESSAGE_METHOD,

@@ -135,7 +135,7 @@ impl DatasetConfig {
     }
 }
 
-/// The two kinds of capability (DESIGN.md §2), spelled as in the topology.
+/// The kinds of capability (DESIGN.md §2), spelled as in the topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkillKind {
@@ -146,6 +146,11 @@ pub enum SkillKind {
     /// Agree a data contract for a data-share (seed `000`): strict
     /// messages until the provider grants a scope.
     Negotiation,
+    /// Long-running work accepted under an idempotency key and a deadline
+    /// (DESIGN.md §2 "task", seed `004`): the answer is an A2A task that
+    /// moves submitted → working → completed | failed | canceled, or is
+    /// rejected.
+    Task,
 }
 
 impl SkillKind {
@@ -155,6 +160,7 @@ impl SkillKind {
             SkillKind::DataShare => "data-share",
             SkillKind::Consult => "consult",
             SkillKind::Negotiation => "negotiation",
+            SkillKind::Task => "task",
         }
     }
 }
@@ -171,6 +177,8 @@ pub enum Handler {
     TicketClassify,
     /// The provider's side of a contract negotiation (negotiation).
     Negotiate,
+    /// Ticket triage: classify, route to a queue, set an SLA (task).
+    TicketTriage,
 }
 
 impl Handler {
@@ -180,6 +188,7 @@ impl Handler {
             Handler::TableQuery => SkillKind::DataShare,
             Handler::BudgetConsult | Handler::TicketClassify => SkillKind::Consult,
             Handler::Negotiate => SkillKind::Negotiation,
+            Handler::TicketTriage => SkillKind::Task,
         }
     }
 
@@ -189,7 +198,7 @@ impl Handler {
         match self {
             Handler::TableQuery | Handler::Negotiate => None,
             Handler::BudgetConsult => Some("budgets"),
-            Handler::TicketClassify => Some("tickets"),
+            Handler::TicketClassify | Handler::TicketTriage => Some("tickets"),
         }
     }
 
@@ -200,6 +209,7 @@ impl Handler {
             Handler::BudgetConsult => "budget_consult",
             Handler::TicketClassify => "ticket_classify",
             Handler::Negotiate => "negotiate",
+            Handler::TicketTriage => "ticket_triage",
         }
     }
 }
@@ -241,9 +251,42 @@ pub struct SkillConfig {
     /// What a call is answered with: a `message` (the default) or a
     /// completed `task` whose artifact holds the result, which the caller
     /// can read again later with `GetTask` (A2A v1.0 §3.1.1: an agent may
-    /// answer either way).
+    /// answer either way). A `task` skill always answers with a live task
+    /// and ignores this.
     #[serde(default)]
     pub answer: AnswerAs,
+    /// For a `task` skill: how long the work takes when the call's input
+    /// does not say (`work_ms`); [`DEFAULT_WORK_MS`] when absent.
+    #[serde(default)]
+    pub work_ms: Option<u64>,
+    /// For a `task` skill: the longest a task may live. A caller's
+    /// `deadline` later than now + this is capped to it; no deadline means
+    /// now + this. [`DEFAULT_MAX_DEADLINE_MS`] when absent.
+    #[serde(default)]
+    pub max_deadline_ms: Option<u64>,
+}
+
+/// A task skill's work time when neither the skill nor the call sets one.
+pub const DEFAULT_WORK_MS: u64 = 1_500;
+/// A task's longest life when the skill does not set `max_deadline_ms`.
+pub const DEFAULT_MAX_DEADLINE_MS: u64 = 30_000;
+/// The most a call (or a skill) may ask a task to work, in ms: the
+/// topology's `work_ms` maximum.
+pub const MAX_WORK_MS: u64 = 60_000;
+/// Bounds of `max_deadline_ms`: 100 ms to one hour.
+const MAX_DEADLINE_RANGE: std::ops::RangeInclusive<u64> = 100..=3_600_000;
+
+impl SkillConfig {
+    /// The work time of a task skill (`work_ms`, or the default).
+    pub fn work_ms(&self) -> u64 {
+        self.work_ms.unwrap_or(DEFAULT_WORK_MS)
+    }
+
+    /// The longest life of a task of this skill (`max_deadline_ms`, or the
+    /// default).
+    pub fn max_deadline_ms(&self) -> u64 {
+        self.max_deadline_ms.unwrap_or(DEFAULT_MAX_DEADLINE_MS)
+    }
 }
 
 /// How a skill's result travels back (A2A `SendMessage` answers a Message
@@ -329,6 +372,11 @@ pub struct AgentConfig {
 pub struct Faults {
     /// Sleep this long before answering (drives the hub's TIMEOUT path).
     pub stall_ms: u64,
+    /// For a task skill: accept the task and start the work at once, but
+    /// hold the `SendMessage` answer back this long, so a caller times out
+    /// not knowing whether its task was accepted (drives the retry that
+    /// finds the task by its idempotency key).
+    pub accept_stall_ms: u64,
     /// Answer with a result that breaks the capability's contract
     /// (drives SCHEMA_INVALID).
     pub break_schema: bool,
@@ -595,7 +643,44 @@ impl PeerConfig {
                     }
                     column_names(&mut push, at("personal_columns"), &skill.personal_columns);
                 }
+                Handler::TicketTriage => {
+                    if let Some(ms) = skill.work_ms.filter(|ms| *ms > MAX_WORK_MS) {
+                        push(
+                            &at("work_ms"),
+                            format!("{ms} must be at most {MAX_WORK_MS}"),
+                        );
+                    }
+                    if let Some(ms) = skill
+                        .max_deadline_ms
+                        .filter(|ms| !MAX_DEADLINE_RANGE.contains(ms))
+                    {
+                        push(
+                            &at("max_deadline_ms"),
+                            format!(
+                                "{ms} must be between {} and {}",
+                                MAX_DEADLINE_RANGE.start(),
+                                MAX_DEADLINE_RANGE.end()
+                            ),
+                        );
+                    }
+                }
                 Handler::BudgetConsult | Handler::TicketClassify => {}
+            }
+            if skill.handler.kind() != SkillKind::Task {
+                for (field, set) in [
+                    ("work_ms", skill.work_ms.is_some()),
+                    ("max_deadline_ms", skill.max_deadline_ms.is_some()),
+                ] {
+                    if set {
+                        push(
+                            &at(field),
+                            format!(
+                                "only a task skill takes {field}, not {}",
+                                skill.handler.as_str()
+                            ),
+                        );
+                    }
+                }
             }
             if skill.handler != Handler::TableQuery && !skill.negotiable_columns.is_empty() {
                 push(
@@ -711,11 +796,16 @@ impl PeerConfig {
                 );
             }
         }
-        if self.faults.stall_ms > 600_000 {
-            push(
-                &[Seg::key("faults"), Seg::key("stall_ms")],
-                "must be at most 600000".into(),
-            );
+        for (field, ms) in [
+            ("stall_ms", self.faults.stall_ms),
+            ("accept_stall_ms", self.faults.accept_stall_ms),
+        ] {
+            if ms > 600_000 {
+                push(
+                    &[Seg::key("faults"), Seg::key(field)],
+                    "must be at most 600000".into(),
+                );
+            }
         }
         issues.sort_by_key(|i| (i.line, i.column));
         issues
@@ -739,7 +829,10 @@ fn csv_table_problem(table: &str) -> Option<String> {
         Some(format!(
             "`{table}` must be a plain identifier (letters, digits, _)"
         ))
-    } else if matches!(table, "audit_trail" | "approval_inbox" | "dataset_meta") {
+    } else if matches!(
+        table,
+        "audit_trail" | "approval_inbox" | "dataset_meta" | "task_keys"
+    ) {
         Some(format!("`{table}` is reserved by the peer"))
     } else {
         None
@@ -1129,6 +1222,111 @@ agents: [ {id: data-steward, name: "Data Steward"} ]
         // A missing key is named.
         let e = err(&with("mcp: { listen: 127.0.0.1:3111 }"));
         assert!(e.contains("capability"), "{e}");
+    }
+
+    const HELPDESK: &str = r#"
+system: helpdesk
+name: Helpdesk
+listen: 127.0.0.1:3103
+token_env: WS_TOKEN_HELPDESK
+hub_url: http://127.0.0.1:3000
+database: var/helpdesk.db
+dataset: { kind: tickets, seed: 42, rows: 40 }
+skills:
+  - capability: ticket.classify
+    kind: consult
+    handler: ticket_classify
+  - capability: ticket.triage
+    kind: task
+    handler: ticket_triage
+"#;
+
+    #[test]
+    fn a_task_skill_has_a_work_time_and_a_life_cap() {
+        let c = PeerConfig::parse(HELPDESK, FILE).unwrap();
+        let t = c.skill("ticket.triage").unwrap();
+        assert_eq!(
+            (t.kind, t.handler),
+            (SkillKind::Task, Handler::TicketTriage)
+        );
+        assert_eq!(
+            (t.work_ms(), t.max_deadline_ms()),
+            (DEFAULT_WORK_MS, DEFAULT_MAX_DEADLINE_MS)
+        );
+        assert_eq!((DEFAULT_WORK_MS, DEFAULT_MAX_DEADLINE_MS), (1_500, 30_000));
+        assert_eq!(c.faults.accept_stall_ms, 0);
+        let set = HELPDESK.replace(
+            "handler: ticket_triage\n",
+            "handler: ticket_triage\n    work_ms: 0\n    max_deadline_ms: 300\n",
+        );
+        let c = PeerConfig::parse(&set, FILE).unwrap();
+        let t = c.skill("ticket.triage").unwrap();
+        assert_eq!((t.work_ms(), t.max_deadline_ms()), (0, 300));
+        // The shipped helpdesk provides both, classify unchanged.
+        let shipped =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/peers/helpdesk.yaml");
+        let c = PeerConfig::load(&shipped).unwrap_or_else(|e| panic!("{e}"));
+        let classify = c.skill("ticket.classify").unwrap();
+        assert_eq!(
+            (classify.kind, classify.answer),
+            (SkillKind::Consult, AnswerAs::Task)
+        );
+        assert_eq!(c.skill("ticket.triage").unwrap().kind, SkillKind::Task);
+    }
+
+    #[test]
+    fn task_settings_are_checked_at_their_lines() {
+        let text = HELPDESK.replace(
+            "handler: ticket_triage\n",
+            "handler: ticket_triage\n    work_ms: 60001\n    max_deadline_ms: 50\n",
+        );
+        assert_located(
+            &text,
+            &[(16, "skills[1].work_ms"), (17, "skills[1].max_deadline_ms")],
+        );
+        let e = err(&text);
+        assert!(
+            e.contains("skills[1].work_ms: 60001 must be at most 60000"),
+            "{e}"
+        );
+        assert!(
+            e.contains("skills[1].max_deadline_ms: 50 must be between 100 and 3600000"),
+            "{e}"
+        );
+        // Only a task skill takes them.
+        let text = HELPDESK.replace(
+            "handler: ticket_classify\n",
+            "handler: ticket_classify\n    max_deadline_ms: 1000\n",
+        );
+        assert_located(&text, &[(13, "skills[0].max_deadline_ms")]);
+        assert!(
+            err(&text).contains("only a task skill takes max_deadline_ms, not ticket_classify"),
+            "{}",
+            err(&text)
+        );
+        // The handler serves tasks, not consults; and needs tickets.
+        let text = HELPDESK.replace("kind: task", "kind: consult");
+        assert_located(&text, &[(14, "skills[1].kind")]);
+        assert!(
+            err(&text).contains("handler ticket_triage serves task capabilities, not consult"),
+            "{}",
+            err(&text)
+        );
+        let text = HELPDESK
+            .replace(
+                "dataset: { kind: tickets, seed: 42, rows: 40 }",
+                "dataset: { kind: budgets }",
+            )
+            .replace("handler: ticket_classify", "handler: budget_consult");
+        assert_located(&text, &[(15, "skills[1].handler")]);
+        // The fault is bounded like stall_ms.
+        let text = format!("{HELPDESK}faults: {{ accept_stall_ms: 700000 }}\n");
+        assert_located(&text, &[(16, "faults.accept_stall_ms")]);
+        let ok = format!("{HELPDESK}faults: {{ accept_stall_ms: 3000 }}\n");
+        assert_eq!(
+            PeerConfig::parse(&ok, FILE).unwrap().faults.accept_stall_ms,
+            3000
+        );
     }
 
     #[test]

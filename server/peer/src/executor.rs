@@ -8,25 +8,31 @@
 //! `SendMessage` result). A text-only message, what a generic A2A client
 //! sends, is answered too: as the question of the peer's first consult
 //! skill, or with a description of the skills for a data-share-only peer.
+//!
+//! A call of a `task` skill (`ticket.triage`) is answered as a real A2A
+//! task instead, with its own lifecycle, deadline and idempotency key:
+//! [`crate::tasks`].
 
 use crate::config::{AnswerAs, Handler, SkillConfig, SkillKind};
 use crate::contracts::negotiate;
 use crate::contracts::read::{self, Denied};
 use crate::skills::{self, SkillError};
+use crate::tasks::{self, PeerTaskStore, Tasks};
 use crate::PeerState;
 use a2a::{
     A2AError, Artifact, Message, Part, PartContent, StreamResponse, Task, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
 };
 use a2a_server::{AgentExecutor, ExecutorContext, ServiceParams};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::envelope::{self, Envelope};
+use exchange::telemetry;
 use exchange::wire::{self, WireError};
 use futures::stream::BoxStream;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// The capability recorded for a text-only message answered with help.
 pub use exchange::wire::HELP_CAPABILITY;
@@ -34,12 +40,27 @@ pub use exchange::wire::HELP_CAPABILITY;
 /// The executor of one peer.
 pub struct PeerExecutor {
     state: Arc<PeerState>,
+    /// Task skills' running work, keys and store ([`crate::tasks`]).
+    tasks: Arc<Tasks>,
 }
 
 impl PeerExecutor {
     /// An executor answering from `state`.
     pub fn new(state: Arc<PeerState>) -> Self {
-        Self { state }
+        let tasks = Arc::new(Tasks::new(
+            state.pool.clone(),
+            state.trail.clone(),
+            state.config.system.clone(),
+        ));
+        Self { state, tasks }
+    }
+
+    /// The task store `DefaultRequestHandler` must be built with: the
+    /// executor reads it (a duplicate submission answers the stored task)
+    /// and it decides a cancel against a finishing task
+    /// ([`crate::tasks`]).
+    pub fn task_store(&self) -> PeerTaskStore {
+        PeerTaskStore(self.tasks.clone())
     }
 }
 
@@ -49,25 +70,20 @@ impl AgentExecutor for PeerExecutor {
         ctx: ExecutorContext,
     ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
         let state = self.state.clone();
+        // A task skill's call is a real A2A task with a lifecycle.
+        if let Some(capability) = tasks::task_capability(&state, &ctx) {
+            return tasks::task_stream(state, self.tasks.clone(), capability, ctx);
+        }
         Box::pin(futures::stream::once(
             async move { handle(state, ctx).await },
         ))
     }
 
-    /// Calls are answered at once, so there is never work to stop: a cancel
-    /// just marks the (bookkeeping) task canceled.
+    /// A message-answered call has no work to stop: a cancel just marks its
+    /// (bookkeeping) task canceled. A task skill's work was stopped by the
+    /// store's `begin_cancel` before this runs ([`crate::tasks`]).
     fn cancel(&self, ctx: ExecutorContext) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
-        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-            task_id: ctx.task_id.clone(),
-            context_id: ctx.context_id.clone(),
-            status: TaskStatus {
-                state: TaskState::Canceled,
-                message: None,
-                timestamp: None,
-            },
-            metadata: None,
-        });
-        Box::pin(futures::stream::once(async move { Ok(event) }))
+        tasks::cancel_stream(ctx)
     }
 }
 
@@ -149,10 +165,30 @@ impl Refusal {
     }
 }
 
+/// One call, in its `peer.execute` span (when traces are exported):
+/// parented on the call's `traceparent` (the hub's forward span), so the
+/// span's trace id is the envelope's.
 async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamResponse, A2AError> {
     let started = Instant::now();
-    let env = Envelope::from_headers(&envelope_headers(&ctx.service_params));
+    let mut headers = envelope_headers(&ctx.service_params);
     let caller = caller_of(&ctx.service_params);
+    let span = telemetry::execute_span(&caller, &state.config.system);
+    telemetry::continue_trace(&span, &mut headers);
+    let env = Envelope::from_headers(&headers);
+    telemetry::record(&span, "request_id", &env.request_id);
+    answer_call(state, ctx, started, env, caller, span.clone())
+        .instrument(span)
+        .await
+}
+
+async fn answer_call(
+    state: Arc<PeerState>,
+    ctx: ExecutorContext,
+    started: Instant,
+    env: Envelope,
+    caller: String,
+    span: tracing::Span,
+) -> Result<StreamResponse, A2AError> {
     let faults = &state.config.faults;
     if faults.stall_ms > 0 {
         tokio::time::sleep(Duration::from_millis(faults.stall_ms)).await;
@@ -200,6 +236,11 @@ async fn handle(state: Arc<PeerState>, ctx: ExecutorContext) -> Result<StreamRes
     if let Err(e) = state.trail.append(record).await {
         // The answer still goes out: a caller must not hang on our trail.
         tracing::error!(error = %e, "could not append to the audit trail");
+    }
+    telemetry::record(&span, "capability", &handled.capability);
+    match &handled.answer {
+        Ok(_) => telemetry::record_outcome(&span, "executed"),
+        Err(_) => telemetry::record_outcome(&span, "refused"),
     }
     tracing::info!(
         capability = %handled.capability,
@@ -366,6 +407,16 @@ async fn run(
         Handler::TicketClassify => {
             consulted(skills::tickets::classify_input(&state.pool, input).await)?
         }
+        // A task skill is answered by the task path, never as one message.
+        Handler::TicketTriage => {
+            return Err(Refusal::from_skill(SkillError::invalid(
+                "task_skill",
+                format!(
+                    "{} is a task: send one data part {{\"capability\", \"input\"}}",
+                    skill.capability
+                ),
+            )))
+        }
     };
     Ok(Answered {
         message: wire::answer_message(result, Some(text)),
@@ -448,7 +499,7 @@ pub fn help_text(state: &PeerState) -> String {
 
 /// Copies the envelope headers out of the service params, so the shared
 /// [`Envelope::from_headers`] parses them exactly as the hub does.
-fn envelope_headers(params: &ServiceParams) -> HeaderMap {
+pub(crate) fn envelope_headers(params: &ServiceParams) -> HeaderMap {
     let mut headers = HeaderMap::new();
     for name in [
         envelope::VERSION_HEADER,
@@ -469,7 +520,7 @@ fn envelope_headers(params: &ServiceParams) -> HeaderMap {
 
 /// The `X-Caller-System` claim (set by the hub), if it looks like a system
 /// id; "unknown" otherwise. Only ever used as a label in the trail.
-fn caller_of(params: &ServiceParams) -> String {
+pub(crate) fn caller_of(params: &ServiceParams) -> String {
     envelope::caller_label(
         params
             .get(envelope::CALLER_HEADER)

@@ -23,6 +23,7 @@
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
 //! | [`mcp`] | the MCP data plane (`peer mcp`, its own process): `query_records`, decided against the caller's contract on every call |
 //! | [`task_store`] | a bounded A2A task store |
+//! | [`tasks`] | task skills as real A2A tasks: lifecycle, deadline, idempotency keys, cancel |
 //! | [`approvals`] | what an approval lets this peer's own code write |
 //! | [`contracts`] | data contracts: its side of a negotiation, its policy, the one read decision, the gate both doors call, its store |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
@@ -45,6 +46,7 @@ pub mod negotiation;
 pub mod server;
 pub mod skills;
 pub mod task_store;
+pub mod tasks;
 
 use config::PeerConfig;
 use datasets::TableSchema;

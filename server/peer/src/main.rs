@@ -185,18 +185,21 @@ enum InboxAction {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = !matches!(cli.command, Command::Serve { .. });
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                if quiet {
-                    "warn".into()
-                } else {
-                    "info".into()
-                }
-            }),
-        )
-        .init();
+    // The log lines (stderr), and OpenTelemetry spans when
+    // OTEL_EXPORTER_OTLP_ENDPOINT is set, as `peer-<system>`; flushed
+    // below, after a Ctrl-C or SIGTERM too (`serve` returns).
+    let service = if exchange::telemetry::requested() {
+        service_name(&cli.command)
+    } else {
+        String::new()
+    };
+    let telemetry = exchange::telemetry::init(
+        &service,
+        exchange::telemetry::Logs {
+            default_filter: if quiet { "warn" } else { "info" },
+            stderr: true,
+        },
+    );
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -204,7 +207,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(cli.command)) {
+    let code = match runtime.block_on(run(cli.command)) {
         Ok(code) => code,
         Err(e) => {
             match e.downcast_ref::<ConfigError>() {
@@ -215,6 +218,26 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+    };
+    telemetry.shutdown();
+    code
+}
+
+/// `peer-<system>`, the system read from the command's config file (a
+/// file that does not load is reported by the command itself).
+fn service_name(command: &Command) -> String {
+    let config = match command {
+        Command::Serve { config, .. }
+        | Command::Mcp { config, .. }
+        | Command::Call { config, .. }
+        | Command::Negotiate { config, .. }
+        | Command::Inbox { config, .. }
+        | Command::Trail { config, .. }
+        | Command::Check { config } => config,
+    };
+    match PeerConfig::load(config) {
+        Ok(c) => format!("peer-{}", c.system),
+        Err(_) => "peer".to_string(),
     }
 }
 

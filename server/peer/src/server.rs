@@ -11,7 +11,6 @@
 use crate::card::{agent_card, capabilities};
 use crate::config::PeerConfig;
 use crate::executor::PeerExecutor;
-use crate::task_store::BoundedTaskStore;
 use crate::{PeerState, Token, VERSION};
 use a2a_server::agent_card::agent_card_router;
 use a2a_server::jsonrpc::jsonrpc_router;
@@ -40,13 +39,12 @@ use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 /// (`http://127.0.0.1:3101`).
 pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     let card = agent_card(&state.config, &state.schema, public_base);
-    let handler = Arc::new(
-        DefaultRequestHandler::new(
-            PeerExecutor::new(state.clone()),
-            BoundedTaskStore::default(),
-        )
-        .with_capabilities(capabilities()),
-    );
+    // The executor and the handler share one task store (task skills
+    // answer duplicates from it and decide cancels with it).
+    let executor = PeerExecutor::new(state.clone());
+    let store = executor.task_store();
+    let handler =
+        Arc::new(DefaultRequestHandler::new(executor, store).with_capabilities(capabilities()));
     let a2a = jsonrpc_router(handler).layer(middleware::from_fn_with_state(
         state.clone(),
         require_bearer,

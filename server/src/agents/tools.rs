@@ -365,11 +365,7 @@ fn hub_edge(ctx: &Context, id: &str, kind: CapabilityKind) -> Result<crate::edge
         Some(k) if k == kind => Ok(edge),
         _ => Err(Refused::Edge(format!(
             "{id} is not a {} edge",
-            match kind {
-                CapabilityKind::DataShare => "data-share",
-                CapabilityKind::Consult => "consult",
-                CapabilityKind::Negotiation => "negotiation",
-            }
+            crate::registry::model::kind_name(kind)
         ))),
     }
 }

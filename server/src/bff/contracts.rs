@@ -49,10 +49,11 @@ fn target(state: &BffState, id: &str) -> Result<Target, ApiFailure> {
     let data_capability = match cap.kind {
         CapabilityKind::DataShare => cap.id.clone(),
         CapabilityKind::Negotiation => cap.negotiates.clone().ok_or_else(not_found)?,
-        CapabilityKind::Consult => {
+        CapabilityKind::Consult | CapabilityKind::Task => {
             return Err(ApiFailure::bad_request(format!(
-                "{} is a consult edge: a consult has no data contract",
-                edge.id
+                "{} is a {} edge: only a data-share has a data contract",
+                edge.id,
+                crate::registry::model::kind_name(cap.kind)
             )))
         }
     };

@@ -265,7 +265,7 @@ pub async fn audit(
 
 /// The system a canvas node belongs to: itself for a system or the hub,
 /// its owner for an agent or datasource (`<system>/agent/<id>`).
-fn system_of_node(t: &crate::registry::model::Topology, id: &str) -> Option<String> {
+pub(crate) fn system_of_node(t: &crate::registry::model::Topology, id: &str) -> Option<String> {
     if id == t.hub.id || t.system(id).is_some() {
         return Some(id.to_string());
     }

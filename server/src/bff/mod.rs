@@ -8,6 +8,9 @@
 //! * `POST /api/edges/{id}/query`, `POST /api/edges/{id}/ask`,
 //!   `GET /api/inbox`, `GET /api/nodes/{id}/audit` ([`drawers`]): what the
 //!   drawers show. The hub is the caller of every call a drawer makes.
+//! * `GET /api/traffic`, `GET /api/edges/{id}/metrics|inspector`,
+//!   `GET /api/nodes/{id}/metrics` ([`traffic`]): what crossed each edge,
+//!   whether work got done; `/metrics` (outside `/api`) for Prometheus.
 //! * `GET /api/agents`, `GET /api/recommendations`,
 //!   `POST /api/nodes/{id}/interpret` ([`agents`]): the hub's own agents;
 //!   each route picks its specialist.
@@ -25,6 +28,7 @@ pub mod drawers;
 pub mod edges;
 pub mod inbox_view;
 pub mod topology;
+pub mod traffic;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -102,6 +106,10 @@ pub fn router(state: BffState) -> Router {
         .route(routes::INBOX_APPROVE, post(approvals::approve))
         .route(routes::INBOX_REJECT, post(approvals::reject))
         .route(routes::NODE_AUDIT, get(drawers::audit))
+        .route(routes::TRAFFIC, get(traffic::traffic))
+        .route(routes::EDGE_METRICS, get(traffic::edge_metrics))
+        .route(routes::EDGE_INSPECTOR, get(traffic::edge_inspector))
+        .route(routes::NODE_METRICS, get(traffic::node_metrics))
         .route(routes::AGENTS, get(agents::agents))
         .route(routes::RECOMMENDATIONS, get(agents::recommendations))
         .route(routes::NODE_INTERPRET, post(agents::interpret))

@@ -225,6 +225,7 @@ pub fn dto_kind(kind: CapabilityKind) -> DtoKind {
         CapabilityKind::DataShare => DtoKind::DataShare,
         CapabilityKind::Consult => DtoKind::Consult,
         CapabilityKind::Negotiation => DtoKind::Negotiation,
+        CapabilityKind::Task => DtoKind::Task,
     }
 }
 
@@ -350,6 +351,6 @@ mod tests {
             (app::dto::NodeStatus::Degraded, Some(ReasonCode::Timeout))
         );
         assert_eq!(view.reload_error.as_deref(), Some("bad reload"));
-        assert_eq!(view.rules.len(), 4);
+        assert_eq!(view.rules.len(), 5);
     }
 }

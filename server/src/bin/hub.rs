@@ -75,20 +75,25 @@ struct TrailArgs {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,server=info,tower_http=warn".into()),
-        )
-        .init();
+    // The log lines, and OpenTelemetry spans when OTEL_EXPORTER_OTLP_ENDPOINT
+    // is set (flushed below, after a Ctrl-C or SIGTERM too: `serve` returns).
+    let telemetry = exchange::telemetry::init(
+        "wall-street-hub",
+        exchange::telemetry::Logs {
+            default_filter: "info,server=info,tower_http=warn",
+            stderr: false,
+        },
+    );
     let cli = Cli::parse();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    match cli.command {
+    let result = match cli.command {
         None => runtime.block_on(serve(cli.serve)),
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
         Some(Command::HashPassword) => hash_password(),
-    }
+    };
+    telemetry.shutdown();
+    result
 }
 
 /// `hub hash-password`: the first line of stdin, without its line break,

@@ -39,6 +39,8 @@ pub use schema::{input_grants, SchemaError, SchemaViolation};
 pub struct Contract {
     response: Validator,
     input: Option<Validator>,
+    /// The input schema as written, for [`Contract::shown_input`].
+    input_schema: Option<Value>,
     rules: Rules,
 }
 
@@ -73,6 +75,7 @@ impl Contract {
         Ok(Self {
             response: schema::compile("response_schema", schema)?,
             input: None,
+            input_schema: None,
             rules: Rules::default(),
         })
     }
@@ -110,6 +113,7 @@ impl Contract {
             (Ok(response), Ok(input), Ok(rules)) => Ok(Self {
                 response,
                 input,
+                input_schema: cap.input_schema.cloned(),
                 rules,
             }),
             (response, input, rules) => Err(response
@@ -138,6 +142,42 @@ impl Contract {
             None => Ok(()),
             Some(v) => schema::first_violation(v, input),
         }
+    }
+}
+
+impl Contract {
+    /// What of a caller's input an operator's browser may see (the
+    /// envelope inspector): only an input inside the input schema, and of
+    /// it only the properties the schema names, at every level. No input
+    /// schema: nothing.
+    pub fn shown_input(&self, input: &Value) -> Option<Value> {
+        let schema = self.input_schema.as_ref()?;
+        self.check_input(input).ok()?;
+        Some(keep_named(schema, input))
+    }
+}
+
+/// `value` cut down to the properties `schema` names (objects), item by
+/// item (arrays); a scalar as it is.
+fn keep_named(schema: &Value, value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            Value::Object(
+                map.iter()
+                    .filter_map(|(k, v)| {
+                        props
+                            .and_then(|p| p.get(k))
+                            .map(|sub| (k.clone(), keep_named(sub, v)))
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(items) => {
+            let sub = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(items.iter().map(|v| keep_named(sub, v)).collect())
+        }
+        scalar => scalar.clone(),
     }
 }
 

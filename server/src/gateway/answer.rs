@@ -75,10 +75,15 @@ pub(super) struct Reply {
 
 /// Turns a provider's HTTP answer into the capability result or a
 /// `PEER_ERROR` whose detail is the peer's own message, clipped.
+///
+/// With `accepts_task` (a `task` capability), a task that is not completed
+/// yet (or ended without completing) is an answer too: its result is
+/// `null` until an artifact holds one.
 pub(super) fn interpret_answer(
     id: &str,
     status: reqwest::StatusCode,
     body: &[u8],
+    accepts_task: bool,
 ) -> Result<Reply, Failure> {
     let fail = |message: String| Failure::provider(peer_error(message));
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
@@ -128,8 +133,17 @@ pub(super) fn interpret_answer(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))
     })?;
-    let result = wire::parse_answer(&response).map_err(|e| fail(format!("{id}'s answer: {e}")))?;
+    let result = match (&response, wire::parse_answer(&response)) {
+        (_, Ok(result)) => result,
+        (SendMessageResponse::Task(t), Err(_)) if accepts_task && !completed(t) => Value::Null,
+        (_, Err(e)) => return Err(fail(format!("{id}'s answer: {e}"))),
+    };
     Ok(Reply { result, response })
+}
+
+/// Whether a task reached `completed` (its result must then be there).
+fn completed(task: &a2a::Task) -> bool {
+    task.status.state == a2a::TaskState::Completed
 }
 
 /// A `PEER_ERROR` carrying the peer's message, clipped to

@@ -26,11 +26,14 @@ use crate::auth::token_for;
 use crate::contract::Contract;
 use crate::registry::model::System;
 use crate::surface::bridge::{self, Method};
-use a2a::SendMessageRequest;
-use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER};
+use super::task_submit::{TaskSend, DEADLINE_KEY};
+use a2a::{SendMessageConfiguration, SendMessageRequest};
+use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::http::{read_limited, transport_failure};
 use exchange::reason::{NotConnected, ReasonCode};
+use exchange::telemetry;
 use exchange::wire;
+use tracing::Instrument;
 
 /// Largest answer the gateway reads from a provider.
 pub const MAX_ANSWER_BODY: usize = 4 * 1024 * 1024;
@@ -54,6 +57,9 @@ pub(super) struct Leg<'a> {
     pub(super) contract: Option<&'a Contract>,
     /// The caller's A2A conversation and task, if it named them.
     pub(super) conversation: Conversation<'a>,
+    /// For a `task` capability: how to submit it (the answer may then be
+    /// a task that is not finished yet).
+    pub(super) task: Option<&'a TaskSend>,
 }
 
 impl Gateway {
@@ -69,6 +75,8 @@ impl Gateway {
             .await
             .and_then(|answer| match leg.contract {
                 None => Ok(answer),
+                // A task that has no result yet has nothing to check.
+                Some(_) if leg.task.is_some() && answer.result.is_null() => Ok(answer),
                 Some(c) => c.check(&answer.result).map(|()| answer).map_err(|v| {
                     Failure::provider(NotConnected::new(
                         ReasonCode::SchemaInvalid,
@@ -92,8 +100,24 @@ impl Gateway {
     }
 
     /// One A2A `SendMessage` to the provider, bounded by the deadline from
-    /// the first byte sent to the last byte read.
+    /// the first byte sent to the last byte read: the `gateway.forward`
+    /// span when traces are exported (the provider's span is its child).
     async fn forward(&self, leg: &Leg<'_>, input: Value) -> Result<Reply, Failure> {
+        let span = telemetry::forward_span(
+            leg.caller,
+            &leg.system.id,
+            leg.capability,
+            &leg.envelope.request_id,
+        );
+        let result = self.send(leg, input).instrument(span.clone()).await;
+        match &result {
+            Ok(_) => telemetry::record_outcome(&span, "connected"),
+            Err(f) => telemetry::record_refusal(&span, f.nc.reason.as_str()),
+        }
+        result
+    }
+
+    async fn send(&self, leg: &Leg<'_>, input: Value) -> Result<Reply, Failure> {
         let Leg {
             system,
             caller,
@@ -102,6 +126,7 @@ impl Gateway {
             deadline,
             deadline_ms,
             conversation,
+            task,
             ..
         } = *leg;
         // The envelope's request id is the message id: a caller on the A2A
@@ -111,9 +136,21 @@ impl Gateway {
         message.message_id.clone_from(&envelope.request_id);
         message.context_id = conversation.context_id.map(str::to_string);
         message.task_id = conversation.task_id.map(str::to_string);
+        let configuration = task.map(|t| {
+            message.metadata.get_or_insert_with(Default::default).insert(
+                DEADLINE_KEY.to_string(),
+                Value::String(t.deadline.clone()),
+            );
+            SendMessageConfiguration {
+                accepted_output_modes: None,
+                task_push_notification_config: None,
+                history_length: None,
+                return_immediately: Some(t.return_immediately),
+            }
+        });
         let params = SendMessageRequest {
             message,
-            configuration: None,
+            configuration,
             metadata: None,
             tenant: None,
         };
@@ -127,7 +164,7 @@ impl Gateway {
             deadline_ms,
         };
         let (status, body) = self.rpc(&rpc, Method::SendMessage, params).await?;
-        interpret_answer(&system.id, status, &body)
+        interpret_answer(&system.id, status, &body, task.is_some())
     }
 
     /// One JSON-RPC call to a provider: its token, the envelope's headers
@@ -200,6 +237,14 @@ impl Gateway {
             .header(CALLER_HEADER, caller)
             .json(&body);
         for (name, value) in envelope.forward_headers(version) {
+            // Traces exported: the new span id is the forward span's, so
+            // the provider's span is its child (same trace id either way).
+            let value = match name {
+                TRACEPARENT_HEADER => {
+                    telemetry::next_hop(&envelope.trace).map_or(value, |hop| hop.to_header())
+                }
+                _ => value,
+            };
             request = request.header(name, value);
         }
         let exchange = async {

@@ -33,10 +33,12 @@ use super::pipeline::{Answered, Done, Input};
 use super::Gateway;
 use crate::auth::token_for;
 use crate::registry::model::System;
-use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{NotConnected, ReasonCode};
+use exchange::telemetry;
 use exchange::text::clip;
 use exchange::wire::{MCP_PATH, MCP_QUERY_TOOL};
+use tracing::Instrument;
 
 /// Connecting to a data plane never takes longer than this (the call's
 /// deadline bounds the rest).
@@ -82,8 +84,34 @@ impl Gateway {
     }
 
     /// `tools/call` of `incoming.provider`'s data plane: the whole pipeline
-    /// and one audit record under the data-share the plane serves.
+    /// and one audit record under the data-share the plane serves; one
+    /// `gateway.mcp` span when traces are exported, parented on the
+    /// caller's traceparent (the data plane gets the next hop's).
     pub async fn mcp_call_tool(
+        &self,
+        incoming: &McpIncoming,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> (McpAnswer, Envelope) {
+        let span = telemetry::mcp_span(&incoming.caller, &incoming.provider, name);
+        if span.is_disabled() {
+            return self.mcp_call_tool_in(incoming, name, arguments).await;
+        }
+        let mut incoming = incoming.clone();
+        telemetry::continue_trace(&span, &mut incoming.headers);
+        let (answer, envelope) = self
+            .mcp_call_tool_in(&incoming, name, arguments)
+            .instrument(span.clone())
+            .await;
+        telemetry::record(&span, "request_id", &envelope.request_id);
+        match &answer {
+            McpAnswer::Tool(_) => telemetry::record_outcome(&span, "connected"),
+            McpAnswer::NotConnected(nc) => telemetry::record_refusal(&span, nc.reason.as_str()),
+        }
+        (answer, envelope)
+    }
+
+    async fn mcp_call_tool_in(
         &self,
         incoming: &McpIncoming,
         name: &str,
@@ -127,6 +155,11 @@ impl Gateway {
             &envelope,
             started,
             done,
+            super::pipeline::Shown {
+                method: "tools/call",
+                input: None,
+                capability: None,
+            },
         )
         .await;
         (answer, envelope)
@@ -284,7 +317,14 @@ impl Gateway {
         let pairs = envelope
             .forward_headers(exchange::envelope::A2aVersion::V1_0)
             .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+            .map(|(k, v)| match k {
+                // Traces exported: the data plane's parent is the MCP span.
+                TRACEPARENT_HEADER => (
+                    k.to_string(),
+                    telemetry::next_hop(&envelope.trace).map_or(v, |hop| hop.to_header()),
+                ),
+                _ => (k.to_string(), v),
+            })
             .chain([(CALLER_HEADER.to_string(), caller.to_string())]);
         for (k, v) in pairs {
             if let (Ok(k), Ok(v)) = (

@@ -41,6 +41,10 @@
 //! - `replay`: step 6 and 9, at most one execution of a consult per
 //!   request id, and the in-flight map that makes concurrent duplicates
 //!   wait for the first one.
+//! - `task_submit`: a `task` capability's submission under the caller's
+//!   idempotency key and deadline, and the state machine that makes a
+//!   retry never execute twice (`tasks` is the task operations that
+//!   follow: get, cancel, list, each the caller's own).
 //! - `forward`: step 7 and 8, the one A2A `SendMessage` to the provider,
 //!   and what the call tells the status board about the provider's health.
 //! - `answer`: reading the provider's HTTP answer into a result or a
@@ -55,6 +59,8 @@ use std::time::Duration;
 
 use crate::auth::AuthChain;
 use crate::idempotency::IdempotencyStore;
+use crate::task_records::TaskRecords;
+use crate::traffic::Traffic;
 use crate::negotiations::Negotiations;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
@@ -66,8 +72,10 @@ mod forward;
 mod http;
 pub mod mcp;
 mod negotiation;
+mod observe;
 mod pipeline;
 mod replay;
+mod task_submit;
 mod tasks;
 #[cfg(test)]
 mod tests;
@@ -76,6 +84,7 @@ pub use answer::MAX_PEER_DETAIL;
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, peer_addr, MAX_REQUEST_BODY};
 pub use pipeline::{Handled, Incoming, Input};
+pub use task_submit::{task_deadline, TaskAsk, CALLER_METADATA, DEADLINE_KEY, KEY_METADATA};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 
 /// Connect timeout of the shared client: never more than a deadline, and
@@ -91,6 +100,10 @@ pub struct Gateway {
     auth: AuthChain,
     /// Which caller created which provider task.
     tasks: TaskOwners,
+    /// Every task submission, by the caller's idempotency key.
+    records: TaskRecords,
+    /// What crossed each edge: counts, the inspector, `/metrics`.
+    traffic: Arc<Traffic>,
     /// Every negotiation turn that crossed the hub.
     negotiations: Negotiations,
     client: reqwest::Client,
@@ -125,6 +138,7 @@ impl Gateway {
         idempotency: IdempotencyStore,
         audit: AuditTrail,
         tasks: TaskOwners,
+        records: TaskRecords,
         negotiations: Negotiations,
     ) -> Result<Self, GatewayError> {
         let client = reqwest::Client::builder()
@@ -141,10 +155,22 @@ impl Gateway {
             audit,
             auth: AuthChain::standard(),
             tasks,
+            records,
+            traffic: Arc::new(Traffic::new()),
             negotiations,
             client,
             in_flight: replay::InFlight::default(),
         })
+    }
+
+    /// What crossed each edge.
+    pub fn traffic(&self) -> &Arc<Traffic> {
+        &self.traffic
+    }
+
+    /// The hub's record of the tasks it forwarded.
+    pub fn records(&self) -> &TaskRecords {
+        &self.records
     }
 
     /// The negotiation record this gateway writes.

@@ -34,13 +34,18 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::forward::{Blame, Failure, Leg, Reply};
+pub(super) use super::observe::Shown;
+use super::task_submit::TaskAsk;
+use crate::registry::model::CapabilityKind;
 use super::{replay, Gateway};
 use crate::auth::AuthContext;
 use a2a::SendMessageResponse;
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::envelope::{Envelope, CALLER_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
+use exchange::telemetry;
 use exchange::text::clip;
+use tracing::Instrument;
 
 /// What a binding hands the pipeline about one incoming call.
 #[derive(Debug, Clone)]
@@ -64,6 +69,9 @@ pub struct Incoming {
     /// The provider task the message continues (`taskId`), already
     /// checked to be the caller's by the binding.
     pub task_id: Option<String>,
+    /// For a `task` capability: return at once or wait, and the caller's
+    /// deadline.
+    pub task: TaskAsk,
 }
 
 impl Incoming {
@@ -91,6 +99,7 @@ impl Incoming {
             input,
             context_id: None,
             task_id: None,
+            task: TaskAsk::default(),
         }
     }
 }
@@ -183,7 +192,7 @@ impl Done {
     }
 
     /// A refusal answered with `status` instead of the reason code's own.
-    fn refused(status: StatusCode, nc: NotConnected) -> Self {
+    pub(super) fn refused(status: StatusCode, nc: NotConnected) -> Self {
         Self {
             status: Some(status),
             ..Self::fail(nc)
@@ -245,64 +254,86 @@ impl Gateway {
     /// A call from a peer: the whole pipeline, auth included, on the
     /// caller's task. Returns the HTTP status and the envelope (for the
     /// answer's headers) along with the result.
-    pub async fn handle(&self, incoming: Incoming) -> Handled {
-        let started = Instant::now();
-        let envelope = Envelope::from_headers(&incoming.headers);
-        let input = incoming.input;
-        let negotiated = self.negotiated(&incoming.capability);
-        let sent = match (&negotiated, &input) {
-            (Some(_), Input::Parsed(v)) => Some(v.clone()),
-            _ => None,
-        };
-        let (caller, provider, capability) =
-            (&incoming.caller, &incoming.provider, &incoming.capability);
-        let done = match self.admit(
-            caller,
-            incoming.peer_addr,
-            &incoming.headers,
-            &envelope,
-            input,
-        ) {
-            Ok(input) => {
-                self.dispatch(
+    pub async fn handle(&self, mut incoming: Incoming) -> Handled {
+        let span =
+            telemetry::gateway_span(&incoming.caller, &incoming.provider, &incoming.capability);
+        telemetry::continue_trace(&span, &mut incoming.headers);
+        let handled = async move {
+            let started = Instant::now();
+            let envelope = Envelope::from_headers(&incoming.headers);
+            let input = incoming.input;
+            let negotiated = self.negotiated(&incoming.capability);
+            let sent = match (&negotiated, &input) {
+                (Some(_), Input::Parsed(v)) => Some(v.clone()),
+                _ => None,
+            };
+            let (caller, provider, capability) =
+                (&incoming.caller, &incoming.provider, &incoming.capability);
+            let shown_input = match &input {
+                Input::Parsed(v) => Some(v.clone()),
+                _ => None,
+            };
+            let done = match self.admit(
+                caller,
+                incoming.peer_addr,
+                &incoming.headers,
+                &envelope,
+                input,
+            ) {
+                Ok(input) => {
+                    self.dispatch(
+                        caller,
+                        provider,
+                        capability,
+                        input,
+                        &envelope,
+                        Conversation {
+                            context_id: incoming.context_id.as_deref(),
+                            task_id: incoming.task_id.as_deref(),
+                        },
+                        &incoming.task,
+                    )
+                    .await
+                }
+                Err(refused) => refused,
+            };
+            let provider_code = done.provider_code;
+            let (status, result, reply) = self
+                .finish(
                     caller,
                     provider,
                     capability,
-                    input,
                     &envelope,
-                    Conversation {
-                        context_id: incoming.context_id.as_deref(),
-                        task_id: incoming.task_id.as_deref(),
-                    },
+                    started,
+                    done,
+                    Shown::message(shown_input.as_ref()),
                 )
-                .await
+                .await;
+            if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
+                self.record_turn(
+                    caller,
+                    provider,
+                    capability,
+                    data_capability,
+                    sent,
+                    incoming.context_id.as_deref(),
+                    reply.as_ref(),
+                    &result,
+                )
+                .await;
             }
-            Err(refused) => refused,
-        };
-        let provider_code = done.provider_code;
-        let (status, result, reply) = self
-            .finish(caller, provider, capability, &envelope, started, done)
-            .await;
-        if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
-            self.record_turn(
-                caller,
-                provider,
-                capability,
-                data_capability,
-                sent,
-                incoming.context_id.as_deref(),
-                reply.as_ref(),
-                &result,
-            )
-            .await;
+            Handled {
+                status,
+                envelope,
+                result,
+                reply,
+                provider_code,
+            }
         }
-        Handled {
-            status,
-            envelope,
-            result,
-            reply,
-            provider_code,
-        }
+        .instrument(span.clone())
+        .await;
+        telemetry::record_result(&span, &handled.result);
+        handled
     }
 
     /// The door for callers from outside: an unreadable request is refused
@@ -372,6 +403,7 @@ impl Gateway {
                 &envelope,
                 started,
                 done,
+                Shown::message(None),
             )
             .await;
         Handled {
@@ -416,31 +448,56 @@ impl Gateway {
         envelope: Envelope,
         conversation: Conversation<'_>,
     ) -> CallResult {
-        let started = Instant::now();
-        let negotiated = self.negotiated(capability);
-        let sent = negotiated.as_ref().map(|_| input.clone());
-        let done = if envelope.version_supported() {
-            self.dispatch(caller, provider, capability, input, &envelope, conversation)
+        let span = telemetry::gateway_span(caller, provider, capability);
+        telemetry::parent_on(&span, &envelope.trace);
+        let result = async move {
+            let started = Instant::now();
+            let negotiated = self.negotiated(capability);
+            let sent = negotiated.as_ref().map(|_| input.clone());
+            let shown_input = input.clone();
+            let done = if envelope.version_supported() {
+                self.dispatch(
+                    caller,
+                    provider,
+                    capability,
+                    input,
+                    &envelope,
+                    conversation,
+                    &TaskAsk::default(),
+                )
                 .await
-        } else {
-            Done::fail(version_unsupported(&envelope))
-        };
-        let (_, result, reply) = self
-            .finish(caller, provider, capability, &envelope, started, done)
-            .await;
-        if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
-            self.record_turn(
-                caller,
-                provider,
-                capability,
-                data_capability,
-                sent,
-                conversation.context_id,
-                reply.as_ref(),
-                &result,
-            )
-            .await;
+            } else {
+                Done::fail(version_unsupported(&envelope))
+            };
+            let (_, result, reply) = self
+                .finish(
+                    caller,
+                    provider,
+                    capability,
+                    &envelope,
+                    started,
+                    done,
+                    Shown::message(Some(&shown_input)),
+                )
+                .await;
+            if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
+                self.record_turn(
+                    caller,
+                    provider,
+                    capability,
+                    data_capability,
+                    sent,
+                    conversation.context_id,
+                    reply.as_ref(),
+                    &result,
+                )
+                .await;
+            }
+            result
         }
+        .instrument(span.clone())
+        .await;
+        telemetry::record_result(&span, &result);
         result
     }
 
@@ -453,6 +510,7 @@ impl Gateway {
         input: Value,
         envelope: &Envelope,
         conversation: Conversation<'_>,
+        ask: &TaskAsk,
     ) -> Done {
         let loaded = self.registry.snapshot();
         let topology = &loaded.topology;
@@ -492,6 +550,7 @@ impl Gateway {
             ));
         }
         let kind = cap.kind;
+        let task_cap_ms = cap.task_deadline_ms.unwrap_or(deadline_ms);
         let system = system.clone();
         drop(loaded);
 
@@ -504,7 +563,11 @@ impl Gateway {
             deadline_ms,
             contract: contract.as_deref(),
             conversation,
+            task: None,
         };
+        if kind == CapabilityKind::Task {
+            return self.submit_task(&leg, input, ask, task_cap_ms).await;
+        }
         match replay::key(kind, caller, provider, capability, envelope) {
             None => Done::forwarded(self.forward_checked(&leg, input).await),
             Some(key) => self.at_most_once(&key, &leg, input).await,
@@ -521,6 +584,7 @@ impl Gateway {
         envelope: &Envelope,
         started: Instant,
         done: Done,
+        shown: Shown<'_>,
     ) -> (StatusCode, CallResult, Option<SendMessageResponse>) {
         let trace_id = envelope.trace.trace_id.clone();
         let request_id = envelope.request_id.clone();
@@ -594,6 +658,17 @@ impl Gateway {
         if let Err(e) = self.audit.append(record).await {
             tracing::warn!(error = %e, "could not append to the hub's audit trail");
         }
+        self.observe(
+            caller,
+            provider,
+            capability,
+            envelope,
+            started,
+            status,
+            &result,
+            reply.as_ref(),
+            shown,
+        );
         (status, result, reply)
     }
 }

@@ -24,7 +24,8 @@ use tokio::time::Instant;
 
 use super::answer::{peer_error, Blame, Failure};
 use super::forward::Rpc;
-use super::pipeline::{Answered, Done, Input};
+use super::pipeline::{Answered, Done, Input, Shown};
+use crate::task_records::RecordState;
 use super::Gateway;
 use crate::surface::bridge::Method;
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
@@ -157,16 +158,31 @@ impl Gateway {
                 status: None,
                 provider_code: None,
             },
-            Err(refusal) => Done::fail(match refusal {
-                TaskRefusal::NotConnected(nc) => nc.clone(),
-                TaskRefusal::NotFound(id) => NotConnected::new(
-                    ReasonCode::NotPermitted,
-                    format!("no task {} of {caller} at {provider}", clip(id, 64)),
-                ),
-                TaskRefusal::Provider { code, message } => {
-                    peer_error(format!("{provider} answered error {code}: {message}"))
+            Err(refusal) => Done::fail(refusal_reason(caller, provider, refusal.clone())),
+        };
+        // The task's state as this answer reports it, and the capability
+        // it was submitted for (what traffic counts it under).
+        let about = match incoming.op.task_id() {
+            Some(id) => {
+                if let Ok(v) = &result {
+                    if let Some(state) = v
+                        .get("status")
+                        .and_then(|s| serde_json::from_value::<a2a::TaskStatus>(s.clone()).ok())
+                    {
+                        let state = RecordState::of_task(&state.state);
+                        if let Err(e) = self.records.observe(provider, id, state).await {
+                            tracing::warn!(error = %e, "could not record a task's state");
+                        }
+                    }
                 }
-            }),
+                self.records
+                    .capability_of(provider, id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|(_, capability)| capability)
+            }
+            None => None,
         };
         self.finish(
             caller,
@@ -175,12 +191,17 @@ impl Gateway {
             &envelope,
             started,
             done,
+            Shown {
+                method: incoming.op.audit_name(),
+                input: None,
+                capability: about.as_deref(),
+            },
         )
         .await;
         TaskHandled { envelope, result }
     }
 
-    async fn task_op(
+    pub(super) async fn task_op(
         &self,
         caller: &str,
         provider: &str,
@@ -252,8 +273,22 @@ impl Gateway {
     }
 }
 
+/// The reason code and detail of a task operation's refusal.
+pub(super) fn refusal_reason(caller: &str, provider: &str, refusal: TaskRefusal) -> NotConnected {
+    match refusal {
+        TaskRefusal::NotConnected(nc) => nc,
+        TaskRefusal::NotFound(id) => NotConnected::new(
+            ReasonCode::NotPermitted,
+            format!("no task {} of {caller} at {provider}", clip(&id, 64)),
+        ),
+        TaskRefusal::Provider { code, message } => {
+            peer_error(format!("{provider} answered error {code}: {message}"))
+        }
+    }
+}
+
 /// A provider's answer to a task operation: its result, or its A2A error.
-enum Read {
+pub(super) enum Read {
     Result(Value),
     Error { code: i64, message: String },
 }
@@ -261,7 +296,7 @@ enum Read {
 /// Reads a provider's JSON-RPC answer to a task operation: a `Task` for
 /// get and cancel, a task list for list; an A2A error passes on with its
 /// code; anything else is `PEER_ERROR`.
-fn read_task_answer(
+pub(super) fn read_task_answer(
     id: &str,
     status: reqwest::StatusCode,
     body: &[u8],

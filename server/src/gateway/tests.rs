@@ -166,12 +166,24 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
     let tasks = crate::task_owners::TaskOwners::open(pool.clone())
         .await
         .expect("tasks");
+    let records = crate::task_records::TaskRecords::open(pool.clone())
+        .await
+        .expect("records");
     let audit = AuditTrail::open(pool.clone(), "hub").await.expect("audit");
     let negotiations = crate::negotiations::Negotiations::open(pool.clone())
         .await
         .expect("negotiations");
     let gateway = Arc::new(
-        Gateway::new(registry, board.clone(), idem, audit, tasks, negotiations).expect("gw"),
+        Gateway::new(
+            registry,
+            board.clone(),
+            idem,
+            audit,
+            tasks,
+            records,
+            negotiations,
+        )
+        .expect("gw"),
     );
     Fixture {
         gateway,

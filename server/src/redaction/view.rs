@@ -74,6 +74,31 @@ pub fn untrusted_text(u: &Untrusted, max: usize) -> UntrustedText {
     }
 }
 
+/// Longest untrusted text the envelope inspector shows.
+pub const INSPECTOR_TEXT_MAX: usize = 500;
+
+/// A redacted answer as the envelope inspector shows it: the real shape,
+/// with only the whitelisted fields, masked values masked, rounded ones
+/// rounded, and free text as `{"untrusted": {"text", "from"}}` (which the
+/// canvas renders as inert text).
+pub fn inspector_payload(answer: &Redacted<Data>) -> serde_json::Value {
+    fn json(d: &Data) -> serde_json::Value {
+        use serde_json::Value;
+        match d {
+            Data::Null => Value::Null,
+            Data::Bool(b) => Value::Bool(*b),
+            Data::Number(n) => Value::Number(n.clone()),
+            Data::Text(t) => Value::String(t.clone()),
+            Data::Untrusted(u) => serde_json::json!({
+                "untrusted": untrusted_text(u, INSPECTOR_TEXT_MAX)
+            }),
+            Data::List(items) => Value::Array(items.iter().map(json).collect()),
+            Data::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), json(v))).collect()),
+        }
+    }
+    json(answer.get())
+}
+
 /// A count as a peer sends it: an integer, or (A2A data parts carry
 /// numbers as doubles) a whole, non-negative double.
 fn count_of(d: &Data) -> Option<u64> {

@@ -153,6 +153,20 @@ pub enum CapabilityKind {
     /// messages, one negotiation per A2A `contextId`, the grant written
     /// by the provider.
     Negotiation,
+    /// Long-running work (DESIGN.md §2, "task"; seed `004`): accepted as an
+    /// A2A task under the caller's idempotency key and a deadline, with a
+    /// lifecycle the provider reports and the hub records.
+    Task,
+}
+
+/// A kind's name as the topology file spells it.
+pub fn kind_name(kind: CapabilityKind) -> &'static str {
+    match kind {
+        CapabilityKind::DataShare => "data-share",
+        CapabilityKind::Consult => "consult",
+        CapabilityKind::Negotiation => "negotiation",
+        CapabilityKind::Task => "task",
+    }
 }
 
 /// A named capability and its contract.
@@ -170,6 +184,10 @@ pub struct Capability {
     /// Deadline of one call; the hub default applies when absent.
     #[serde(default)]
     pub deadline_ms: Option<u64>,
+    /// For a `task`: the longest a task may live, from acceptance to a
+    /// final state. A caller's own deadline is capped by it.
+    #[serde(default)]
+    pub task_deadline_ms: Option<u64>,
     /// JSON Schema every response must satisfy (else `SCHEMA_INVALID`).
     pub response_schema: serde_json::Value,
     /// JSON Schema a caller's input must satisfy before the hub forwards

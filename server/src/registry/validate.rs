@@ -161,6 +161,22 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 "must be greater than 0".into(),
             );
         }
+        let at_task_deadline = [key("capabilities"), Seg::Index(i), key("task_deadline_ms")];
+        match (c.kind, c.task_deadline_ms) {
+            (CapabilityKind::Task, None) => push(
+                &[key("capabilities"), Seg::Index(i), key("kind")],
+                "a task names the longest a task may live (`task_deadline_ms: <ms>`)".into(),
+            ),
+            (CapabilityKind::Task, Some(0)) => {
+                push(&at_task_deadline, "must be greater than 0".into())
+            }
+            (CapabilityKind::Task, Some(_)) => {}
+            (_, Some(_)) => push(
+                &at_task_deadline,
+                "only a task capability has a task deadline".into(),
+            ),
+            (_, None) => {}
+        }
         let at_negotiates = [key("capabilities"), Seg::Index(i), key("negotiates")];
         match (c.kind, &c.negotiates) {
             (CapabilityKind::Negotiation, None) => push(

@@ -32,7 +32,9 @@ use serde_json::{json, Value};
 
 use super::errors::{code, SurfaceError};
 use crate::auth::caller_by_token;
-use crate::gateway::{Gateway, Incoming, Input, TaskIncoming, TaskOp, TaskRefusal};
+use crate::gateway::{
+    Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
+};
 use crate::registry::model::{CapabilityKind, Topology};
 use a2a::{
     GetTaskRequest, Message, PartContent, SendMessageRequest, SendMessageResponse, Task, TaskState,
@@ -148,6 +150,18 @@ pub async fn send_message(
     incoming.caller = caller;
     incoming.context_id.clone_from(&message.context_id);
     incoming.task_id.clone_from(&message.task_id);
+    incoming.task = TaskAsk {
+        return_immediately: params
+            .configuration
+            .as_ref()
+            .and_then(|c| c.return_immediately)
+            .unwrap_or(false),
+        deadline: message
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get(DEADLINE_KEY))
+            .map(|d| d.as_str().map(str::to_string).unwrap_or_else(|| d.to_string())),
+    };
     if let Some(text) = help {
         let handled = gateway.answer_here(incoming, json!({ "help": text })).await;
         let result = match handled.result {
@@ -437,12 +451,18 @@ pub fn select(
         }
         (Some(a), _) => a,
         (None, Some(b)) => b,
-        // A negotiation is always named: the provider's only other skill is
-        // what an unnamed message is for.
+        // A negotiation and a task are always named (a task is work that
+        // runs on; nobody starts it by guess): the provider's only other
+        // skill is what an unnamed message is for.
         (None, None) => match system
             .provides
             .iter()
-            .filter(|c| topology.capability(c).map(|c| c.kind) != Some(CapabilityKind::Negotiation))
+            .filter(|c| {
+                !matches!(
+                    topology.capability(c).map(|c| c.kind),
+                    Some(CapabilityKind::Negotiation | CapabilityKind::Task)
+                )
+            })
             .collect::<Vec<_>>()
             .as_slice()
         {

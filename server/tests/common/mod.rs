@@ -77,6 +77,9 @@ fn key(k: &str) -> Value {
 #[derive(Clone, Debug, Default)]
 pub struct Faults {
     pub stall_ms: u64,
+    /// A task is accepted and started, but the answer saying so is held
+    /// back this long (the caller cannot know it was accepted).
+    pub accept_stall_ms: u64,
     pub break_schema: bool,
     pub fail: bool,
     /// How negotiation replies are broken (`wrong_party`, `extra_key`,
@@ -155,6 +158,9 @@ pub struct Stack {
     peers: BTreeMap<String, Child>,
     planes: BTreeMap<String, Child>,
     topology: Value,
+    /// More environment for every process the stack starts
+    /// ([`Stack::start_with_env`]).
+    extra_env: Vec<(String, String)>,
 }
 
 /// The env var holding a system's token, as the repository's files name it.
@@ -185,9 +191,26 @@ impl Stack {
         stack
     }
 
+    /// [`Stack::start`] with more environment for every process it starts
+    /// (the hub and the peers, now and on a restart), say
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub async fn start_with_env(specs: Vec<PeerSpec>, env: &[(&str, &str)]) -> Stack {
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let stack = Stack::launch(specs, env).await;
+        stack.grant_demo_contracts().await;
+        stack
+    }
+
     /// [`Stack::start`] without negotiating any contract: every read of a
     /// data-share is `NO_CONTRACT` until a test negotiates one.
     pub async fn start_without_contracts(specs: Vec<PeerSpec>) -> Stack {
+        Stack::launch(specs, Vec::new()).await
+    }
+
+    async fn launch(specs: Vec<PeerSpec>, extra_env: Vec<(String, String)>) -> Stack {
         let dir = tempfile::tempdir().expect("tempdir");
         let hub_port = free_port();
         let mut topology = yaml(&repo().join("config/topology.yaml"));
@@ -305,6 +328,7 @@ impl Stack {
             peers: BTreeMap::new(),
             planes: BTreeMap::new(),
             topology,
+            extra_env,
         };
         stack.write_topology();
         for spec in &specs {
@@ -475,6 +499,7 @@ impl Stack {
         self.tokens
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
+            .chain(self.extra_env.iter().cloned())
             .collect()
     }
 
@@ -516,6 +541,12 @@ impl Stack {
         faults.insert(key("stall_ms"), Value::Number(spec.faults.stall_ms.into()));
         faults.insert(key("break_schema"), Value::Bool(spec.faults.break_schema));
         faults.insert(key("fail"), Value::Bool(spec.faults.fail));
+        if spec.faults.accept_stall_ms > 0 {
+            faults.insert(
+                key("accept_stall_ms"),
+                Value::Number(spec.faults.accept_stall_ms.into()),
+            );
+        }
         if let Some(n) = spec.faults.negotiation {
             faults.insert(key("negotiation"), key(n));
             faults.insert(

@@ -5,7 +5,8 @@
 //! edges follow); `topology_changed` refetches the topology;
 //! `inbox_changed` updates the Inbox link's count of waiting proposals;
 //! `agents_changed` reads again which of the hub's own agents are offered
-//! ([`agents`](super::agents)).
+//! ([`agents`](super::agents)); `traffic` replaces the recent traffic of
+//! the edges it names, and only theirs ([`traffic`](super::traffic)).
 //! The browser's `EventSource` retries by itself after a network error;
 //! when it gives up (an HTTP error answer) this module reopens it with a
 //! growing delay, and any reconnection refetches, since events may have
@@ -51,6 +52,10 @@ pub(crate) fn apply(ctx: &CanvasCtx, json: &str, now: impl FnOnce() -> String) -
         }
         Ok(HubEvent::AgentsChanged) => {
             ctx.refetch_agents();
+            true
+        }
+        Ok(HubEvent::Traffic { edges }) => {
+            ctx.traffic.apply_event(edges);
             true
         }
         Err(_) => false,
@@ -133,6 +138,7 @@ mod browser {
                     std::mem::take(&mut ch.missed)
                 };
                 ctx.link.try_set(LinkState::Live);
+                // A refetch of the topology reads the traffic again too.
                 if missed {
                     ctx.refetch();
                     ctx.refetch_agents();
@@ -155,6 +161,7 @@ mod browser {
             "status_changed",
             "topology_changed",
             "agents_changed",
+            "traffic",
         ] {
             let _ = es.add_event_listener_with_callback(name, on_message.unchecked_ref());
         }
@@ -237,6 +244,32 @@ mod tests {
             assert_eq!(ctx.agents.refresh.get_untracked(), 1);
             assert_eq!(ctx.refresh.get_untracked(), 1);
             assert!(!apply(&ctx, r#"{"type":"something_new"}"#, String::new));
+            assert!(!apply(&ctx, "not json", String::new));
+        });
+    }
+
+    #[test]
+    fn traffic_events_replace_only_the_edges_they_name() {
+        use crate::canvas::state::EdgeTraffic;
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            let a = "buyercorp->vendorcorp:orders.query";
+            let b = "hub->helpdesk:ticket.classify";
+            assert_eq!(ctx.traffic.get(a), EdgeTraffic::Unknown);
+            let json = r#"{"type":"traffic","edges":[{"edge":"buyercorp->vendorcorp:orders.query","window_secs":60,"calls":3,"failures":1,"last":{"at":"2026-01-01T00:00:00Z","outcome":"not_connected","reason":"PEER_UNREACHABLE","duration_ms":4}}]}"#;
+            assert!(apply(&ctx, json, String::new));
+            let Some(v) = ctx.traffic.get(a).view().cloned() else {
+                panic!("applied");
+            };
+            assert_eq!((v.calls, v.failures), (3, 1));
+            assert_eq!(
+                v.last.and_then(|l| l.reason),
+                Some(ReasonCode::PeerUnreachable)
+            );
+            assert_eq!(ctx.traffic.get(b), EdgeTraffic::Unknown);
+            // A topology refetch is not asked for: only the cells change.
+            assert_eq!(ctx.refresh.get_untracked(), 0);
             assert!(!apply(&ctx, "not json", String::new));
         });
     }

@@ -11,6 +11,9 @@
 //!   the recommender's suggestions and accepting one, the interpreter's
 //!   sentence about a node.
 //! * [`topology`]: the page's loads (the topology, the inbox count).
+//! * [`traffic`]: every edge's recent traffic (DESIGN.md §6), and the
+//!   drawers' metrics and envelope inspector, kept fresh by traffic
+//!   events.
 //! * [`live`]: the hub's Server-Sent Events applied to the page state.
 //!
 //! Components trigger these; they in turn use the page state, the
@@ -24,3 +27,4 @@ pub(crate) mod edges;
 pub(crate) mod live;
 pub(crate) mod positions;
 pub(crate) mod topology;
+pub(crate) mod traffic;

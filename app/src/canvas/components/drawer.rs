@@ -2,20 +2,30 @@
 //!
 //! Non-modal: the canvas stays usable while it is open; Escape or the close
 //! button closes it and gives focus back to what it describes.
+//!
+//! An edge's drawer shows its metrics and envelope inspector, a system's
+//! its metrics over every edge it is part of (DESIGN.md §6, metrics on the
+//! canvas): both kept fresh by the traffic events naming those edges.
 
 use leptos::prelude::*;
 
 use super::audit::AuditSection;
 use super::contract::ContractPanel;
+use super::inspector::InspectorSection;
 use super::interpret::InterpretSection;
+use super::metrics::MetricsSection;
 use super::panels::{ConsultPanel, QueryPanel};
 use crate::canvas::commands;
 use crate::canvas::commands::edges::{open_chooser, remove_edge};
+use crate::canvas::commands::traffic::Refresher;
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::{kind_label, node_kind_label};
 use crate::canvas::state::{CanvasCtx, Selection};
-use crate::dto::{CapabilityKind, CapabilityRef, EdgeView, NodeKind, NodeView};
+use crate::dto::{
+    CapabilityKind, CapabilityRef, EdgeView, InspectorView, MetricsView, NodeKind, NodeView,
+};
+use crate::routes;
 
 /// The drawer of the current selection (nothing when none).
 #[component]
@@ -239,11 +249,27 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
                 .then(|| view! { <InterpretSection node=id.clone()/> })
         }
     };
+    // A system's (and the hub's) metrics over every edge it is part of.
+    let metrics = matches!(node.node_type, NodeKind::System | NodeKind::Hub).then(|| {
+        let loader = Refresher::<MetricsView>::new(routes::node_metrics(&node.id));
+        let edges = scene
+            .model
+            .edges
+            .iter()
+            .filter(|e| {
+                scene.model.root_of(&e.consumer) == root || scene.model.root_of(&e.provider) == root
+            })
+            .map(|e| e.id.clone())
+            .collect();
+        loader.follow(ctx, edges);
+        view! { <MetricsSection loader scope="this system"/> }
+    });
     view! {
         <DrawerFrame eyebrow=kind.to_string() title=node.name.clone()>
             {description}
             {connect}
             <HealthSection health/>
+            {metrics}
             {interpret}
             {body}
             <AuditSection system=root.clone()/>
@@ -277,7 +303,14 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
         .into_any(),
         CapabilityKind::Consult => view! { <ConsultPanel edge=edge.clone()/> }.into_any(),
         CapabilityKind::Negotiation => view! { <ContractPanel edge=edge.clone()/> }.into_any(),
+        // A task is started by its consumer (A2A), not from the drawer:
+        // its drawer shows what crossed the edge (metrics, inspector).
+        CapabilityKind::Task => ().into_any(),
     };
+    let metrics = Refresher::<MetricsView>::new(routes::edge_metrics(&edge.id));
+    metrics.follow(ctx, vec![edge.id.clone()]);
+    let inspector = Refresher::<InspectorView>::new(routes::edge_inspector(&edge.id));
+    inspector.follow(ctx, vec![edge.id.clone()]);
     let remove = {
         let (scene, edge) = (scene.clone(), edge.clone());
         move |_| remove_edge(ctx, &scene, &edge)
@@ -304,6 +337,8 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
             </section>
             <HealthSection health/>
             {panel}
+            <MetricsSection loader=metrics scope="this connection"/>
+            <InspectorSection loader=inspector/>
             <div class="drawer-actions danger">
                 <button
                     type="button"

@@ -6,6 +6,13 @@
 //! clicks too. Both light up together when either is focused or hovered.
 //! Delete on a focused label removes the edge. The arrowheads the lines
 //! end in are here too.
+//!
+//! Under each label, its recent traffic (DESIGN.md §6, metrics on the
+//! canvas): calls and failures in the hub's window and a dot for the last
+//! call's outcome, or "no traffic". It reads the edge's own traffic cell,
+//! so a traffic event re-renders only the edges it names. It is drawn on a
+//! layer of its own, not inside the label button (the button's text stays
+//! the capability; its accessible name carries the traffic in words).
 
 use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
@@ -15,7 +22,8 @@ use crate::canvas::graph::Point;
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
-use crate::canvas::state::{CanvasCtx, Selection};
+use crate::canvas::state::{CanvasCtx, EdgeTraffic, Selection};
+use crate::canvas::traffic;
 use crate::dto::EdgeView;
 
 /// Per-edge reactive facts both halves of an edge need.
@@ -90,6 +98,16 @@ fn short_label(capability: &str) -> String {
     }
 }
 
+/// The arrowhead of a line of `kind` (a [`kind_label`]) that is not lit
+/// or degraded.
+fn kind_marker(kind: &str) -> &'static str {
+    match kind {
+        "consult" => "arrow-consult",
+        "task" => "arrow-task",
+        _ => "arrow-data-share",
+    }
+}
+
 fn open(ctx: CanvasCtx, id: &str) {
     ctx.selection.set(Some(Selection::Edge(id.to_string())));
 }
@@ -124,10 +142,8 @@ pub(crate) fn EdgePath(
                 "arrow-active"
             } else if st.health.get().is_degraded() {
                 "arrow-degraded"
-            } else if kind == "consult" {
-                "arrow-consult"
             } else {
-                "arrow-data-share"
+                kind_marker(kind)
             };
             format!("url(#{id})")
         }
@@ -182,10 +198,8 @@ pub(crate) fn DragLayer(
                 let health = untrack(|| scene.edge_health(&ctx, &e));
                 let marker = if health.is_degraded() {
                     "arrow-degraded"
-                } else if kind == "consult" {
-                    "arrow-consult"
                 } else {
-                    "arrow-data-share"
+                    kind_marker(kind)
                 };
                 let geom = scene.edge_geom.get(i).copied();
                 let d = move || {
@@ -262,17 +276,27 @@ pub(crate) fn DragLabels() -> impl IntoView {
     view! { <div class=class aria-hidden="true">{labels}</div> }
 }
 
-/// The label of an edge: its capability, as a button opening its drawer.
-#[component]
-pub(crate) fn EdgeLabel(
-    edge: EdgeView,
-    /// Its place in the scene's edge list (and geometry).
+/// Where an edge's label is and how it is drawn: shared by the label and
+/// its traffic line, made once per edge by the scene
+/// ([`label_place`]).
+#[derive(Clone, Copy)]
+pub(crate) struct LabelPlace {
+    st: EdgeState,
+    lifted: Memo<bool>,
+    /// The label's centre (it stays put while the edge is lifted: moving
+    /// it would repaint the big layer it is hidden in).
+    pos: Memo<Option<Point>>,
+}
+
+/// The [`LabelPlace`] of `edge`, number `index` in the scene's edge list.
+pub(crate) fn label_place(
+    ctx: CanvasCtx,
+    scene: &SceneCtx,
+    edge: &EdgeView,
     index: usize,
-) -> impl IntoView {
-    let ctx = expect_context::<CanvasCtx>();
-    let scene = expect_context::<SceneCtx>();
-    let st = edge_state(ctx, &scene, &edge);
-    let lifted = lifted(&scene, &edge);
+) -> LabelPlace {
+    let st = edge_state(ctx, scene, edge);
+    let lifted = lifted(scene, edge);
     let pos = {
         let geom = scene.edge_geom.get(index).copied();
         Memo::new(move |prev: Option<&Option<Point>>| match prev {
@@ -280,6 +304,19 @@ pub(crate) fn EdgeLabel(
             _ => geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label))),
         })
     };
+    LabelPlace { st, lifted, pos }
+}
+
+/// The label of an edge: its capability, as a button opening its drawer.
+#[component]
+pub(crate) fn EdgeLabel(
+    edge: EdgeView,
+    /// Where it is drawn ([`label_place`]).
+    place: LabelPlace,
+) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let LabelPlace { st, lifted, pos } = place;
     let transform = move || {
         pos.get().map_or_else(
             || "translate(-9999px, -9999px)".to_string(),
@@ -291,17 +328,27 @@ pub(crate) fn EdgeLabel(
             },
         )
     };
+    let cell = ctx.traffic.cell(&edge.id);
     let consumer = scene.name(&edge.consumer);
     let provider = scene.name(&edge.provider);
     let kind = kind_label(edge.kind);
     let label = {
         let capability = edge.capability.clone();
+        let cell = cell.clone();
         move || {
             let h = st.health.get();
             let mut s = format!("{consumer} consumes {capability} from {provider}, {kind}");
             if h.is_degraded() {
                 s.push_str(", ");
                 s.push_str(&h.spoken());
+            }
+            match &*cell.read() {
+                EdgeTraffic::Unknown => {}
+                EdgeTraffic::Quiet => s.push_str(", no traffic"),
+                EdgeTraffic::Known(t) => {
+                    s.push_str(", ");
+                    s.push_str(&traffic::traffic_spoken(t));
+                }
             }
             s
         }
@@ -357,6 +404,118 @@ pub(crate) fn EdgeLabel(
     }
 }
 
+/// An edge's recent traffic under its label: `12/min · 1 failed` and a
+/// dot for the last call (green answered, red not connected, its reason in
+/// the title), or `no traffic`; nothing until the hub's counts are read.
+/// The numbers are in `data-*` attributes too (`data-state`, `data-calls`,
+/// `data-failures`, `data-window-secs`, `data-last-outcome`,
+/// `data-last-reason`, `data-last-at`), for tests and styles.
+///
+/// Kept cheap for a thousand edges: one text node (and the dot) per edge,
+/// and three reactive reads: the cell (a change re-renders the line, which
+/// happens only for the edges an event names), the position and the lit
+/// or lifted state. The lines live on a layer of their own, which far out
+/// is hidden as one element (not a thousand).
+#[component]
+pub(crate) fn TrafficLine(
+    /// The edge id.
+    edge: String,
+    /// Where its label is drawn ([`label_place`]): the line sits just
+    /// below it.
+    place: LabelPlace,
+) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let cell = ctx.traffic.cell(&edge);
+    let LabelPlace { st, lifted, pos } = place;
+    let active = st.active;
+    // Erased: the line's full type nested in the scene's overflows the
+    // compiler's query depth when the wasm is built.
+    let line = move || {
+        let traffic = cell.get();
+        let view = traffic.view();
+        let state = match &traffic {
+            EdgeTraffic::Unknown => "unknown",
+            EdgeTraffic::Known(t) if !traffic::is_quiet(t) => "seen",
+            _ => "quiet",
+        };
+        let known = !matches!(traffic, EdgeTraffic::Unknown);
+        let calls = known.then(|| view.map_or(0, |v| v.calls).to_string());
+        let failures = known.then(|| view.map_or(0, |v| v.failures).to_string());
+        let window = view.map(|v| v.window_secs.to_string());
+        let last = view.and_then(|v| v.last.clone());
+        let base = if view.is_some_and(|v| v.failures > 0) {
+            "edge-traffic failing"
+        } else {
+            "edge-traffic"
+        };
+        let class = move || {
+            let mut c = String::from(base);
+            if active.get() {
+                c.push_str(" active");
+            }
+            if lifted.get() {
+                c.push_str(" lifted");
+            }
+            c
+        };
+        let transform = move || {
+            pos.get().map_or_else(
+                || "translate(-9999px, -9999px)".to_string(),
+                |p| {
+                    format!(
+                        "translate({:.1}px, {:.1}px) translate(-50%, 0)",
+                        p.x,
+                        p.y + TRAFFIC_OFFSET
+                    )
+                },
+            )
+        };
+        let text = match &traffic {
+            EdgeTraffic::Unknown => None,
+            EdgeTraffic::Quiet => Some("no traffic".to_string()),
+            EdgeTraffic::Known(t) => {
+                Some(traffic::traffic_text(t).unwrap_or_else(|| "no traffic".into()))
+            }
+        };
+        let dot = last.as_ref().map(|l| {
+            let ok = traffic::outcome_ok(l.outcome);
+            view! {
+                <span
+                    class=if ok { "traffic-dot ok" } else { "traffic-dot failed" }
+                    data-testid="traffic-dot"
+                    title=traffic::last_call_text(l)
+                ></span>
+            }
+        });
+        let id_click = edge.clone();
+        view! {
+            <span
+                class=class
+                data-testid=format!("traffic-{edge}")
+                data-state=state
+                data-calls=calls
+                data-failures=failures
+                data-window-secs=window
+                data-last-outcome=last.as_ref().map(|l| traffic::outcome_word(l.outcome))
+                data-last-reason=last.as_ref().and_then(|l| l.reason).map(|r| r.as_str())
+                data-last-at=last.as_ref().map(|l| l.at.clone())
+                aria-hidden="true"
+                style:transform=transform
+                on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
+                on:click=move |_| open(ctx, &id_click)
+            >
+                {dot}
+                {text}
+            </span>
+        }
+    };
+    line.into_any()
+}
+
+/// How far below its label's centre an edge's traffic line starts (world
+/// pixels: about half a label's height, plus a gap).
+const TRAFFIC_OFFSET: f64 = 11.0;
+
 /// An arrowhead at the end of edge lines; its colour comes from CSS by id.
 #[component]
 pub(crate) fn Arrow(id: &'static str) -> impl IntoView {
@@ -373,5 +532,72 @@ pub(crate) fn Arrow(id: &'static str) -> impl IntoView {
         >
             <path d="M0,0 L10,5 L0,10 z"></path>
         </marker>
+    }
+}
+
+/// The traffic line as the server and the browser render it.
+#[cfg(all(test, feature = "ssr"))]
+mod traffic_tests {
+    use super::*;
+    use crate::dto::{EdgeTrafficView, LastCallView, ReasonCode, TrafficOutcome};
+
+    fn render(traffic: EdgeTraffic) -> String {
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            provide_context(ctx);
+            let edge = "a->b:c";
+            let cell = ctx.traffic.cell(edge);
+            cell.set(traffic);
+            let flag = Memo::new(|_| false);
+            let place = LabelPlace {
+                st: EdgeState {
+                    health: Memo::new(|_| Health {
+                        status: crate::dto::NodeStatus::Healthy,
+                        reason: None,
+                        detail: None,
+                        since: None,
+                    }),
+                    active: flag,
+                },
+                lifted: flag,
+                pos: Memo::new(|_| Some(Point { x: 10.0, y: 20.0 })),
+            };
+            view! { <TrafficLine edge=edge.to_string() place/> }.to_html()
+        })
+    }
+
+    #[test]
+    fn the_line_says_only_what_the_hub_counted() {
+        let unknown = render(EdgeTraffic::Unknown);
+        assert!(unknown.contains(r#"data-state="unknown""#), "{unknown}");
+        assert!(!unknown.contains("data-calls"), "{unknown}");
+        let quiet = render(EdgeTraffic::Quiet);
+        assert!(quiet.contains(r#"data-calls="0""#), "{quiet}");
+        assert!(quiet.contains("no traffic"), "{quiet}");
+        let seen = render(EdgeTraffic::Known(EdgeTrafficView {
+            edge: "a->b:c".into(),
+            window_secs: 60,
+            calls: 12,
+            failures: 1,
+            last: Some(LastCallView {
+                at: "2026-01-02T10:11:12Z".into(),
+                outcome: TrafficOutcome::NotConnected,
+                reason: Some(ReasonCode::Timeout),
+                duration_ms: 2000,
+            }),
+        }));
+        for want in [
+            r#"data-state="seen""#,
+            r#"data-calls="12""#,
+            r#"data-failures="1""#,
+            r#"data-last-outcome="not_connected""#,
+            r#"data-last-reason="TIMEOUT""#,
+            "traffic-dot failed",
+            "12/min · 1 failed",
+            "edge-traffic failing",
+        ] {
+            assert!(seen.contains(want), "{want} in {seen}");
+        }
     }
 }

@@ -8,8 +8,11 @@
 //! * [`connector`]: the connect handle, the dragged line, the chooser.
 //! * [`drawer`]: the side drawer of a node or edge, built from
 //!   [`panels`] (query and consult forms and answers), [`contract`] (a
-//!   data-share's contracts and negotiation transcripts), [`audit`] and
-//!   [`interpret`] (the data interpreter's sentence about a node).
+//!   data-share's contracts and negotiation transcripts), [`audit`],
+//!   [`metrics`] (whether work got done on an edge or a system),
+//!   [`inspector`] (an edge's last exchanges: envelope and redacted
+//!   payloads) and [`interpret`] (the data interpreter's sentence about a
+//!   node).
 //! * [`suggestions`]: the connection recommender's button and panel.
 //! * [`transcript`]: a run of the hub's orchestrator, read-only (shown by
 //!   [`suggestions`] and [`interpret`]).
@@ -23,8 +26,10 @@ pub(crate) mod connector;
 pub(crate) mod contract;
 pub(crate) mod drawer;
 pub(crate) mod edge;
+pub(crate) mod inspector;
 pub(crate) mod interpret;
 pub(crate) mod messages;
+pub(crate) mod metrics;
 pub(crate) mod minimap;
 pub(crate) mod node;
 pub(crate) mod panels;

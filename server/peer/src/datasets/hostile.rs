@@ -38,6 +38,7 @@ pub fn hostile_tickets(rows: usize) -> Vec<TicketRow> {
             subject: (*subject).to_string(),
             content: (*content).to_string(),
             created_at: format!("2025-12-31T23:5{i}:00Z"),
+            requester_email: format!("anonymous{}@example.org", i + 1),
         })
         .collect()
 }

@@ -124,8 +124,8 @@ pub async fn ensure_seeded(
     let signature = match (dataset, &csv) {
         (DatasetConfig::Orders { seed, rows }, _) => format!("orders:v1:seed={seed}:rows={rows}"),
         (DatasetConfig::Budgets { seed }, _) => format!("budgets:v1:seed={seed}"),
-        // v2: the hostile tickets are appended.
-        (DatasetConfig::Tickets { seed, rows }, _) => format!("tickets:v2:seed={seed}:rows={rows}"),
+        // v2: the hostile tickets are appended; v3: requester_email.
+        (DatasetConfig::Tickets { seed, rows }, _) => format!("tickets:v3:seed={seed}:rows={rows}"),
         (DatasetConfig::Csv { .. }, Some((hash, _))) => format!("csv:v1:{hash:016x}"),
         (DatasetConfig::Csv { .. }, None) => String::new(),
     };
@@ -188,7 +188,7 @@ pub async fn ensure_seeded(
         DatasetConfig::Tickets { seed, rows } => {
             sqlx::query(
                 "CREATE TABLE tickets (ticket_id TEXT PRIMARY KEY, subject TEXT NOT NULL, content TEXT NOT NULL,
-                    created_at TEXT NOT NULL)",
+                    created_at TEXT NOT NULL, requester_email TEXT NOT NULL)",
             )
             .execute(&mut *tx)
             .await?;
@@ -196,11 +196,12 @@ pub async fn ensure_seeded(
                 .into_iter()
                 .chain(hostile_tickets(*rows))
             {
-                sqlx::query("INSERT INTO tickets VALUES (?, ?, ?, ?)")
+                sqlx::query("INSERT INTO tickets VALUES (?, ?, ?, ?, ?)")
                     .bind(t.ticket_id)
                     .bind(t.subject)
                     .bind(t.content)
                     .bind(t.created_at)
+                    .bind(t.requester_email)
                     .execute(&mut *tx)
                     .await?;
             }

@@ -1,6 +1,8 @@
 //! The built-in skills a reference peer can provide: the aggregate query
 //! over its own table ([`query`], the `table_query` data-share), budget
-//! consults ([`budget`]) and ticket classification ([`tickets`]).
+//! consults ([`budget`]), ticket classification ([`tickets`]) and ticket
+//! triage, the task-style skill ([`triage`]: what the task decides; the
+//! executor runs its lifecycle).
 //!
 //! Deterministic rules, no LLM (DESIGN.md §5: the default deployment has
 //! none), so every answer can be checked against the data. A skill never
@@ -11,6 +13,7 @@
 pub mod budget;
 pub mod query;
 pub mod tickets;
+pub mod triage;
 
 use serde_json::{Map, Value};
 

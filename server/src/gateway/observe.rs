@@ -1,0 +1,150 @@
+//! What the gateway tells [`Traffic`](crate::traffic) about each finished
+//! exchange (DESIGN.md §6 metrics; the envelope inspector of issue 13).
+//!
+//! Called once per exchange from `finish`, next to the audit record. The
+//! payload is passed through the redaction layer *here*, before anything
+//! is kept: the inspector stores only what a browser may see (the input
+//! only when the capability's input schema bounds it; the answer only as
+//! the contract redacts it), never the raw answer.
+
+use axum::http::StatusCode;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::Gateway;
+use crate::redaction;
+use crate::traffic::Exchange;
+use a2a::{SendMessageResponse, Task};
+use app::dto::TrafficOutcome;
+use exchange::envelope::Envelope;
+use exchange::reason::CallResult;
+
+/// What the traffic learns about a call beyond its audit record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shown<'a> {
+    /// The A2A method (or `tools/call`).
+    pub(crate) method: &'static str,
+    /// The capability input as the caller sent it.
+    pub(crate) input: Option<&'a Value>,
+    /// The capability the exchange is about when the audit record names
+    /// something else (a task operation: the task's capability).
+    pub(crate) capability: Option<&'a str>,
+}
+
+impl<'a> Shown<'a> {
+    /// A `SendMessage` with this input.
+    pub(crate) fn message(input: Option<&'a Value>) -> Self {
+        Self {
+            method: "SendMessage",
+            input,
+            capability: None,
+        }
+    }
+}
+
+impl Gateway {
+    /// Hands one finished exchange to the traffic.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn observe(
+        &self,
+        caller: &str,
+        provider: &str,
+        audited_as: &str,
+        envelope: &Envelope,
+        started: Instant,
+        status: StatusCode,
+        result: &CallResult,
+        reply: Option<&SendMessageResponse>,
+        shown: Shown<'_>,
+    ) {
+        let capability = shown.capability.unwrap_or(audited_as);
+        let loaded = self.registry.snapshot();
+        let (outcome, reason, retry) = match result {
+            CallResult::Connected { replayed, .. } => (
+                if *replayed {
+                    TrafficOutcome::Replayed
+                } else {
+                    TrafficOutcome::Connected
+                },
+                None,
+                *replayed,
+            ),
+            CallResult::NotConnected { reason, .. } => {
+                (TrafficOutcome::NotConnected, Some(*reason), false)
+            }
+        };
+        // The task it created or read: the provider's A2A answer, or a
+        // task operation's result.
+        let task: Option<Task> = match (reply, result) {
+            (Some(SendMessageResponse::Task(t)), _) => Some(t.clone()),
+            (None, CallResult::Connected { result, .. }) if shown.capability.is_some() => {
+                serde_json::from_value(result.clone()).ok()
+            }
+            _ => None,
+        };
+        let contract = loaded.contracts.get(capability);
+        let mut notes = Vec::new();
+        let request = match (shown.input, contract.as_deref()) {
+            (Some(input), Some(c)) => {
+                let kept = c.shown_input(input);
+                if kept.is_none() {
+                    notes.push("input not shown: no input schema names it");
+                }
+                kept
+            }
+            (Some(_), None) => {
+                notes.push("input not shown: no input schema names it");
+                None
+            }
+            (None, _) => None,
+        };
+        // The capability result: for a task operation, the task's artifact.
+        let answer = match (result, &task) {
+            (CallResult::Connected { .. }, Some(t)) if shown.capability.is_some() => {
+                exchange::wire::parse_answer(&SendMessageResponse::Task(t.clone())).ok()
+            }
+            (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result.clone()),
+            _ => None,
+        };
+        let response = match (answer, contract.as_deref()) {
+            (None, _) => None,
+            (Some(answer), Some(c)) => match redaction::redact(c, &answer, provider) {
+                Ok(redacted) => Some(redaction::view::inspector_payload(&redacted)),
+                Err(_) => {
+                    notes.push("answer not shown: it breaks the contract");
+                    None
+                }
+            },
+            (Some(_), None) => {
+                notes.push("answer not shown: no contract lets any of it reach a browser");
+                None
+            }
+        };
+        self.traffic.observe(
+            &loaded.topology,
+            Exchange {
+                caller,
+                provider,
+                capability,
+                method: shown.method,
+                envelope,
+                http_status: status.as_u16(),
+                outcome,
+                reason,
+                duration: started.elapsed(),
+                retry,
+                task: task.map(|t| {
+                    (
+                        t.id.clone(),
+                        crate::task_records::RecordState::of_task(&t.status.state)
+                            .as_str()
+                            .to_string(),
+                    )
+                }),
+                request,
+                response,
+                payload_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            },
+        );
+    }
+}

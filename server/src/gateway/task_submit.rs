@@ -1,0 +1,385 @@
+//! Submitting a task (DESIGN.md §2 "task", §6; seed `004`: "对于未知状态，
+//! 直接重试写操作可能造成重复执行，正确做法是先用幂等键查询；只有确认请求
+//! 未被接受时，才允许重新提交" — for an unknown state, query by the key
+//! before resubmitting).
+//!
+//! A `SendMessage` to a `task` capability carries the caller's idempotency
+//! key (its `X-Request-Id`, i.e. its `messageId`) and, optionally, a
+//! deadline (message metadata `deadline`, RFC 3339), capped by the
+//! capability's `task_deadline_ms`. [`Gateway::submit_task`] claims the
+//! key in the hub's task record ([`TaskRecords`](crate::task_records),
+//! `UNIQUE (caller, idempotency_key)`) and then, by what the row says:
+//!
+//! | the key's row | what the hub does |
+//! |---|---|
+//! | none (this call inserted it) | forwards; the answer's task id and state are recorded. A provider's refusal (its A2A error) frees the key; any other failure (timeout, dropped connection, a broken answer) leaves the row `unknown` |
+//! | another input's digest | refuses with 409, `NOT_PERMITTED`: one key, one question |
+//! | `submitting` (another call is forwarding it, in this process or another) | waits for it, polling the row, until the call's deadline (then `TIMEOUT`, the row untouched) |
+//! | a task id (any state) | answers that task, read fresh with `GetTask`: `metadata.replayed: true`, never a second execution |
+//! | `unknown` | asks the provider (`ListTasks`, the task whose metadata carries this caller and key): found → adopts it and answers it; not found → retakes the row (one caller wins) and resubmits; the provider unreachable → the same reason code, the row stays `unknown` |
+//!
+//! The provider keeps its own unique key as well (the reference peer's
+//! `task_keys`), so even a resubmission the hub got wrong could not run
+//! twice; the hub's query first means it never has to rely on that.
+
+use std::time::Duration;
+
+use a2a::{GetTaskRequest, ListTasksRequest, SendMessageResponse, Task};
+use axum::http::StatusCode;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::answer::{peer_error, Blame};
+use super::forward::{Leg, Rpc};
+use super::pipeline::{Answered, Done};
+use super::tasks::{read_task_answer, Read, TaskOp};
+use super::Gateway;
+use crate::idempotency::input_digest;
+use crate::surface::bridge::Method;
+use crate::task_records::{Claim, RecordState, Submission};
+use exchange::reason::{NotConnected, ReasonCode};
+use exchange::text::clip;
+
+/// The message metadata key of a task's deadline (RFC 3339), from the
+/// caller and on to the provider.
+pub const DEADLINE_KEY: &str = "deadline";
+/// The task metadata keys a provider stamps its tasks with, by which the
+/// hub finds a task of an `unknown` submission.
+pub const KEY_METADATA: &str = "idempotencyKey";
+pub const CALLER_METADATA: &str = "caller";
+
+/// How often a duplicate polls the row of a submission in flight.
+const POLL: Duration = Duration::from_millis(25);
+/// Most pages of `ListTasks` read when looking for a key.
+const MAX_LIST_PAGES: usize = 20;
+
+/// What the caller asked of a task, besides its input.
+#[derive(Debug, Clone, Default)]
+pub struct TaskAsk {
+    /// `configuration.returnImmediately`: answer the task as soon as the
+    /// provider accepted it.
+    pub return_immediately: bool,
+    /// The caller's deadline (message metadata `deadline`), as sent.
+    pub deadline: Option<String>,
+}
+
+/// What the forward of a task sends besides the input.
+#[derive(Debug, Clone)]
+pub struct TaskSend {
+    pub return_immediately: bool,
+    /// The deadline, capped, RFC 3339.
+    pub deadline: String,
+}
+
+/// The deadline a task runs under: the caller's, capped at `cap_ms` from
+/// now; `cap_ms` from now when the caller named none. A deadline that is
+/// not RFC 3339, or already past, is the caller's error.
+pub fn task_deadline(asked: Option<&str>, cap_ms: u64, now: DateTime<Utc>) -> Result<String, String> {
+    let cap = now + chrono::Duration::milliseconds(i64::try_from(cap_ms).unwrap_or(i64::MAX / 2));
+    let deadline = match asked {
+        None => cap,
+        Some(text) => {
+            let asked = DateTime::parse_from_rfc3339(text.trim())
+                .map_err(|e| {
+                    format!(
+                        "metadata.deadline `{}` is not an RFC 3339 time: {e}",
+                        clip(text, 64)
+                    )
+                })?
+                .with_timezone(&Utc);
+            if asked <= now {
+                return Err(format!("metadata.deadline {} has passed", clip(text, 64)));
+            }
+            asked.min(cap)
+        }
+    };
+    Ok(deadline.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+impl Gateway {
+    /// Submits a task under the caller's key: the state machine above.
+    pub(super) async fn submit_task(&self, leg: &Leg<'_>, input: Value, ask: &TaskAsk, cap_ms: u64) -> Done {
+        let caller = leg.caller;
+        let provider = leg.system.id.as_str();
+        let key = leg.envelope.request_id.as_str();
+        let deadline = match task_deadline(ask.deadline.as_deref(), cap_ms, Utc::now()) {
+            Ok(d) => d,
+            Err(why) => {
+                return Done::refused(
+                    StatusCode::BAD_REQUEST,
+                    NotConnected::new(ReasonCode::NotPermitted, format!("{}: {why}", leg.capability)),
+                )
+            }
+        };
+        let digest = input_digest(&input);
+        let send = TaskSend {
+            return_immediately: ask.return_immediately,
+            deadline: deadline.clone(),
+        };
+        let submission = Submission {
+            caller,
+            idempotency_key: key,
+            provider,
+            capability: leg.capability,
+            input_digest: &digest,
+            deadline: &deadline,
+        };
+        let store_failed = |e: crate::task_records::TaskRecordsError| {
+            tracing::warn!(error = %e, "task record");
+            // Nothing is forwarded that the record could not hold.
+            Done::fail(peer_error("the hub could not write its task record".into()))
+        };
+        let mut row = match self.records.claim(&submission).await {
+            Err(e) => return store_failed(e),
+            Ok(Claim::New) => return self.forward_task(leg, input, &send).await,
+            Ok(Claim::Existing(row)) => row,
+        };
+        if row.input_digest != digest {
+            return Done::refused(
+                StatusCode::CONFLICT,
+                NotConnected::new(
+                    ReasonCode::NotPermitted,
+                    format!(
+                        "request id {} was already used for another {} input: a retry repeats its input, a new task needs a new id",
+                        clip(key, 64),
+                        leg.capability
+                    ),
+                ),
+            );
+        }
+        loop {
+            match (&row.task_id, row.state) {
+                (Some(task_id), _) => return self.join_task(leg, task_id).await,
+                (None, RecordState::Submitting) => {
+                    if Instant::now() + POLL > leg.deadline {
+                        return Done::fail(NotConnected::new(
+                            ReasonCode::Timeout,
+                            format!(
+                                "a submission with request id {} is still in flight at the hub",
+                                clip(key, 64)
+                            ),
+                        ));
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+                (None, RecordState::Unknown) => match self.find_by_key(leg).await {
+                    Err(nc) => return Done::fail(nc),
+                    Ok(Some(task)) => {
+                        let state = RecordState::of_task(&task.status.state);
+                        if let Err(e) = self.records.accepted(caller, key, &task.id, state).await {
+                            return store_failed(e);
+                        }
+                        return answered_task(task, true, "found the key's task at the provider");
+                    }
+                    Ok(None) => match self.records.retake(caller, key).await {
+                        Err(e) => return store_failed(e),
+                        Ok(true) => {
+                            let mut done = self.forward_task(leg, input, &send).await;
+                            done.note = "resubmitted: the provider holds no task for this key".into();
+                            return done;
+                        }
+                        // Another call retook it first: follow it.
+                        Ok(false) => {}
+                    },
+                },
+                // A row with a provider state but no task id: the provider
+                // answered with a message; that answer is not stored.
+                (None, _) => {
+                    return Done::fail(NotConnected::new(
+                        ReasonCode::PeerError,
+                        format!(
+                            "request id {} was answered without a task; send a new id",
+                            clip(key, 64)
+                        ),
+                    ))
+                }
+            }
+            row = match self.records.get(caller, key).await {
+                Err(e) => return store_failed(e),
+                Ok(Some(row)) => row,
+                // Released by the call that held it (the provider refused
+                // it): this one is as refused; the caller may resubmit.
+                Ok(None) => {
+                    return Done::fail(NotConnected::new(
+                        ReasonCode::PeerError,
+                        format!("the submission with request id {} was refused", clip(key, 64)),
+                    ))
+                }
+            };
+        }
+    }
+
+    /// Forwards a submission this call holds the row of, and records what
+    /// the answer says.
+    async fn forward_task(&self, leg: &Leg<'_>, input: Value, send: &TaskSend) -> Done {
+        let (caller, key) = (leg.caller, leg.envelope.request_id.as_str());
+        let task_leg = Leg {
+            task: Some(send),
+            ..*leg
+        };
+        let result = self.forward_checked(&task_leg, input).await;
+        let recorded = match &result {
+            Ok(reply) => match &reply.response {
+                SendMessageResponse::Task(t) => {
+                    self.records
+                        .accepted(caller, key, &t.id, RecordState::of_task(&t.status.state))
+                        .await
+                }
+                SendMessageResponse::Message(_) => {
+                    self.records.unknown(caller, key).await
+                }
+            },
+            Err(f) if f.blame == Blame::Caller => self.records.release(caller, key).await,
+            Err(_) => self.records.unknown(caller, key).await,
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(error = %e, "could not record a task submission's answer");
+        }
+        Done::forwarded(result)
+    }
+
+    /// The task a key already has, read fresh from the provider.
+    async fn join_task(&self, leg: &Leg<'_>, task_id: &str) -> Done {
+        let op = TaskOp::Get(GetTaskRequest {
+            id: task_id.to_string(),
+            history_length: Some(0),
+            tenant: None,
+        });
+        match self
+            .task_op(leg.caller, &leg.system.id, &op, leg.envelope)
+            .await
+        {
+            Ok(value) => match serde_json::from_value::<Task>(value) {
+                Ok(task) => {
+                    if let Err(e) = self
+                        .records
+                        .observe(&leg.system.id, &task.id, RecordState::of_task(&task.status.state))
+                        .await
+                    {
+                        tracing::warn!(error = %e, "could not record a task's state");
+                    }
+                    answered_task(task, true, "the key's task, not executed again")
+                }
+                Err(e) => Done::fail(peer_error(format!(
+                    "{}'s task is not an A2A task: {}",
+                    leg.system.id,
+                    clip(&e.to_string(), 200)
+                ))),
+            },
+            Err(refusal) => Done::fail(super::tasks::refusal_reason(leg.caller, &leg.system.id, refusal)),
+        }
+    }
+
+    /// Asks the provider for the task of this caller's key (`ListTasks`,
+    /// matched on the metadata the provider stamps its tasks with).
+    async fn find_by_key(&self, leg: &Leg<'_>) -> Result<Option<Task>, NotConnected> {
+        let key = leg.envelope.request_id.as_str();
+        let rpc = Rpc {
+            system: leg.system,
+            caller: leg.caller,
+            envelope: leg.envelope,
+            deadline: leg.deadline,
+            deadline_ms: leg.deadline_ms,
+        };
+        let mut page_token = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let list = ListTasksRequest {
+                context_id: None,
+                status: None,
+                page_size: Some(100),
+                page_token: page_token.take(),
+                history_length: Some(0),
+                status_timestamp_after: None,
+                include_artifacts: Some(true),
+                tenant: None,
+            };
+            let params = serde_json::to_value(&list)
+                .map_err(|e| peer_error(format!("encoding: {e}")))?;
+            let op = TaskOp::List(list);
+            let (status, body) = self
+                .rpc(&rpc, Method::ListTasks, params)
+                .await
+                .map_err(|f| f.nc)?;
+            let value = match read_task_answer(&leg.system.id, status, &body, &op) {
+                Ok(Read::Result(v)) => v,
+                Ok(Read::Error { code, message }) => {
+                    return Err(peer_error(format!(
+                        "{} answered ListTasks with error {code}: {message}",
+                        leg.system.id
+                    )))
+                }
+                Err(f) => return Err(f.nc),
+            };
+            let tasks = value.get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
+            for t in tasks {
+                let Ok(task) = serde_json::from_value::<Task>(t) else {
+                    continue;
+                };
+                let stamped = |k: &str| {
+                    task.metadata
+                        .as_ref()
+                        .and_then(|m| m.get(k))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                };
+                if stamped(KEY_METADATA).as_deref() == Some(key)
+                    && stamped(CALLER_METADATA).as_deref() == Some(leg.caller)
+                {
+                    return Ok(Some(task));
+                }
+            }
+            match value.get("nextPageToken").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => page_token = Some(next.to_string()),
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A task the hub already knew, answered as the provider's task (its
+/// result read from its artifact once completed).
+fn answered_task(task: Task, retry: bool, note: &str) -> Done {
+    let response = SendMessageResponse::Task(task);
+    let result = exchange::wire::parse_answer(&response).unwrap_or(Value::Null);
+    Done {
+        result: Ok(Answered {
+            result,
+            replayed: retry,
+            reply: Some(response),
+        }),
+        note: note.into(),
+        status: None,
+        provider_code: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_is_capped_and_checked() {
+        let now = DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        assert_eq!(
+            task_deadline(None, 30_000, now).as_deref(),
+            Ok("2026-12-01T10:00:30.000Z")
+        );
+        assert_eq!(
+            task_deadline(Some("2026-12-01T10:00:05Z"), 30_000, now).as_deref(),
+            Ok("2026-12-01T10:00:05.000Z")
+        );
+        // Later than the capability allows: capped.
+        assert_eq!(
+            task_deadline(Some("2026-12-01T11:00:00Z"), 30_000, now).as_deref(),
+            Ok("2026-12-01T10:00:30.000Z")
+        );
+        let past = task_deadline(Some("2026-12-01T09:00:00Z"), 30_000, now).unwrap_err();
+        assert!(past.contains("has passed"), "{past}");
+        let garbage = task_deadline(Some("tomorrow"), 30_000, now).unwrap_err();
+        assert!(garbage.contains("`tomorrow` is not an RFC 3339 time"), "{garbage}");
+    }
+}

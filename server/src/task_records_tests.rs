@@ -1,0 +1,96 @@
+//! The task record's key and states against a real SQLite file.
+
+use super::*;
+
+fn submission<'a>(key: &'a str, digest: &'a str) -> Submission<'a> {
+    Submission {
+        caller: "buyercorp",
+        idempotency_key: key,
+        provider: "helpdesk",
+        capability: "ticket.triage",
+        input_digest: digest,
+        deadline: "2026-12-01T00:00:30Z",
+    }
+}
+
+async fn open(path: &std::path::Path) -> TaskRecords {
+    TaskRecords::open(exchange::db::open(path).await.expect("db"))
+        .await
+        .expect("open")
+}
+
+#[tokio::test]
+async fn one_claim_per_key_even_when_concurrent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let records = open(&dir.path().join("hub.db")).await;
+    let claims = futures::future::join_all((0..8).map(|_| {
+        let r = records.clone();
+        async move { r.claim(&submission("k-1", "d")).await.expect("claim") }
+    }))
+    .await;
+    let new = claims.iter().filter(|c| **c == Claim::New).count();
+    assert_eq!(new, 1, "exactly one claim inserts: {claims:?}");
+    let row = records.get("buyercorp", "k-1").await.expect("get").expect("row");
+    assert_eq!(row.retries, 7);
+    assert_eq!(row.state, RecordState::Submitting);
+    // The same key from another caller is another submission.
+    let other = Submission {
+        caller: "hub",
+        ..submission("k-1", "d")
+    };
+    assert_eq!(records.claim(&other).await.expect("claim"), Claim::New);
+}
+
+#[tokio::test]
+async fn states_move_forward_and_survive_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hub.db");
+    let records = open(&path).await;
+    records.claim(&submission("a", "d")).await.expect("claim");
+    records.claim(&submission("b", "d")).await.expect("claim");
+    records
+        .accepted("buyercorp", "a", "t-a", RecordState::Working)
+        .await
+        .expect("accepted");
+    assert_eq!(
+        records.capability_of("helpdesk", "t-a").await.expect("q"),
+        Some(("buyercorp".into(), "ticket.triage".into()))
+    );
+    records
+        .observe("helpdesk", "t-a", RecordState::Completed)
+        .await
+        .expect("observe");
+    // A late report cannot revive a finished task.
+    records
+        .observe("helpdesk", "t-a", RecordState::Working)
+        .await
+        .expect("observe");
+    let a = records.get("buyercorp", "a").await.expect("get").expect("row");
+    assert_eq!(a.state, RecordState::Completed);
+    assert!(a.finished_at.is_some());
+    drop(records);
+    // "b" was being forwarded when the process stopped: unknown now.
+    let reopened = open(&path).await;
+    let b = reopened.get("buyercorp", "b").await.expect("get").expect("row");
+    assert_eq!(b.state, RecordState::Unknown);
+    let unfinished = reopened.unfinished().await.expect("q");
+    assert_eq!(unfinished.len(), 1);
+    assert_eq!(unfinished[0].idempotency_key, "b");
+    // Only one of two retakes of an unknown row wins.
+    assert!(reopened.retake("buyercorp", "b").await.expect("retake"));
+    assert!(!reopened.retake("buyercorp", "b").await.expect("retake"));
+    // A released key (the provider refused it) is free again.
+    reopened.release("buyercorp", "b").await.expect("release");
+    assert_eq!(
+        reopened.claim(&submission("b", "d")).await.expect("claim"),
+        Claim::New
+    );
+    let counts = reopened.counts().await.expect("counts");
+    assert!(counts.contains(&(
+        "buyercorp".into(),
+        "helpdesk".into(),
+        "ticket.triage".into(),
+        RecordState::Completed,
+        1
+    )));
+}

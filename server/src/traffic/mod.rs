@@ -1,0 +1,289 @@
+//! Whether work got done, edge by edge (DESIGN.md §6 "metrics that say
+//! whether work got done … on `/metrics` and on the canvas"; seed `004`:
+//! success rate, failure types, retries, wait, human interventions,
+//! unfinished tasks — not how many model requests were made).
+//!
+//! Every exchange the gateway finishes (refused or answered, on any door)
+//! is handed to [`Traffic::observe`] once, from `gateway::pipeline`'s
+//! `finish`, next to its audit record. Three things are kept from it, all
+//! bounded in memory:
+//!
+//! - [`stats`]: per (caller, provider, capability) counters since the hub
+//!   started, the last minute's calls for the canvas's edge labels, and
+//!   the recent waits for p50/p95;
+//! - [`inspector`]: the last [`inspector::CAPACITY`] exchanges of each
+//!   edge, with the payload **after** the contract's redaction (the raw
+//!   answer is never kept);
+//! - [`prometheus`]: the same counts as Prometheus metrics, rendered at
+//!   `/metrics` with what only the hub's store knows (tasks by state,
+//!   human decisions) read at scrape time.
+//!
+//! Labels are ids the registry knows (a caller claim or a path segment
+//! the registry does not know is `unknown`), never a payload value, a
+//! token or a URL: a label cannot become a leak, nor a way to grow memory.
+//!
+//! The edges that changed are drained by [`Traffic::spawn_publisher`]
+//! twice a second into one `HubEvent::Traffic`, so a busy edge costs open
+//! canvases at most two events a second.
+
+pub mod inspector;
+pub mod prometheus;
+pub mod stats;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use app::dto::{EdgeTrafficView, ExchangeView, HubEvent, LastCallView, MetricsView, TrafficOutcome};
+use exchange::envelope::Envelope;
+use exchange::reason::ReasonCode;
+use tokio::time::Instant;
+
+use crate::events::EventBus;
+use crate::registry::model::{edge_id, Topology};
+use stats::EdgeStats;
+
+/// The label of an id the registry does not know.
+pub const UNKNOWN: &str = "unknown";
+
+/// What the gateway tells traffic about one finished exchange.
+#[derive(Debug)]
+pub struct Exchange<'a> {
+    pub caller: &'a str,
+    pub provider: &'a str,
+    /// The capability the exchange is about (for a task operation: the
+    /// task's capability, when the hub knows it).
+    pub capability: &'a str,
+    /// The A2A method (or `tools/call` for the MCP front).
+    pub method: &'static str,
+    pub envelope: &'a Envelope,
+    pub http_status: u16,
+    pub outcome: TrafficOutcome,
+    pub reason: Option<ReasonCode>,
+    pub duration: Duration,
+    /// The call repeated a key already used (a replay, or a task
+    /// submission joined to the task its key already has).
+    pub retry: bool,
+    /// The provider task it created or read, and its state.
+    pub task: Option<(String, String)>,
+    /// The input, when the capability's input schema bounds it.
+    pub request: Option<serde_json::Value>,
+    /// The answer after the contract's redaction.
+    pub response: Option<serde_json::Value>,
+    /// Why a payload is not shown.
+    pub payload_note: Option<String>,
+}
+
+/// The (caller, provider, capability) an exchange counts under, with ids
+/// the registry does not know replaced by [`UNKNOWN`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Labels {
+    pub caller: String,
+    pub provider: String,
+    pub capability: String,
+}
+
+impl Labels {
+    /// The labels of an exchange under `topology`.
+    pub fn of(topology: &Topology, caller: &str, provider: &str, capability: &str) -> Self {
+        let system = |id: &str| {
+            if topology.system(id).is_some() || id == topology.hub.id {
+                id.to_string()
+            } else {
+                UNKNOWN.to_string()
+            }
+        };
+        Labels {
+            caller: system(caller),
+            provider: system(provider),
+            capability: if topology.capability(capability).is_some() {
+                capability.to_string()
+            } else {
+                UNKNOWN.to_string()
+            },
+        }
+    }
+
+    /// Whether every id is known: only then is there an edge to draw.
+    pub fn known(&self) -> bool {
+        self.caller != UNKNOWN && self.provider != UNKNOWN && self.capability != UNKNOWN
+    }
+
+    /// The canvas edge these labels are.
+    pub fn edge_id(&self) -> String {
+        edge_id(&self.caller, &self.provider, &self.capability)
+    }
+}
+
+/// Everything traffic keeps; shared by the gateway (writer) and the BFF
+/// and `/metrics` (readers). Its lock is only held to update or copy a
+/// few numbers, never across an await.
+pub struct Traffic {
+    state: Mutex<State>,
+    prometheus: prometheus::Metrics,
+}
+
+#[derive(Default)]
+struct State {
+    edges: HashMap<Labels, EdgeStats>,
+    dirty: HashSet<Labels>,
+}
+
+impl std::fmt::Debug for Traffic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Traffic").finish_non_exhaustive()
+    }
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Traffic {
+    /// Empty traffic.
+    pub fn new() -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            prometheus: prometheus::Metrics::new(),
+        }
+    }
+
+    /// Counts one finished exchange.
+    pub fn observe(&self, topology: &Topology, ex: Exchange<'_>) {
+        let labels = Labels::of(topology, ex.caller, ex.provider, ex.capability);
+        self.prometheus.observe(&labels, &ex);
+        let now = Instant::now();
+        let view = labels.known().then(|| inspector::view(&labels, &ex));
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let stats = state.edges.entry(labels.clone()).or_default();
+        stats.record(now, &ex);
+        if let Some(view) = view {
+            stats.inspect(view);
+            state.dirty.insert(labels);
+        }
+    }
+
+    /// The recent traffic of one edge (an edge nobody called: zero, no
+    /// last call).
+    pub fn edge(&self, labels: &Labels) -> EdgeTrafficView {
+        let now = Instant::now();
+        let state = self.state.lock().ok();
+        match state.as_ref().and_then(|s| s.edges.get(labels)) {
+            Some(stats) => stats.traffic(labels.edge_id(), now),
+            None => stats::EdgeStats::default().traffic(labels.edge_id(), now),
+        }
+    }
+
+    /// The metrics of one edge.
+    pub fn edge_metrics(&self, labels: &Labels) -> MetricsView {
+        let state = self.state.lock().ok();
+        let mut view = stats::Totals::default();
+        if let Some(stats) = state.as_ref().and_then(|s| s.edges.get(labels)) {
+            view.add(stats);
+        }
+        view.into_view(labels.edge_id())
+    }
+
+    /// The metrics of a system: every exchange it called or answered.
+    pub fn system_metrics(&self, system: &str) -> MetricsView {
+        let state = self.state.lock().ok();
+        let mut view = stats::Totals::default();
+        if let Some(state) = state.as_ref() {
+            for (labels, stats) in &state.edges {
+                if labels.caller == system || labels.provider == system {
+                    view.add(stats);
+                }
+            }
+        }
+        view.into_view(system.to_string())
+    }
+
+    /// The last exchanges of one edge, newest first.
+    pub fn inspector(&self, labels: &Labels) -> Vec<ExchangeView> {
+        let state = self.state.lock().ok();
+        state
+            .as_ref()
+            .and_then(|s| s.edges.get(labels))
+            .map(|stats| stats.exchanges())
+            .unwrap_or_default()
+    }
+
+    /// The Prometheus metrics.
+    pub fn prometheus(&self) -> &prometheus::Metrics {
+        &self.prometheus
+    }
+
+    /// The edges that changed since the last call, with their traffic now.
+    pub fn drain_changed(&self) -> Vec<EdgeTrafficView> {
+        let now = Instant::now();
+        let Ok(mut state) = self.state.lock() else {
+            return Vec::new();
+        };
+        let dirty: Vec<Labels> = state.dirty.drain().collect();
+        let mut out = Vec::with_capacity(dirty.len());
+        for labels in dirty {
+            if let Some(stats) = state.edges.get_mut(&labels) {
+                let view = stats.traffic(labels.edge_id(), now);
+                stats.published(view.calls);
+                out.push(view);
+            }
+        }
+        out.sort_by(|a, b| a.edge.cmp(&b.edge));
+        out
+    }
+
+    /// Publishes the changed edges every `every` (twice a second in the
+    /// hub) as one `HubEvent::Traffic`; nothing when nothing changed. An
+    /// edge whose last call leaves the window changes too: its count is
+    /// pushed once more when it drops to zero.
+    pub fn spawn_publisher(
+        self: std::sync::Arc<Self>,
+        events: EventBus,
+        every: Duration,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                self.mark_expiring();
+                let edges = self.drain_changed();
+                if !edges.is_empty() {
+                    events.publish(HubEvent::Traffic { edges });
+                }
+            }
+        })
+    }
+
+    /// Marks dirty the edges whose window count changed by time alone.
+    fn mark_expiring(&self) {
+        let now = Instant::now();
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let State { edges, dirty } = &mut *state;
+        for (labels, stats) in edges.iter_mut() {
+            if labels.known() && stats.expire(now) {
+                dirty.insert(labels.clone());
+            }
+        }
+    }
+}
+
+/// The last call as the canvas shows it.
+pub(crate) fn last_call(ex: &Exchange<'_>) -> LastCallView {
+    LastCallView {
+        at: exchange::audit::now(),
+        outcome: ex.outcome,
+        reason: ex.reason,
+        duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+#[cfg(test)]
+#[path = "traffic_tests.rs"]
+mod tests;
