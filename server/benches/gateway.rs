@@ -82,7 +82,15 @@ impl Target {
     async fn call(&self) -> Result<Value, String> {
         let n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         let req = match self.path {
-            Path::Direct | Path::HubA2a => self.client.post(&self.url).json(&json!({
+            // The peer reads the consumer from X-Caller-System (only the
+            // hub holds its token and vouches for it), and answers under
+            // that consumer's negotiated contract.
+            Path::Direct => self.client.post(&self.url).header("x-caller-system", "buyercorp"),
+            Path::HubA2a => self.client.post(&self.url),
+            Path::Gateway => self.client.post(&self.url).header("x-caller-system", "buyercorp"),
+        };
+        let req = match self.path {
+            Path::Direct | Path::HubA2a => req.json(&json!({
                 "jsonrpc": "2.0", "id": n, "method": "SendMessage",
                 "params": { "message": {
                     "messageId": format!("bench-{}-{n}", std::process::id()),
@@ -90,11 +98,7 @@ impl Target {
                     "parts": [{ "data": { "capability": "orders.query", "input": self.input } }],
                 } }
             })),
-            Path::Gateway => self
-                .client
-                .post(&self.url)
-                .header("x-caller-system", "buyercorp")
-                .json(&self.input),
+            Path::Gateway => req.json(&self.input),
         };
         let resp = req
             .bearer_auth(&self.token)
