@@ -85,9 +85,15 @@ impl Target {
             // The peer reads the consumer from X-Caller-System (only the
             // hub holds its token and vouches for it), and answers under
             // that consumer's negotiated contract.
-            Path::Direct => self.client.post(&self.url).header("x-caller-system", "buyercorp"),
+            Path::Direct => self
+                .client
+                .post(&self.url)
+                .header("x-caller-system", "buyercorp"),
             Path::HubA2a => self.client.post(&self.url),
-            Path::Gateway => self.client.post(&self.url).header("x-caller-system", "buyercorp"),
+            Path::Gateway => self
+                .client
+                .post(&self.url)
+                .header("x-caller-system", "buyercorp"),
         };
         let req = match self.path {
             Path::Direct | Path::HubA2a => req.json(&json!({
@@ -326,7 +332,9 @@ async fn traced(
     if std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0") {
         return;
     }
-    let sink = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("sink");
+    let sink = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("sink");
     let sink_url = format!("http://{}", sink.local_addr().expect("addr"));
     let spans = Arc::new(AtomicU64::new(0));
     let counted = spans.clone();
@@ -378,7 +386,8 @@ async fn traced(
 /// A loop, no network: nanoseconds per call.
 fn observe_cost(answer: &Value) {
     use server::traffic::{Exchange, Traffic};
-    let text = std::fs::read_to_string(common::repo().join("config/topology.yaml")).expect("topology");
+    let text =
+        std::fs::read_to_string(common::repo().join("config/topology.yaml")).expect("topology");
     for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
         std::env::set_var(format!("WS_TOKEN_{sys}"), "bench");
     }

@@ -183,10 +183,12 @@ impl TaskRecords {
         sqlx::query("CREATE INDEX IF NOT EXISTS tasks_by_task ON tasks (provider, task_id)")
             .execute(&pool)
             .await?;
-        sqlx::query("UPDATE tasks SET state = 'unknown', updated_at = ? WHERE state = 'submitting'")
-            .bind(exchange::audit::now())
-            .execute(&pool)
-            .await?;
+        sqlx::query(
+            "UPDATE tasks SET state = 'unknown', updated_at = ? WHERE state = 'submitting'",
+        )
+        .bind(exchange::audit::now())
+        .execute(&pool)
+        .await?;
         Ok(Self { pool })
     }
 
@@ -290,6 +292,23 @@ impl TaskRecords {
         Ok(())
     }
 
+    /// The provider answered the key's submission with a message, not a
+    /// task: it is done (`completed`, no task id) and is never resubmitted.
+    pub async fn answered(&self, caller: &str, key: &str) -> Result<(), TaskRecordsError> {
+        let now = exchange::audit::now();
+        sqlx::query(
+            "UPDATE tasks SET state = 'completed', updated_at = ?, finished_at = ?
+             WHERE caller = ? AND idempotency_key = ? AND state = 'submitting'",
+        )
+        .bind(&now)
+        .bind(&now)
+        .bind(caller)
+        .bind(key)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// The forward of the key ended without saying whether the provider
     /// holds a task.
     pub async fn unknown(&self, caller: &str, key: &str) -> Result<(), TaskRecordsError> {
@@ -373,7 +392,9 @@ impl TaskRecords {
 
     /// How many rows per (caller, provider, capability, state): what
     /// `/metrics` and the drawers count.
-    pub async fn counts(&self) -> Result<Vec<(String, String, String, RecordState, u64)>, TaskRecordsError> {
+    pub async fn counts(
+        &self,
+    ) -> Result<Vec<(String, String, String, RecordState, u64)>, TaskRecordsError> {
         let rows = sqlx::query(
             "SELECT caller, provider, capability, state, COUNT(*) AS n FROM tasks
              GROUP BY caller, provider, capability, state",

@@ -30,7 +30,11 @@ async fn one_claim_per_key_even_when_concurrent() {
     .await;
     let new = claims.iter().filter(|c| **c == Claim::New).count();
     assert_eq!(new, 1, "exactly one claim inserts: {claims:?}");
-    let row = records.get("buyercorp", "k-1").await.expect("get").expect("row");
+    let row = records
+        .get("buyercorp", "k-1")
+        .await
+        .expect("get")
+        .expect("row");
     assert_eq!(row.retries, 7);
     assert_eq!(row.state, RecordState::Submitting);
     // The same key from another caller is another submission.
@@ -65,13 +69,21 @@ async fn states_move_forward_and_survive_a_restart() {
         .observe("helpdesk", "t-a", RecordState::Working)
         .await
         .expect("observe");
-    let a = records.get("buyercorp", "a").await.expect("get").expect("row");
+    let a = records
+        .get("buyercorp", "a")
+        .await
+        .expect("get")
+        .expect("row");
     assert_eq!(a.state, RecordState::Completed);
     assert!(a.finished_at.is_some());
     drop(records);
     // "b" was being forwarded when the process stopped: unknown now.
     let reopened = open(&path).await;
-    let b = reopened.get("buyercorp", "b").await.expect("get").expect("row");
+    let b = reopened
+        .get("buyercorp", "b")
+        .await
+        .expect("get")
+        .expect("row");
     assert_eq!(b.state, RecordState::Unknown);
     let unfinished = reopened.unfinished().await.expect("q");
     assert_eq!(unfinished.len(), 1);
@@ -85,12 +97,29 @@ async fn states_move_forward_and_survive_a_restart() {
         reopened.claim(&submission("b", "d")).await.expect("claim"),
         Claim::New
     );
+    // Answered with a message, not a task: done, and a retry finds it so.
+    reopened.claim(&submission("m", "d")).await.expect("claim");
+    reopened.answered("buyercorp", "m").await.expect("answered");
+    let m = reopened
+        .get("buyercorp", "m")
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!((m.state, m.task_id), (RecordState::Completed, None));
+    assert!(matches!(
+        reopened.claim(&submission("m", "d")).await.expect("claim"),
+        Claim::Existing(TaskRecord {
+            state: RecordState::Completed,
+            task_id: None,
+            ..
+        })
+    ));
     let counts = reopened.counts().await.expect("counts");
     assert!(counts.contains(&(
         "buyercorp".into(),
         "helpdesk".into(),
         "ticket.triage".into(),
         RecordState::Completed,
-        1
+        2
     )));
 }

@@ -92,15 +92,27 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
     assert_eq!(call("failcorp").send().await.reason(), "PEER_ERROR");
     assert_eq!(call("deadcorp").send().await.reason(), "PEER_UNREACHABLE");
     assert_eq!(
-        call("vendorcorp").header("authorization", "Bearer wrong").send().await.reason(),
+        call("vendorcorp")
+            .header("authorization", "Bearer wrong")
+            .send()
+            .await
+            .reason(),
         "AUTH_REJECTED"
     );
     assert_eq!(
-        call("vendorcorp").source_ip("127.0.0.2").send().await.reason(),
+        call("vendorcorp")
+            .source_ip("127.0.0.2")
+            .send()
+            .await
+            .reason(),
         "IP_NOT_ALLOWED"
     );
     assert_eq!(
-        call("vendorcorp").header("a2a-version", "0.2").send().await.reason(),
+        call("vendorcorp")
+            .header("a2a-version", "0.2")
+            .send()
+            .await
+            .reason(),
         "VERSION_UNSUPPORTED"
     );
     assert_eq!(call("nosuchcorp").send().await.reason(), "UNKNOWN_PEER");
@@ -126,9 +138,16 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
     assert!(status == 201 || status == 200, "{status} {text}");
     let edge = "hub->buyercorp:budget.consult";
     let mut ids = Vec::new();
-    for q in ["raise marketing budget to 150000", "raise marketing budget to 170000"] {
+    for q in [
+        "raise marketing budget to 150000",
+        "raise marketing budget to 170000",
+    ] {
         let (status, text) = ui
-            .send(Method::POST, &edge_path(edge, "/ask"), &json!({ "question": q }))
+            .send(
+                Method::POST,
+                &edge_path(edge, "/ask"),
+                &json!({ "question": q }),
+            )
             .await;
         assert_eq!(status, 200, "{text}");
         let view: Value = serde_json::from_str(&text).expect("ConsultView");
@@ -136,8 +155,18 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
         ids.push(view["proposed_actions"][0]["id"].clone());
     }
     let decide = |id: &Value, what: &str| format!("/api/inbox/{}/{what}", id.as_str().expect("id"));
-    assert_eq!(ui.send(Method::POST, &decide(&ids[0], "approve"), &json!({})).await.0, 200);
-    assert_eq!(ui.send(Method::POST, &decide(&ids[1], "reject"), &json!({})).await.0, 200);
+    assert_eq!(
+        ui.send(Method::POST, &decide(&ids[0], "approve"), &json!({}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        ui.send(Method::POST, &decide(&ids[1], "reject"), &json!({}))
+            .await
+            .0,
+        200
+    );
 
     let (status, text) = scrape(&stack, None).await;
     assert_eq!(status, 200, "{text}");
@@ -148,7 +177,10 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
         sample(
             &text,
             "wallstreet_calls_total",
-            &format!(r#"{},method="SendMessage",outcome="{outcome}""#, edge_labels(provider)),
+            &format!(
+                r#"{},method="SendMessage",outcome="{outcome}""#,
+                edge_labels(provider)
+            ),
         )
     };
     let failures = |provider: &str, reason: &str| {
@@ -170,7 +202,11 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
         ("vendorcorp", "IP_NOT_ALLOWED"),
         ("vendorcorp", "VERSION_UNSUPPORTED"),
     ] {
-        assert_eq!(failures(provider, reason), Some(1.0), "{provider} {reason}: {text}");
+        assert_eq!(
+            failures(provider, reason),
+            Some(1.0),
+            "{provider} {reason}: {text}"
+        );
     }
     assert_eq!(
         sample(
@@ -224,7 +260,14 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
     for token in stack.all_tokens() {
         assert!(!text.contains(&token), "a token in /metrics");
     }
-    for needle in ["WS_TOKEN", "http://", "127.0.0.1", "marketing", "150000", "Bearer"] {
+    for needle in [
+        "WS_TOKEN",
+        "http://",
+        "127.0.0.1",
+        "marketing",
+        "150000",
+        "Bearer",
+    ] {
         assert!(!text.contains(needle), "`{needle}` in /metrics:\n{text}");
     }
 
@@ -236,10 +279,17 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
     assert_eq!(m["succeeded"], 3, "{m}");
     assert_eq!(m["success_rate"], 0.5, "{m}");
     let m = ui.get_json(&edge_path(edge, "/metrics")).await;
-    assert_eq!((m["approvals"].clone(), m["rejections"].clone()), (json!(1), json!(1)), "{m}");
+    assert_eq!(
+        (m["approvals"].clone(), m["rejections"].clone()),
+        (json!(1), json!(1)),
+        "{m}"
+    );
     // The inspector's newest exchange on that edge is the refused version.
     let inspector = ui
-        .get_json(&edge_path("buyercorp->vendorcorp:orders.query", "/inspector"))
+        .get_json(&edge_path(
+            "buyercorp->vendorcorp:orders.query",
+            "/inspector",
+        ))
         .await;
     let newest = &inspector["exchanges"][0];
     assert_eq!(newest["reason"], "VERSION_UNSUPPORTED", "{inspector}");
@@ -253,10 +303,20 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
         .expect("a connected exchange");
     // The input as far as the input schema names it: `aggregate.op` is
     // not one of its properties, so it is not shown.
-    assert_eq!(connected["request"], json!({"aggregate": {}}), "{connected}");
-    assert!(connected["response"]["row_count"].is_number(), "{connected}");
+    assert_eq!(
+        connected["request"],
+        json!({"aggregate": {}}),
+        "{connected}"
+    );
+    assert!(
+        connected["response"]["row_count"].is_number(),
+        "{connected}"
+    );
     for token in stack.all_tokens() {
-        assert!(!inspector.to_string().contains(&token), "a token in the inspector");
+        assert!(
+            !inspector.to_string().contains(&token),
+            "a token in the inspector"
+        );
     }
 
     // From an address outside WS_METRICS_ALLOW: refused.

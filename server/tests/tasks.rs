@@ -49,9 +49,17 @@ async fn until_final(stack: &Stack, caller: &str, id: &str) -> Json {
     loop {
         let a = get_task(stack, caller, id).await;
         let task = a.result().clone();
-        let state = task["status"]["state"].as_str().unwrap_or_default().to_string();
-        if ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"]
-            .contains(&state.as_str())
+        let state = task["status"]["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if [
+            "TASK_STATE_COMPLETED",
+            "TASK_STATE_FAILED",
+            "TASK_STATE_CANCELED",
+            "TASK_STATE_REJECTED",
+        ]
+        .contains(&state.as_str())
         {
             return task;
         }
@@ -62,7 +70,9 @@ async fn until_final(stack: &Stack, caller: &str, id: &str) -> Json {
 
 /// The hub's row of a key: (task id, state, retries).
 async fn hub_row(stack: &Stack, caller: &str, key: &str) -> Option<(Option<String>, String, i64)> {
-    let pool = exchange::db::open_read_only(&stack.hub_db()).await.expect("hub db");
+    let pool = exchange::db::open_read_only(&stack.hub_db())
+        .await
+        .expect("hub db");
     let row = sqlx::query_as::<_, (Option<String>, String, i64)>(
         "SELECT task_id, state, retries FROM tasks WHERE caller = ? AND idempotency_key = ?",
     )
@@ -78,7 +88,9 @@ async fn hub_row(stack: &Stack, caller: &str, key: &str) -> Option<(Option<Strin
 /// The provider's own trail lines about one task: how many say it was
 /// executed, how many were duplicate submissions.
 async fn provider_lines(stack: &Stack, task_id: &str) -> (usize, usize) {
-    let pool = exchange::db::open_read_only(&stack.peer_db("helpdesk")).await.expect("peer db");
+    let pool = exchange::db::open_read_only(&stack.peer_db("helpdesk"))
+        .await
+        .expect("peer db");
     let details: Vec<String> = sqlx::query_scalar("SELECT detail FROM audit_trail")
         .fetch_all(&pool)
         .await
@@ -101,29 +113,47 @@ fn task_of(a: &common::a2a::A2aAnswer) -> Json {
 
 #[tokio::test]
 async fn a_task_completes_fails_is_canceled_and_ends_at_its_deadline() {
-    let stack = Stack::start(vec![PeerSpec::stock("helpdesk"), PeerSpec::stock("buyercorp")]).await;
+    let stack = Stack::start(vec![
+        PeerSpec::stock("helpdesk"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
 
     // Completed, with its result as an artifact.
     let key = format!("k-{}", unique());
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&key, json!({"ticket_id": "T-1003", "work_ms": 300}), true, None))
+        .params(triage(
+            &key,
+            json!({"ticket_id": "T-1003", "work_ms": 300}),
+            true,
+            None,
+        ))
         .send()
         .await;
     let task = task_of(&a);
     let id = task["id"].as_str().expect("task id").to_string();
     assert!(
-        ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"].contains(&task["status"]["state"].as_str().unwrap_or("")),
+        ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+            .contains(&task["status"]["state"].as_str().unwrap_or("")),
         "returned at once: {task}"
     );
     let done = until_final(&stack, "buyercorp", &id).await;
     assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
     let result = &done["artifacts"][0]["parts"][0]["data"];
     assert_eq!(result["ticket_id"], "T-1003", "{done}");
-    assert!(result["queue"].is_string() && result["sla_hours"].is_number(), "{done}");
+    assert!(
+        result["queue"].is_string() && result["sla_hours"].is_number(),
+        "{done}"
+    );
     assert_eq!(done["metadata"]["idempotencyKey"], key.as_str(), "{done}");
-    let row = hub_row(&stack, "buyercorp", &key).await.expect("the hub recorded it");
-    assert_eq!((row.0.as_deref(), row.1.as_str()), (Some(id.as_str()), "completed"));
+    let row = hub_row(&stack, "buyercorp", &key)
+        .await
+        .expect("the hub recorded it");
+    assert_eq!(
+        (row.0.as_deref(), row.1.as_str()),
+        (Some(id.as_str()), "completed")
+    );
 
     // Another caller's GetTask is TaskNotFound: the task is not theirs.
     let other = get_task(&stack, "helpdesk", &id).await;
@@ -133,19 +163,32 @@ async fn a_task_completes_fails_is_canceled_and_ends_at_its_deadline() {
     let key = format!("k-{}", unique());
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&key, json!({"ticket_id": "T-9999", "work_ms": 50}), true, None))
+        .params(triage(
+            &key,
+            json!({"ticket_id": "T-9999", "work_ms": 50}),
+            true,
+            None,
+        ))
         .send()
         .await;
     let id = task_of(&a)["id"].as_str().expect("id").to_string();
     let done = until_final(&stack, "buyercorp", &id).await;
     assert_eq!(done["status"]["state"], "TASK_STATE_FAILED", "{done}");
-    assert_eq!(hub_row(&stack, "buyercorp", &key).await.expect("row").1, "failed");
+    assert_eq!(
+        hub_row(&stack, "buyercorp", &key).await.expect("row").1,
+        "failed"
+    );
 
     // Canceled by the caller while it works.
     let key = format!("k-{}", unique());
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&key, json!({"ticket_id": "T-1001", "work_ms": 10_000}), true, None))
+        .params(triage(
+            &key,
+            json!({"ticket_id": "T-1001", "work_ms": 10_000}),
+            true,
+            None,
+        ))
         .send()
         .await;
     let id = task_of(&a)["id"].as_str().expect("id").to_string();
@@ -158,7 +201,10 @@ async fn a_task_completes_fails_is_canceled_and_ends_at_its_deadline() {
     assert_eq!(cancel.status, 200, "{}", cancel.json);
     let done = until_final(&stack, "buyercorp", &id).await;
     assert_eq!(done["status"]["state"], "TASK_STATE_CANCELED", "{done}");
-    assert_eq!(hub_row(&stack, "buyercorp", &key).await.expect("row").1, "canceled");
+    assert_eq!(
+        hub_row(&stack, "buyercorp", &key).await.expect("row").1,
+        "canceled"
+    );
     let (executed, _) = provider_lines(&stack, &id).await;
     assert_eq!(executed, 1);
 
@@ -166,7 +212,12 @@ async fn a_task_completes_fails_is_canceled_and_ends_at_its_deadline() {
     let key = format!("k-{}", unique());
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&key, json!({"ticket_id": "T-1002", "work_ms": 3_000}), true, Some(in_ms(400))))
+        .params(triage(
+            &key,
+            json!({"ticket_id": "T-1002", "work_ms": 3_000}),
+            true,
+            Some(in_ms(400)),
+        ))
         .send()
         .await;
     let id = task_of(&a)["id"].as_str().expect("id").to_string();
@@ -177,15 +228,30 @@ async fn a_task_completes_fails_is_canceled_and_ends_at_its_deadline() {
     // Blocking (no returnImmediately): the answer is the finished task.
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&format!("k-{}", unique()), json!({"ticket_id": "T-1004", "work_ms": 100}), false, None))
+        .params(triage(
+            &format!("k-{}", unique()),
+            json!({"ticket_id": "T-1004", "work_ms": 100}),
+            false,
+            None,
+        ))
         .send()
         .await;
-    assert_eq!(task_of(&a)["status"]["state"], "TASK_STATE_COMPLETED", "{}", a.json);
+    assert_eq!(
+        task_of(&a)["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{}",
+        a.json
+    );
 
     // A deadline that is not a time is the caller's error, named.
     let a = stack
         .a2a("buyercorp", "helpdesk")
-        .params(triage(&format!("k-{}", unique()), json!({"ticket_id": "T-1004"}), true, Some("soon".into())))
+        .params(triage(
+            &format!("k-{}", unique()),
+            json!({"ticket_id": "T-1004"}),
+            true,
+            Some("soon".into()),
+        ))
         .send()
         .await;
     assert!(a.text.contains("metadata.deadline `soon`"), "{}", a.json);
@@ -216,7 +282,10 @@ async fn a_retry_after_a_timeout_runs_once_also_across_a_hub_restart() {
     };
     let first = submit(&stack).send().await;
     assert_eq!(first.reason(), "TIMEOUT", "{}", first.json);
-    assert_eq!(hub_row(&stack, "buyercorp", &key).await.expect("row").1, "unknown");
+    assert_eq!(
+        hub_row(&stack, "buyercorp", &key).await.expect("row").1,
+        "unknown"
+    );
 
     // The retry asks the provider by key first, and finds the task.
     let retry = submit(&stack).send().await;
@@ -224,7 +293,11 @@ async fn a_retry_after_a_timeout_runs_once_also_across_a_hub_restart() {
     let id = task["id"].as_str().expect("the existing task").to_string();
     assert_eq!(task["metadata"]["replayed"], true, "{task}");
     let (executed, duplicates) = provider_lines(&stack, &id).await;
-    assert_eq!((executed, duplicates), (1, 0), "one execution, no second submission");
+    assert_eq!(
+        (executed, duplicates),
+        (1, 0),
+        "one execution, no second submission"
+    );
 
     // A restart of the hub loses nothing: the same key, the same task.
     stack.kill_hub();
@@ -244,25 +317,46 @@ async fn a_retry_after_a_timeout_runs_once_also_across_a_hub_restart() {
         .send()
         .await;
     assert_eq!(other.reason(), "NOT_PERMITTED", "{}", other.json);
-    assert!(other.text.contains("already used for another"), "{}", other.json);
+    assert!(
+        other.text.contains("already used for another"),
+        "{}",
+        other.json
+    );
 }
 
 #[tokio::test]
 async fn concurrent_submissions_with_one_key_run_once() {
-    let stack = Stack::start(vec![PeerSpec::stock("helpdesk"), PeerSpec::stock("buyercorp")]).await;
+    let stack = Stack::start(vec![
+        PeerSpec::stock("helpdesk"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
     let key = format!("k-{}", unique());
     let answers = futures::future::join_all((0..6).map(|_| {
         stack
             .a2a("buyercorp", "helpdesk")
-            .params(triage(&key, json!({"ticket_id": "T-1007", "work_ms": 200}), true, None))
+            .params(triage(
+                &key,
+                json!({"ticket_id": "T-1007", "work_ms": 200}),
+                true,
+                None,
+            ))
             .send()
     }))
     .await;
     let ids: Vec<String> = answers
         .iter()
-        .map(|a| task_of(a)["id"].as_str().unwrap_or_else(|| panic!("{}", a.json)).to_string())
+        .map(|a| {
+            task_of(a)["id"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}", a.json))
+                .to_string()
+        })
         .collect();
-    assert!(ids.iter().all(|i| *i == ids[0]), "one task for one key: {ids:?}");
+    assert!(
+        ids.iter().all(|i| *i == ids[0]),
+        "one task for one key: {ids:?}"
+    );
     let replayed = answers
         .iter()
         .filter(|a| task_of(a)["metadata"]["replayed"] == true)
@@ -282,17 +376,26 @@ async fn a_submission_the_provider_never_got_is_resubmitted_once() {
     .await;
     let key = format!("k-{}", unique());
     let submit = |stack: &Stack| {
-        stack
-            .a2a("buyercorp", "helpdesk")
-            .params(triage(&key, json!({"ticket_id": "T-1008", "work_ms": 100}), true, None))
+        stack.a2a("buyercorp", "helpdesk").params(triage(
+            &key,
+            json!({"ticket_id": "T-1008", "work_ms": 100}),
+            true,
+            None,
+        ))
     };
     let first = submit(&stack).send().await;
     assert_eq!(first.reason(), "PEER_UNREACHABLE", "{}", first.json);
-    assert_eq!(hub_row(&stack, "buyercorp", &key).await.expect("row").1, "unknown");
+    assert_eq!(
+        hub_row(&stack, "buyercorp", &key).await.expect("row").1,
+        "unknown"
+    );
     stack.start_peer("helpdesk").await;
     // Asked by key, the provider has no such task: the hub resubmits.
     let retry = submit(&stack).send().await;
-    let id = task_of(&retry)["id"].as_str().unwrap_or_else(|| panic!("{}", retry.json)).to_string();
+    let id = task_of(&retry)["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", retry.json))
+        .to_string();
     until_final(&stack, "buyercorp", &id).await;
     assert_eq!(provider_lines(&stack, &id).await, (1, 0));
 }

@@ -51,7 +51,12 @@ fn edge_labels(state: &BffState, t: &Topology, id: &str) -> Result<Labels, ApiFa
         .edges
         .get(t, id)
         .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))?;
-    Ok(Labels::of(t, &edge.consumer, &edge.provider, &edge.capability))
+    Ok(Labels::of(
+        t,
+        &edge.consumer,
+        &edge.provider,
+        &edge.capability,
+    ))
 }
 
 /// `GET /api/edges/{id}/metrics`.
@@ -154,7 +159,11 @@ impl Stored {
         let tasks = counts
             .into_iter()
             .map(|(caller, provider, capability, state, n)| {
-                (Labels::of(t, &caller, &provider, &capability), state.as_str(), n)
+                (
+                    Labels::of(t, &caller, &provider, &capability),
+                    state.as_str(),
+                    n,
+                )
             })
             .collect();
         let decisions = decisions
@@ -170,7 +179,10 @@ impl Stored {
             .map(|s| {
                 (
                     s.id.clone(),
-                    matches!(gateway.board().status(&s.id), crate::prober::PeerStatus::Healthy),
+                    matches!(
+                        gateway.board().status(&s.id),
+                        crate::prober::PeerStatus::Healthy
+                    ),
                 )
             })
             .collect();
@@ -223,8 +235,9 @@ impl MetricsDoor {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(|s| {
-                s.parse::<IpNet>()
-                    .map_err(|e| format!("{METRICS_ALLOW_ENV}: `{}` is not a CIDR: {e}", clip(s, 64)))
+                s.parse::<IpNet>().map_err(|e| {
+                    format!("{METRICS_ALLOW_ENV}: `{}` is not a CIDR: {e}", clip(s, 64))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self { allow })
@@ -241,7 +254,11 @@ pub async fn metrics(
     request: axum::extract::Request,
 ) -> Response {
     if !door.admits(crate::gateway::peer_addr(&request)) {
-        return (StatusCode::FORBIDDEN, "this address may not read /metrics\n").into_response();
+        return (
+            StatusCode::FORBIDDEN,
+            "this address may not read /metrics\n",
+        )
+            .into_response();
     }
     let stored = match Stored::read(&state.gateway, &state.inbox).await {
         Ok(s) => s,
@@ -253,11 +270,17 @@ pub async fn metrics(
         decisions: Vec::new(),
     };
     for (system, capability, a, r) in stored.decisions {
-        snapshot.decisions.push((system.clone(), capability.clone(), "approved", a));
+        snapshot
+            .decisions
+            .push((system.clone(), capability.clone(), "approved", a));
         snapshot.decisions.push((system, capability, "rejected", r));
     }
     match state.gateway.traffic().prometheus().render(&snapshot) {
         Ok(text) => ([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response(),
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "rendering metrics failed\n").into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "rendering metrics failed\n",
+        )
+            .into_response(),
     }
 }

@@ -21,12 +21,12 @@ pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
 pub(super) use super::answer::{Blame, Failure};
 use super::pipeline::Conversation;
+use super::task_submit::{TaskSend, DEADLINE_KEY};
 use super::Gateway;
 use crate::auth::token_for;
 use crate::contract::Contract;
 use crate::registry::model::System;
 use crate::surface::bridge::{self, Method};
-use super::task_submit::{TaskSend, DEADLINE_KEY};
 use a2a::{SendMessageConfiguration, SendMessageRequest};
 use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::http::{read_limited, transport_failure};
@@ -137,10 +137,10 @@ impl Gateway {
         message.context_id = conversation.context_id.map(str::to_string);
         message.task_id = conversation.task_id.map(str::to_string);
         let configuration = task.map(|t| {
-            message.metadata.get_or_insert_with(Default::default).insert(
-                DEADLINE_KEY.to_string(),
-                Value::String(t.deadline.clone()),
-            );
+            message
+                .metadata
+                .get_or_insert_with(Default::default)
+                .insert(DEADLINE_KEY.to_string(), Value::String(t.deadline.clone()));
             SendMessageConfiguration {
                 accepted_output_modes: None,
                 task_push_notification_config: None,

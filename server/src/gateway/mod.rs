@@ -59,12 +59,12 @@ use std::time::Duration;
 
 use crate::auth::AuthChain;
 use crate::idempotency::IdempotencyStore;
-use crate::task_records::TaskRecords;
-use crate::traffic::Traffic;
 use crate::negotiations::Negotiations;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
+use crate::task_records::TaskRecords;
+use crate::traffic::Traffic;
 use exchange::audit::AuditTrail;
 
 mod answer;

@@ -14,6 +14,7 @@
 //! |---|---|
 //! | none (this call inserted it) | forwards; the answer's task id and state are recorded. A provider's refusal (its A2A error) frees the key; any other failure (timeout, dropped connection, a broken answer) leaves the row `unknown` |
 //! | another input's digest | refuses with 409, `NOT_PERMITTED`: one key, one question |
+//! | `completed` without a task id (the provider answered with a message) | refuses: send a new id; never resubmitted |
 //! | `submitting` (another call is forwarding it, in this process or another) | waits for it, polling the row, until the call's deadline (then `TIMEOUT`, the row untouched) |
 //! | a task id (any state) | answers that task, read fresh with `GetTask`: `metadata.replayed: true`, never a second execution |
 //! | `unknown` | asks the provider (`ListTasks`, the task whose metadata carries this caller and key): found → adopts it and answers it; not found → retakes the row (one caller wins) and resubmits; the provider unreachable → the same reason code, the row stays `unknown` |
@@ -75,7 +76,11 @@ pub struct TaskSend {
 /// The deadline a task runs under: the caller's, capped at `cap_ms` from
 /// now; `cap_ms` from now when the caller named none. A deadline that is
 /// not RFC 3339, or already past, is the caller's error.
-pub fn task_deadline(asked: Option<&str>, cap_ms: u64, now: DateTime<Utc>) -> Result<String, String> {
+pub fn task_deadline(
+    asked: Option<&str>,
+    cap_ms: u64,
+    now: DateTime<Utc>,
+) -> Result<String, String> {
     let cap = now + chrono::Duration::milliseconds(i64::try_from(cap_ms).unwrap_or(i64::MAX / 2));
     let deadline = match asked {
         None => cap,
@@ -99,7 +104,13 @@ pub fn task_deadline(asked: Option<&str>, cap_ms: u64, now: DateTime<Utc>) -> Re
 
 impl Gateway {
     /// Submits a task under the caller's key: the state machine above.
-    pub(super) async fn submit_task(&self, leg: &Leg<'_>, input: Value, ask: &TaskAsk, cap_ms: u64) -> Done {
+    pub(super) async fn submit_task(
+        &self,
+        leg: &Leg<'_>,
+        input: Value,
+        ask: &TaskAsk,
+        cap_ms: u64,
+    ) -> Done {
         let caller = leg.caller;
         let provider = leg.system.id.as_str();
         let key = leg.envelope.request_id.as_str();
@@ -108,7 +119,10 @@ impl Gateway {
             Err(why) => {
                 return Done::refused(
                     StatusCode::BAD_REQUEST,
-                    NotConnected::new(ReasonCode::NotPermitted, format!("{}: {why}", leg.capability)),
+                    NotConnected::new(
+                        ReasonCode::NotPermitted,
+                        format!("{}: {why}", leg.capability),
+                    ),
                 )
             }
         };
@@ -176,7 +190,8 @@ impl Gateway {
                         Err(e) => return store_failed(e),
                         Ok(true) => {
                             let mut done = self.forward_task(leg, input, &send).await;
-                            done.note = "resubmitted: the provider holds no task for this key".into();
+                            done.note =
+                                "resubmitted: the provider holds no task for this key".into();
                             return done;
                         }
                         // Another call retook it first: follow it.
@@ -203,7 +218,10 @@ impl Gateway {
                 Ok(None) => {
                     return Done::fail(NotConnected::new(
                         ReasonCode::PeerError,
-                        format!("the submission with request id {} was refused", clip(key, 64)),
+                        format!(
+                            "the submission with request id {} was refused",
+                            clip(key, 64)
+                        ),
                     ))
                 }
             };
@@ -226,9 +244,9 @@ impl Gateway {
                         .accepted(caller, key, &t.id, RecordState::of_task(&t.status.state))
                         .await
                 }
-                SendMessageResponse::Message(_) => {
-                    self.records.unknown(caller, key).await
-                }
+                // Answered at once, without a task: done, and never to be
+                // resubmitted (a retry is told to use a new id).
+                SendMessageResponse::Message(_) => self.records.answered(caller, key).await,
             },
             Err(f) if f.blame == Blame::Caller => self.records.release(caller, key).await,
             Err(_) => self.records.unknown(caller, key).await,
@@ -254,7 +272,11 @@ impl Gateway {
                 Ok(task) => {
                     if let Err(e) = self
                         .records
-                        .observe(&leg.system.id, &task.id, RecordState::of_task(&task.status.state))
+                        .observe(
+                            &leg.system.id,
+                            &task.id,
+                            RecordState::of_task(&task.status.state),
+                        )
                         .await
                     {
                         tracing::warn!(error = %e, "could not record a task's state");
@@ -267,7 +289,11 @@ impl Gateway {
                     clip(&e.to_string(), 200)
                 ))),
             },
-            Err(refusal) => Done::fail(super::tasks::refusal_reason(leg.caller, &leg.system.id, refusal)),
+            Err(refusal) => Done::fail(super::tasks::refusal_reason(
+                leg.caller,
+                &leg.system.id,
+                refusal,
+            )),
         }
     }
 
@@ -294,8 +320,8 @@ impl Gateway {
                 include_artifacts: Some(true),
                 tenant: None,
             };
-            let params = serde_json::to_value(&list)
-                .map_err(|e| peer_error(format!("encoding: {e}")))?;
+            let params =
+                serde_json::to_value(&list).map_err(|e| peer_error(format!("encoding: {e}")))?;
             let op = TaskOp::List(list);
             let (status, body) = self
                 .rpc(&rpc, Method::ListTasks, params)
@@ -311,7 +337,11 @@ impl Gateway {
                 }
                 Err(f) => return Err(f.nc),
             };
-            let tasks = value.get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
+            let tasks = value
+                .get("tasks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             for t in tasks {
                 let Ok(task) = serde_json::from_value::<Task>(t) else {
                     continue;
@@ -380,6 +410,9 @@ mod tests {
         let past = task_deadline(Some("2026-12-01T09:00:00Z"), 30_000, now).unwrap_err();
         assert!(past.contains("has passed"), "{past}");
         let garbage = task_deadline(Some("tomorrow"), 30_000, now).unwrap_err();
-        assert!(garbage.contains("`tomorrow` is not an RFC 3339 time"), "{garbage}");
+        assert!(
+            garbage.contains("`tomorrow` is not an RFC 3339 time"),
+            "{garbage}"
+        );
     }
 }

@@ -160,7 +160,11 @@ pub async fn send_message(
             .metadata
             .as_ref()
             .and_then(|m| m.get(DEADLINE_KEY))
-            .map(|d| d.as_str().map(str::to_string).unwrap_or_else(|| d.to_string())),
+            .map(|d| {
+                d.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| d.to_string())
+            }),
     };
     if let Some(text) = help {
         let handled = gateway.answer_here(incoming, json!({ "help": text })).await;

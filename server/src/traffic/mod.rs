@@ -34,7 +34,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use app::dto::{EdgeTrafficView, ExchangeView, HubEvent, LastCallView, MetricsView, TrafficOutcome};
+use app::dto::{
+    EdgeTrafficView, ExchangeView, HubEvent, LastCallView, MetricsView, TrafficOutcome,
+};
 use exchange::envelope::Envelope;
 use exchange::reason::ReasonCode;
 use tokio::time::Instant;

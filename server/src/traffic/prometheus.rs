@@ -123,8 +123,9 @@ impl Metrics {
         let calls = Family::<CallLabels, Counter>::default();
         let failures = Family::<FailureLabels, Counter>::default();
         let retries = Family::<EdgeLabels, Counter>::default();
-        let durations =
-            Family::<EdgeLabels, Histogram>::new_with_constructor(duration_histogram as fn() -> Histogram);
+        let durations = Family::<EdgeLabels, Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         let mut registry = Registry::with_prefix("wallstreet");
         registry.register(
             "calls",
@@ -177,9 +178,7 @@ impl Metrics {
             })
             .inc();
         if ex.outcome == TrafficOutcome::NotConnected {
-            let reason = ex
-                .reason
-                .unwrap_or(exchange::reason::ReasonCode::PeerError);
+            let reason = ex.reason.unwrap_or(exchange::reason::ReasonCode::PeerError);
             self.failures
                 .get_or_create(&FailureLabels {
                     caller: edge.caller.clone(),
@@ -258,7 +257,11 @@ impl Metrics {
             "Proposed actions in the hub's inbox a human approved or rejected",
             decisions,
         );
-        stored.register("peer_up", "1 if the prober last found the peer healthy", peers);
+        stored.register(
+            "peer_up",
+            "1 if the prober last found the peer healthy",
+            peers,
+        );
         encode(&mut out, &stored)?;
         Ok(out)
     }

@@ -4,8 +4,11 @@ use super::*;
 use std::time::Duration;
 
 fn topology() -> Topology {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../config/topology.yaml"))
-        .expect("topology");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../config/topology.yaml"
+    ))
+    .expect("topology");
     for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
         std::env::set_var(format!("WS_TOKEN_{sys}"), "t");
     }
@@ -14,7 +17,13 @@ fn topology() -> Topology {
         .topology
 }
 
-fn exchange<'a>(env: &'a Envelope, caller: &'a str, outcome: TrafficOutcome, reason: Option<ReasonCode>, ms: u64) -> Exchange<'a> {
+fn exchange<'a>(
+    env: &'a Envelope,
+    caller: &'a str,
+    outcome: TrafficOutcome,
+    reason: Option<ReasonCode>,
+    ms: u64,
+) -> Exchange<'a> {
     Exchange {
         caller,
         provider: "vendorcorp",
@@ -39,31 +48,73 @@ fn counts_by_edge_and_reason_with_percentiles() {
     let traffic = Traffic::new();
     let env = Envelope::new_root();
     for ms in 1..=20 {
-        traffic.observe(&t, exchange(&env, "buyercorp", TrafficOutcome::Connected, None, ms));
+        traffic.observe(
+            &t,
+            exchange(&env, "buyercorp", TrafficOutcome::Connected, None, ms),
+        );
     }
-    traffic.observe(&t, exchange(&env, "buyercorp", TrafficOutcome::Replayed, None, 1));
-    traffic.observe(&t, exchange(&env, "buyercorp", TrafficOutcome::NotConnected, Some(ReasonCode::Timeout), 2000));
-    traffic.observe(&t, exchange(&env, "buyercorp", TrafficOutcome::NotConnected, Some(ReasonCode::Timeout), 2000));
-    traffic.observe(&t, exchange(&env, "hub", TrafficOutcome::NotConnected, Some(ReasonCode::PeerUnreachable), 3));
+    traffic.observe(
+        &t,
+        exchange(&env, "buyercorp", TrafficOutcome::Replayed, None, 1),
+    );
+    traffic.observe(
+        &t,
+        exchange(
+            &env,
+            "buyercorp",
+            TrafficOutcome::NotConnected,
+            Some(ReasonCode::Timeout),
+            2000,
+        ),
+    );
+    traffic.observe(
+        &t,
+        exchange(
+            &env,
+            "buyercorp",
+            TrafficOutcome::NotConnected,
+            Some(ReasonCode::Timeout),
+            2000,
+        ),
+    );
+    traffic.observe(
+        &t,
+        exchange(
+            &env,
+            "hub",
+            TrafficOutcome::NotConnected,
+            Some(ReasonCode::PeerUnreachable),
+            3,
+        ),
+    );
     let edge = Labels::of(&t, "buyercorp", "vendorcorp", "orders.query");
     let m = traffic.edge_metrics(&edge);
     assert_eq!((m.calls, m.succeeded, m.retries), (23, 21, 1));
     assert_eq!(m.failures.len(), 1);
-    assert_eq!((m.failures[0].reason, m.failures[0].count), (ReasonCode::Timeout, 2));
+    assert_eq!(
+        (m.failures[0].reason, m.failures[0].count),
+        (ReasonCode::Timeout, 2)
+    );
     assert_eq!(m.wait_p50_ms, Some(11));
     assert_eq!(m.wait_p95_ms, Some(2000));
     let sys = traffic.system_metrics("vendorcorp");
     assert_eq!(sys.calls, 24, "the system counts every edge it answers");
     let view = traffic.edge(&edge);
     assert_eq!((view.calls, view.failures), (23, 2));
-    assert_eq!(view.last.as_ref().map(|l| l.reason), Some(Some(ReasonCode::Timeout)));
+    assert_eq!(
+        view.last.as_ref().map(|l| l.reason),
+        Some(Some(ReasonCode::Timeout))
+    );
     // Both edges changed; after draining, nothing is pending.
     let changed = traffic.drain_changed();
     assert_eq!(changed.len(), 2);
     assert!(traffic.drain_changed().is_empty());
     // The inspector keeps at most its capacity, newest first.
     assert_eq!(traffic.inspector(&edge).len(), inspector::CAPACITY);
-    assert_eq!(traffic.inspector(&edge)[0].reason, Some(ReasonCode::Timeout));
+    assert_eq!(
+        traffic.inspector(&edge)[0].reason,
+        Some(ReasonCode::Timeout)
+    );
 }
 
 #[test]
@@ -71,12 +122,24 @@ fn ids_the_registry_does_not_know_are_unknown_and_draw_no_edge() {
     let t = topology();
     let traffic = Traffic::new();
     let env = Envelope::new_root();
-    let mut ex = exchange(&env, "Bearer sk-secret", TrafficOutcome::NotConnected, Some(ReasonCode::AuthRejected), 1);
+    let mut ex = exchange(
+        &env,
+        "Bearer sk-secret",
+        TrafficOutcome::NotConnected,
+        Some(ReasonCode::AuthRejected),
+        1,
+    );
     ex.provider = "http://10.0.0.1/internal";
     traffic.observe(&t, ex);
     assert!(traffic.drain_changed().is_empty());
-    let text = traffic.prometheus().render(&prometheus::Snapshot::default()).expect("render");
-    assert!(!text.contains("sk-secret") && !text.contains("10.0.0.1"), "{text}");
+    let text = traffic
+        .prometheus()
+        .render(&prometheus::Snapshot::default())
+        .expect("render");
+    assert!(
+        !text.contains("sk-secret") && !text.contains("10.0.0.1"),
+        "{text}"
+    );
     assert!(
         text.contains(r#"wallstreet_call_failures_total{caller="unknown",provider="unknown",capability="orders.query",reason="AUTH_REJECTED"} 1"#),
         "{text}"
