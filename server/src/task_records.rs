@@ -295,28 +295,32 @@ impl TaskRecords {
     /// The provider answered the key's submission with a message, not a
     /// task: it is done (`completed`, no task id) and is never resubmitted.
     pub async fn answered(&self, caller: &str, key: &str) -> Result<(), TaskRecordsError> {
-        let now = exchange::audit::now();
-        sqlx::query(
-            "UPDATE tasks SET state = 'completed', updated_at = ?, finished_at = ?
-             WHERE caller = ? AND idempotency_key = ? AND state = 'submitting'",
-        )
-        .bind(&now)
-        .bind(&now)
-        .bind(caller)
-        .bind(key)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.settle(caller, key, RecordState::Completed).await
     }
 
     /// The forward of the key ended without saying whether the provider
     /// holds a task.
     pub async fn unknown(&self, caller: &str, key: &str) -> Result<(), TaskRecordsError> {
+        self.settle(caller, key, RecordState::Unknown).await
+    }
+
+    /// A submission this process was forwarding (`submitting`) ends in
+    /// `state`, with no task id.
+    async fn settle(
+        &self,
+        caller: &str,
+        key: &str,
+        state: RecordState,
+    ) -> Result<(), TaskRecordsError> {
+        let now = exchange::audit::now();
+        let finished = state.is_final().then(|| now.clone());
         sqlx::query(
-            "UPDATE tasks SET state = 'unknown', updated_at = ?
+            "UPDATE tasks SET state = ?, updated_at = ?, finished_at = ?
              WHERE caller = ? AND idempotency_key = ? AND state = 'submitting'",
         )
-        .bind(exchange::audit::now())
+        .bind(state.as_str())
+        .bind(&now)
+        .bind(finished)
         .bind(caller)
         .bind(key)
         .execute(&self.pool)

@@ -71,7 +71,7 @@ pub async fn edge_metrics(
     let mut view = state.gateway.traffic().edge_metrics(&labels);
     let stored = Stored::read(&state.gateway, &state.inbox).await?;
     for (l, st, n) in &stored.tasks {
-        if *l == labels && !is_final(st) {
+        if *l == labels && !st.is_final() {
             view.unfinished_tasks += n;
         }
     }
@@ -100,7 +100,7 @@ pub async fn node_metrics(
     let mut view = state.gateway.traffic().system_metrics(&system);
     let stored = Stored::read(&state.gateway, &state.inbox).await?;
     for (l, st, n) in &stored.tasks {
-        if (l.caller == system || l.provider == system) && !is_final(st) {
+        if (l.caller == system || l.provider == system) && !st.is_final() {
             view.unfinished_tasks += n;
         }
     }
@@ -129,16 +129,10 @@ pub async fn edge_inspector(
     }))
 }
 
-fn is_final(state: &str) -> bool {
-    crate::task_records::RecordState::ALL
-        .iter()
-        .any(|s| s.is_final() && s.as_str() == state)
-}
-
 /// What the hub's store says, with registry ids as labels.
 struct Stored {
     hub: String,
-    tasks: Vec<(Labels, &'static str, u64)>,
+    tasks: Vec<(Labels, crate::task_records::RecordState, u64)>,
     decisions: Vec<(String, String, u64, u64)>,
     peers: Vec<(String, bool)>,
 }
@@ -159,11 +153,7 @@ impl Stored {
         let tasks = counts
             .into_iter()
             .map(|(caller, provider, capability, state, n)| {
-                (
-                    Labels::of(t, &caller, &provider, &capability),
-                    state.as_str(),
-                    n,
-                )
+                (Labels::of(t, &caller, &provider, &capability), state, n)
             })
             .collect();
         let decisions = decisions

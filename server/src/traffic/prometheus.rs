@@ -34,6 +34,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::{Exchange, Labels};
+use crate::task_records::RecordState;
 
 /// The content type of what [`Metrics::render`] writes.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -88,7 +89,7 @@ struct SystemLabels {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// (caller, provider, capability, state, count).
-    pub tasks: Vec<(Labels, &'static str, u64)>,
+    pub tasks: Vec<(Labels, RecordState, u64)>,
     /// (system, capability, decision, count).
     pub decisions: Vec<(String, String, &'static str, u64)>,
     /// (system, up).
@@ -211,13 +212,10 @@ impl Metrics {
                     caller: labels.caller.clone(),
                     provider: labels.provider.clone(),
                     capability: labels.capability.clone(),
-                    state: (*state).to_string(),
+                    state: state.as_str().to_string(),
                 })
                 .set(n);
-            if !crate::task_records::RecordState::ALL
-                .iter()
-                .any(|s| s.is_final() && s.as_str() == *state)
-            {
+            if !state.is_final() {
                 unfinished
                     .get_or_create(&EdgeLabels {
                         caller: labels.caller.clone(),
