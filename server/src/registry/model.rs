@@ -5,6 +5,8 @@
 //! env var that holds a token, never the token). They never leave the
 //! server: the browser sees `app::dto` types built from them.
 
+use std::sync::OnceLock;
+
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +31,10 @@ pub struct Topology {
     /// and this list is not read again. Each must be permitted by a rule.
     #[serde(default)]
     pub initial_edges: Vec<EdgeSpec>,
+    /// Lookups by id, built on first use: the gateway asks [`Topology::permits`]
+    /// and [`Topology::system`] on every call, so they must not scan.
+    #[serde(skip)]
+    index: Index,
 }
 
 /// Hub-wide settings.
@@ -201,6 +207,81 @@ pub struct Capability {
     pub contract: Option<crate::contract::model::DataContract>,
 }
 
+/// The lookups of one [`Topology`], built from its lists on first use.
+///
+/// A topology is read once and then shared immutably (the registry swaps
+/// whole generations). Code that edits one edits a clone, and a clone
+/// starts without an index, so an index never describes lists other than
+/// the ones beside it. It takes no part in equality or in the file.
+#[derive(Default)]
+struct Index(OnceLock<Lookup>);
+
+/// Keys are the registry's own ids (inserted from the file, never from a
+/// caller), so a fast hash without flood resistance is enough.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
+struct Lookup {
+    /// System id → position in `systems` (the first, if repeated; the
+    /// validator refuses repeats).
+    systems: HashMap<String, usize>,
+    /// Capability id → position in `capabilities`.
+    capabilities: HashMap<String, usize>,
+    /// Provider → capability → the consumers a rule names.
+    consumers: HashMap<String, HashMap<String, HashSet<String>>>,
+}
+
+impl Lookup {
+    fn of(t: &Topology) -> Self {
+        let mut systems = HashMap::default();
+        for (at, s) in t.systems.iter().enumerate() {
+            systems.entry(s.id.clone()).or_insert(at);
+        }
+        let mut capabilities = HashMap::default();
+        for (at, c) in t.capabilities.iter().enumerate() {
+            capabilities.entry(c.id.clone()).or_insert(at);
+        }
+        let mut consumers: HashMap<String, HashMap<String, HashSet<String>>> = HashMap::default();
+        for r in &t.rules {
+            consumers
+                .entry(r.provider.clone())
+                .or_default()
+                .entry(r.capability.clone())
+                .or_default()
+                .extend(r.consumers.iter().cloned());
+        }
+        Self {
+            systems,
+            capabilities,
+            consumers,
+        }
+    }
+}
+
+impl Clone for Index {
+    /// A clone may be edited: it rebuilds its own index when first asked.
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for Index {
+    /// Derived data: two topologies with equal lists are equal.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Index(built)"
+        } else {
+            "Index(not built)"
+        })
+    }
+}
+
 /// `capability + provider + legal consumers`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -245,23 +326,31 @@ impl Capability {
 }
 
 impl Topology {
-    /// The system with this id.
+    /// The system with this id. O(1).
     pub fn system(&self, id: &str) -> Option<&System> {
-        self.systems.iter().find(|s| s.id == id)
+        let at = *self.index().systems.get(id)?;
+        self.systems.get(at)
     }
 
-    /// The capability with this id.
+    /// The capability with this id. O(1).
     pub fn capability(&self, id: &str) -> Option<&Capability> {
-        self.capabilities.iter().find(|c| c.id == id)
+        let at = *self.index().capabilities.get(id)?;
+        self.capabilities.get(at)
     }
 
-    /// Whether a rule lets `consumer` use `capability` of `provider`.
+    /// Whether a rule lets `consumer` use `capability` of `provider`: the
+    /// rule check of every call, three hash lookups whatever the number of
+    /// systems and rules.
     pub fn permits(&self, consumer: &str, capability: &str, provider: &str) -> bool {
-        self.rules.iter().any(|r| {
-            r.capability == capability
-                && r.provider == provider
-                && r.consumers.iter().any(|c| c == consumer)
-        })
+        self.index()
+            .consumers
+            .get(provider)
+            .and_then(|by_capability| by_capability.get(capability))
+            .is_some_and(|consumers| consumers.contains(consumer))
+    }
+
+    fn index(&self) -> &Lookup {
+        self.index.0.get_or_init(|| Lookup::of(self))
     }
 
     /// The deadline of a call to `capability`, in milliseconds.
