@@ -1,207 +1,246 @@
-//! A direct call to a peer vs the same call through the hub's two doors,
-//! in one run, at several concurrencies.
+//! The hub's hot path beside its anchors, in one run (issue 14, "the hub's
+//! hot path"; DESIGN.md §4, "Peer to peer": what the gateway costs a call).
 //!
-//! Starts a real VendorCorp peer and a real hub (the release binaries of this
-//! build) on loopback, then sends the same `orders.query` three ways:
+//! Starts a real VendorCorp peer, the echo provider (`peer echo`: answers
+//! every `SendMessage` at once, so the peer's SQL does not hide the hub's
+//! cost; registered from `config/peers/echo.topology.yaml` like any peer)
+//! and a real hub (the release binaries of this build) on loopback, then
+//! Debian's `nginx` as a plain reverse proxy in front of both backends. For
+//! each backend it loads four doors with Debian's `wrk` (a process of its
+//! own, a fresh `messageId` per request):
 //!
-//! - **direct**: A2A v1.0 JSON-RPC `SendMessage` straight to the peer's
-//!   `/a2a` endpoint with the peer's token;
-//! - **/gateway/v1**: `POST {hub}/gateway/v1/vendorcorp/orders.query` with
-//!   BuyerCorp's token and `X-Caller-System`;
-//! - **hub A2A**: the same `SendMessage` body as *direct*, to the hub's A2A
-//!   surface `POST {hub}/a2a/vendorcorp` with BuyerCorp's token.
+//! - **direct**: A2A v1.0 JSON-RPC `SendMessage` straight to the backend's
+//!   `/a2a` with its token (and `X-Caller-System`, the consumer the
+//!   VendorCorp peer answers under);
+//! - **nginx**: the same request through nginx (the floor any proxy pays);
+//! - **hub A2A**: the same `SendMessage` to the hub's surface
+//!   `POST {hub}/a2a/{provider}` with BuyerCorp's token;
+//! - **/gateway/v1**: `POST {hub}/gateway/v1/{provider}/{capability}`, the
+//!   plain binding over the same pipeline.
 //!
-//! Both hub paths run the exchange pipeline (auth chain, rule check,
-//! envelope, schema validation, hub audit trail) before forwarding to the
-//! peer. Every `SendMessage` carries a fresh `messageId` (the surface uses
-//! it as the request id, a consult's idempotency key). Every answer is
-//! checked: a call that is not a success aborts the bench with its status
-//! and body, since a benchmark of errors is worthless. Before each measured
-//! run, the target is warmed at the same concurrency (connection pools on
-//! both hops, SQLite page cache), and once at the start the three paths must
-//! answer the same data.
+//! Both hub doors run the whole pipeline: auth chain, rule check, input
+//! schema, forward, response schema, audit record, metrics and inspector.
+//! `orders.query` (avg by region) and `echo.data` are both data-shares, so
+//! every call executes (no replay). Before the measured runs, every door of
+//! a backend must answer the same data; every answer of every run is
+//! checked by the wrk script (a bad one aborts the bench).
 //!
-//! Prints p50/p99 latency and requests/s of each path per concurrency, side
-//! by side, and the ratios. Figures, not assertions: this machine is shared
-//! and noisy.
+//! Prints p50/p99/req/s per door, backend and concurrency, side by side,
+//! then what the hub and nginx add over direct (p50), the hub/nginx ratio
+//! of that, throughput relative to direct, and the issue's targets on the
+//! echo backend. Figures, not assertions: this machine is shared and noisy
+//! (the load average at the start is printed).
 //!
-//! `cargo bench -p server --bench gateway` (through `scripts/cargo-env` in
-//! this repository). Env: `BENCH_REQUESTS` (measured calls per path and
-//! concurrency, default 2000), `BENCH_CONCURRENCY` (a comma list, default
-//! `8,64`). The peer binary must be built (`cargo build --release -p peer`).
+//! `scripts/bench-gateway` (installs nginx and wrk if missing, builds, runs
+//! this), or `cargo bench -p server --bench gateway` through
+//! `scripts/cargo-env` with the release binaries built. Env:
+//! `BENCH_SECONDS` (per measured run, default 8; a 2 s warm-up precedes
+//! each), `BENCH_CONCURRENCY` (a comma list, default `8,64`),
+//! `BENCH_ROUNDS` (repeat the whole table, print medians; default 1),
+//! `BENCH_TRACING=0` (skip the OTLP section), `BENCH_WRK`, `BENCH_NGINX`
+//! (the binaries, else found on `PATH`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "gateway/nginx.rs"]
+mod nginx;
+#[path = "gateway/wrk.rs"]
+mod wrk;
 
 use common::{PeerSpec, Stack};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-struct Figures {
-    p50: Duration,
-    p99: Duration,
-    rps: f64,
-}
+use wrk::{Figures, Load, ID};
 
 /// Which door a call goes through.
 #[derive(Clone, Copy, PartialEq)]
-enum Path {
+enum Door {
     Direct,
-    Gateway,
+    Nginx,
     HubA2a,
+    Gateway,
 }
 
-impl Path {
-    const ALL: [Path; 3] = [Path::Direct, Path::Gateway, Path::HubA2a];
+impl Door {
+    const ALL: [Door; 4] = [Door::Direct, Door::Nginx, Door::HubA2a, Door::Gateway];
 
     fn name(self) -> &'static str {
         match self {
-            Path::Direct => "direct",
-            Path::Gateway => "/gateway/v1",
-            Path::HubA2a => "hub A2A",
+            Door::Direct => "direct",
+            Door::Nginx => "nginx",
+            Door::HubA2a => "hub A2A",
+            Door::Gateway => "/gateway/v1",
         }
     }
 }
 
-/// One target of the bench: where it sends, with which token.
-struct Target {
-    path: Path,
-    url: String,
-    token: String,
-    client: reqwest::Client,
+/// A provider the bench calls, and what it asks it.
+struct Backend {
+    name: &'static str,
+    provider: &'static str,
+    capability: &'static str,
     input: Value,
+    /// The nginx port in front of it.
+    nginx_port: u16,
 }
 
-/// Numbers every `messageId` and JSON-RPC id of this process.
-static NEXT_CALL: AtomicU64 = AtomicU64::new(0);
+/// Numbers the runs (and the ids of the check calls) of this process.
+static NEXT_RUN: AtomicU64 = AtomicU64::new(0);
 
-impl Target {
-    /// One call; the capability's result, or what went wrong with the body.
-    async fn call(&self) -> Result<Value, String> {
-        let n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
-        let req = match self.path {
-            // The peer reads the consumer from X-Caller-System (only the
-            // hub holds its token and vouches for it), and answers under
-            // that consumer's negotiated contract.
-            Path::Direct => self
-                .client
-                .post(&self.url)
-                .header("x-caller-system", "buyercorp"),
-            Path::HubA2a => self.client.post(&self.url),
-            Path::Gateway => self
-                .client
-                .post(&self.url)
-                .header("x-caller-system", "buyercorp"),
-        };
-        let req = match self.path {
-            Path::Direct | Path::HubA2a => req.json(&json!({
-                "jsonrpc": "2.0", "id": n, "method": "SendMessage",
-                "params": { "message": {
-                    "messageId": format!("bench-{}-{n}", std::process::id()),
-                    "role": "ROLE_USER",
-                    "parts": [{ "data": { "capability": "orders.query", "input": self.input } }],
-                } }
-            })),
-            Path::Gateway => req.json(&self.input),
-        };
-        let resp = req
-            .bearer_auth(&self.token)
-            .header("a2a-version", "1.0")
-            .send()
-            .await
-            .map_err(|e| format!("no answer: {e}"))?;
-        let status = resp.status();
-        let body = resp
-            .text()
-            .await
-            .map_err(|e| format!("HTTP {status}, body unreadable: {e}"))?;
-        let fail = |why: &str| format!("{why}: HTTP {status}: {body}");
-        let json: Value = serde_json::from_str(&body).map_err(|_| fail("not JSON"))?;
-        if !status.is_success() {
-            return Err(fail("not a 2xx"));
-        }
-        let result = match self.path {
-            Path::Direct | Path::HubA2a => {
-                if json.get("error").is_some() {
-                    return Err(fail("a JSON-RPC error"));
-                }
-                json.pointer("/result/message/parts/0/data")
-            }
-            Path::Gateway => (json["status"] == "connected")
-                .then(|| json.get("result"))
-                .flatten(),
-        };
-        match result {
-            Some(r) if r.is_object() => Ok(r.clone()),
-            _ => Err(fail("no result")),
-        }
-    }
+fn run_id() -> String {
+    format!(
+        "bench-{}-{}",
+        std::process::id(),
+        NEXT_RUN.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
-/// `requests` calls of `target`, `concurrency` at a time. Panics with the
-/// body of the first failed call.
-async fn run(target: &Arc<Target>, requests: usize, concurrency: usize) -> Figures {
-    let next = Arc::new(AtomicUsize::new(0));
-    let failed = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let (target, next, failed) = (target.clone(), next.clone(), failed.clone());
-        workers.push(tokio::spawn(async move {
-            let mut lat = Vec::with_capacity(requests / concurrency + 1);
-            while !failed.load(Ordering::Relaxed) {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= requests {
-                    break;
-                }
-                let t = Instant::now();
-                if let Err(e) = target.call().await {
-                    failed.store(true, Ordering::Relaxed);
-                    return Err(format!("call {} of {requests}: {e}", i + 1));
-                }
-                lat.push(t.elapsed());
-            }
-            Ok(lat)
-        }));
-    }
-    let mut all = Vec::with_capacity(requests);
-    let mut errors = Vec::new();
-    for w in workers {
-        match w.await.expect("worker") {
-            Ok(lat) => all.extend(lat),
-            Err(e) => errors.push(e),
-        }
-    }
-    let wall = started.elapsed();
-    if let Some(first) = errors.first() {
-        panic!(
-            "{} at concurrency {concurrency} failed ({} worker(s) saw an error), first: {first}",
-            target.path.name(),
-            errors.len()
-        );
-    }
-    all.sort();
-    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
-    Figures {
-        p50: pct(0.50),
-        p99: pct(0.99),
-        rps: all.len() as f64 / wall.as_secs_f64(),
+/// The `wrk` load of one door of one backend.
+fn load(stack: &Stack, b: &Backend, door: Door) -> Load {
+    let a2a_body = json!({
+        "jsonrpc": "2.0", "id": ID, "method": "SendMessage",
+        "params": { "message": {
+            "messageId": ID,
+            "role": "ROLE_USER",
+            "parts": [{ "data": { "capability": b.capability, "input": b.input } }],
+        } }
+    })
+    .to_string();
+    let bearer = |id: &str| {
+        (
+            "authorization".to_string(),
+            format!("Bearer {}", stack.token(id)),
+        )
+    };
+    let version = ("a2a-version".to_string(), "1.0".to_string());
+    // The VendorCorp peer reads the consumer from X-Caller-System (only
+    // the hub holds its token and vouches for it), and answers under that
+    // consumer's negotiated contract.
+    let caller = ("x-caller-system".to_string(), "buyercorp".to_string());
+    let direct_headers = vec![bearer(b.provider), caller.clone(), version.clone()];
+    let (url, headers, body, id_header, marker) = match door {
+        Door::Direct => (
+            format!("{}/a2a", stack.peer_url(b.provider)),
+            direct_headers,
+            a2a_body,
+            None,
+            "\"parts\"",
+        ),
+        Door::Nginx => (
+            format!("http://127.0.0.1:{}/a2a", b.nginx_port),
+            direct_headers,
+            a2a_body,
+            None,
+            "\"parts\"",
+        ),
+        Door::HubA2a => (
+            format!("{}/a2a/{}", stack.hub_url(), b.provider),
+            vec![bearer("buyercorp"), version],
+            a2a_body,
+            None,
+            "\"parts\"",
+        ),
+        Door::Gateway => (
+            format!(
+                "{}/gateway/v1/{}/{}",
+                stack.hub_url(),
+                b.provider,
+                b.capability
+            ),
+            vec![bearer("buyercorp"), caller, version],
+            b.input.to_string(),
+            Some("x-request-id"),
+            "\"status\":\"connected\"",
+        ),
+    };
+    Load {
+        name: format!("{} {}", b.name, door.name()),
+        url,
+        headers,
+        body,
+        id_header,
+        marker,
     }
 }
 
-#[tokio::main]
-async fn main() {
-    let requests: usize = match std::env::var("BENCH_REQUESTS") {
+/// One call of `load` from this process: the capability result, or what
+/// went wrong with the body.
+async fn check(client: &reqwest::Client, load: &Load) -> Result<Value, String> {
+    let id = run_id();
+    let mut req = client
+        .post(&load.url)
+        .header("content-type", "application/json")
+        .body(load.body.replace(ID, &id));
+    for (k, v) in &load.headers {
+        req = req.header(k, v);
+    }
+    if let Some(h) = load.id_header {
+        req = req.header(h, &id);
+    }
+    let resp = req.send().await.map_err(|e| format!("no answer: {e}"))?;
+    let status = resp.status();
+    let body = resp
+        .text()
+        .await
+        .map_err(|e| format!("HTTP {status}, body unreadable: {e}"))?;
+    let fail = |why: &str| format!("{why}: HTTP {status}: {body}");
+    let json: Value = serde_json::from_str(&body).map_err(|_| fail("not JSON"))?;
+    if !status.is_success() || json.get("error").is_some() {
+        return Err(fail("not a success"));
+    }
+    let result = match load.id_header {
+        None => json.pointer("/result/message/parts/0/data"),
+        Some(_) => (json["status"] == "connected")
+            .then(|| json.get("result"))
+            .flatten(),
+    };
+    match result {
+        Some(r) if r.is_object() => Ok(r.clone()),
+        _ => Err(fail("no result")),
+    }
+}
+
+fn env_count(var: &str, default: usize) -> usize {
+    match std::env::var(var) {
         Ok(v) => v
             .trim()
             .parse()
             .ok()
             .filter(|&n| n > 0)
-            .unwrap_or_else(|| panic!("BENCH_REQUESTS={v:?} is not a positive count")),
-        Err(_) => 2000,
+            .unwrap_or_else(|| panic!("{var}={v:?} is not a positive count")),
+        Err(_) => default,
+    }
+}
+
+fn tool(name: &str, var: &str) -> PathBuf {
+    wrk::find(name, var).unwrap_or_else(|| {
+        panic!("`{name}` not found (set {var}, or run scripts/bench-gateway, which installs it)")
+    })
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The median of each figure over the rounds.
+fn median(runs: &[Figures]) -> Figures {
+    let mid = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
     };
+    Figures {
+        p50: Duration::from_secs_f64(mid(runs.iter().map(|f| f.p50.as_secs_f64()).collect())),
+        p99: Duration::from_secs_f64(mid(runs.iter().map(|f| f.p99.as_secs_f64()).collect())),
+        rps: mid(runs.iter().map(|f| f.rps).collect()),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let seconds = env_count("BENCH_SECONDS", 8) as u64;
+    let rounds = env_count("BENCH_ROUNDS", 1);
     let concurrencies: Vec<usize> = match std::env::var("BENCH_CONCURRENCY") {
         Ok(v) => v
             .split(',')
@@ -213,121 +252,213 @@ async fn main() {
             .collect(),
         Err(_) => vec![8, 64],
     };
-    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let wrk_bin = tool("wrk", "BENCH_WRK");
+    let nginx_bin = tool("nginx", "BENCH_NGINX");
+    let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    stack.add_echo("echo").await;
+    let backends = [
+        Backend {
+            name: "orders",
+            provider: "vendorcorp",
+            capability: "orders.query",
+            input: json!({ "aggregate": { "op": "avg", "column": "order_value" }, "group_by": "region" }),
+            nginx_port: common::free_port(),
+        },
+        Backend {
+            name: "echo",
+            provider: "echo",
+            capability: "echo.data",
+            input: json!({ "text": "hello, hub", "n": 1 }),
+            nginx_port: common::free_port(),
+        },
+    ];
+    let routes: Vec<(u16, u16)> = backends
+        .iter()
+        .map(|b| (b.nginx_port, stack.peer_ports[b.provider]))
+        .collect();
+    let proxy = nginx::Nginx::start(&nginx_bin, stack.dir.path(), &routes);
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client");
-    let input =
-        json!({ "aggregate": { "op": "avg", "column": "order_value" }, "group_by": "region" });
-    let target = |path: Path| {
-        let (url, token) = match path {
-            Path::Direct => (
-                format!("{}/a2a", stack.peer_url("vendorcorp")),
-                stack.token("vendorcorp"),
-            ),
-            Path::Gateway => (
-                format!("{}/gateway/v1/vendorcorp/orders.query", stack.hub_url()),
-                stack.token("buyercorp"),
-            ),
-            Path::HubA2a => (
-                format!("{}/a2a/vendorcorp", stack.hub_url()),
-                stack.token("buyercorp"),
-            ),
-        };
-        Arc::new(Target {
-            path,
-            url,
-            token,
-            client: client.clone(),
-            input: input.clone(),
-        })
-    };
-    let targets: Vec<Arc<Target>> = Path::ALL.into_iter().map(target).collect();
 
-    // The three doors must answer the same thing, or the figures compare
-    // different work.
-    let mut answers = Vec::new();
-    for t in &targets {
-        let answer = t
-            .call()
-            .await
-            .unwrap_or_else(|e| panic!("{}: {e}\nhub log:\n{}", t.path.name(), stack.hub_log()));
-        answers.push(answer);
-    }
-    for (t, a) in targets.iter().zip(&answers).skip(1) {
-        assert_eq!(
-            a,
-            &answers[0],
-            "{} answers other data than direct",
-            t.path.name()
-        );
+    // Every door of a backend must answer the same thing, or the figures
+    // compare different work.
+    let mut loads = Vec::new(); // [backend][door]
+    let mut answers = Vec::new(); // [backend]
+    for b in &backends {
+        let row: Vec<Load> = Door::ALL.iter().map(|&d| load(&stack, b, d)).collect();
+        let mut first: Option<Value> = None;
+        for l in &row {
+            let answer = check(&client, l).await.unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}\nhub log:\n{}\nnginx log:\n{}",
+                    l.name,
+                    stack.hub_log(),
+                    proxy.log()
+                )
+            });
+            match &first {
+                None => first = Some(answer),
+                Some(a) => assert_eq!(&answer, a, "{} answers other data than direct", l.name),
+            }
+        }
+        answers.push(first.expect("an answer"));
+        loads.push(row);
     }
 
+    let load_avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "gateway benchmark: {requests} x orders.query (avg by region) per path and concurrency"
+        "gateway benchmark: wrk, {seconds} s per run after a 2 s warm-up, {rounds} round(s){}; load average at start: {}",
+        if rounds > 1 { " (medians)" } else { "" },
+        load_avg.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
-    let mut figures = Vec::new(); // [concurrency][path]
-    for &c in &concurrencies {
-        let mut row = Vec::new();
-        for t in &targets {
-            run(t, (4 * c).max(200), c).await;
-            row.push(run(t, requests, c).await);
+    // runs[round][concurrency][backend][door]
+    let mut runs: Vec<Vec<Vec<Vec<Figures>>>> = Vec::new();
+    for _ in 0..rounds {
+        let mut by_c = Vec::new();
+        for &c in &concurrencies {
+            let mut by_b = Vec::new();
+            for row in &loads {
+                let mut by_d = Vec::new();
+                for l in row {
+                    wrk::run(&wrk_bin, stack.dir.path(), l, &run_id(), c, 2);
+                    by_d.push(wrk::run(
+                        &wrk_bin,
+                        stack.dir.path(),
+                        l,
+                        &run_id(),
+                        c,
+                        seconds,
+                    ));
+                }
+                by_b.push(by_d);
+            }
+            by_c.push(by_b);
         }
-        figures.push(row);
+        runs.push(by_c);
     }
-
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let mut line = format!("{:<18}", "");
-    for &c in &concurrencies {
-        line += &format!(" | {:^29}", format!("concurrency {c}"));
-    }
-    println!("{}", line.trim_end());
-    let mut line = format!("{:<18}", "path");
-    for _ in &concurrencies {
-        line += &format!(" | {:>9} {:>9} {:>9}", "p50 ms", "p99 ms", "req/s");
-    }
-    println!("{line}");
-    for (i, p) in Path::ALL.iter().enumerate() {
-        let mut line = format!("{:<18}", p.name());
-        for row in &figures {
-            let f = &row[i];
-            line += &format!(" | {:>9.2} {:>9.2} {:>9.0}", ms(f.p50), ms(f.p99), f.rps);
-        }
-        println!("{line}");
-    }
-    let ratio = |label: &str, over: Path, under: Path| {
-        let (o, u) = (over as usize, under as usize);
-        let mut line = format!("{label:<18}");
-        for row in &figures {
-            line += &format!(
-                " | {:>8.2}x {:>8.2}x {:>8.2}x",
-                ms(row[o].p50) / ms(row[u].p50),
-                ms(row[o].p99) / ms(row[u].p99),
-                row[o].rps / row[u].rps
-            );
-        }
-        println!("{line}");
-    };
-    ratio("hub-A2A/direct", Path::HubA2a, Path::Direct);
-    ratio("hub-A2A/gateway", Path::HubA2a, Path::Gateway);
-    ratio("gateway/direct", Path::Gateway, Path::Direct);
+    // figures[concurrency][backend][door]
+    let figures: Vec<Vec<Vec<Figures>>> = (0..concurrencies.len())
+        .map(|c| {
+            (0..backends.len())
+                .map(|b| {
+                    (0..Door::ALL.len())
+                        .map(|d| median(&runs.iter().map(|r| r[c][b][d]).collect::<Vec<_>>()))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    print_table(&concurrencies, &backends, &figures);
+    drop(proxy);
 
     // What issue 13 added, measured in the same run.
-    traced(&client, &input, requests, &concurrencies, &figures).await;
+    traced(&wrk_bin, &backends[0], seconds, &concurrencies, &figures).await;
     observe_cost(&answers[0]);
 }
 
-/// The hub A2A path again, against a second stack whose hub and peer
-/// export every span over OTLP/HTTP (to a sink in this process that
-/// answers 200), beside the untraced figures above. `BENCH_TRACING=0`
+fn print_table(concurrencies: &[usize], backends: &[Backend], figures: &[Vec<Vec<Figures>>]) {
+    let label = 22;
+    let mut line = format!("{:<label$}", "");
+    for &c in concurrencies {
+        line += &format!(" | {:^26}", format!("concurrency {c}"));
+    }
+    println!("{}", line.trim_end());
+    let mut line = format!("{:<label$}", "backend / door");
+    for _ in concurrencies {
+        line += &format!(" | {:>8} {:>8} {:>8}", "p50 ms", "p99 ms", "req/s");
+    }
+    println!("{line}");
+    for (b, backend) in backends.iter().enumerate() {
+        for (d, door) in Door::ALL.iter().enumerate() {
+            let mut line = format!("{:<label$}", format!("{} {}", backend.name, door.name()));
+            for row in figures {
+                let f = &row[b][d];
+                line += &format!(" | {:>8.2} {:>8.2} {:>8.0}", ms(f.p50), ms(f.p99), f.rps);
+            }
+            println!("{line}");
+        }
+    }
+    println!();
+    let added = |f: &[Figures], d: Door| ms(f[d as usize].p50) - ms(f[Door::Direct as usize].p50);
+    let rel = |f: &[Figures], d: Door| f[d as usize].rps / f[Door::Direct as usize].rps;
+    for (b, backend) in backends.iter().enumerate() {
+        let name = backend.name;
+        let rows: [(String, Box<dyn Fn(&[Figures]) -> String>); 6] = [
+            (
+                format!("{name}: hub A2A adds p50"),
+                Box::new(|f| format!("{:+.2} ms", added(f, Door::HubA2a))),
+            ),
+            (
+                format!("{name}: /gateway/v1 adds p50"),
+                Box::new(|f| format!("{:+.2} ms", added(f, Door::Gateway))),
+            ),
+            (
+                format!("{name}: nginx adds p50"),
+                Box::new(|f| format!("{:+.2} ms", added(f, Door::Nginx))),
+            ),
+            (
+                format!("{name}: hub/nginx added"),
+                Box::new(|f| {
+                    let n = added(f, Door::Nginx);
+                    if n > 0.0 {
+                        format!("{:.2}x", added(f, Door::HubA2a) / n)
+                    } else {
+                        "n/a (nginx adds <= 0)".to_string()
+                    }
+                }),
+            ),
+            (
+                format!("{name}: req/s hub A2A/direct"),
+                Box::new(|f| format!("{:.2}x", rel(f, Door::HubA2a))),
+            ),
+            (
+                format!("{name}: req/s nginx/direct"),
+                Box::new(|f| format!("{:.2}x", rel(f, Door::Nginx))),
+            ),
+        ];
+        for (label_text, value) in rows {
+            let mut line = format!("{label_text:<30}");
+            for row in figures {
+                line += &format!(" | {:>22}", value(&row[b]));
+            }
+            println!("{line}");
+        }
+    }
+    // The issue's targets, on the echo backend (the last one).
+    let b = backends.len() - 1;
+    println!();
+    println!("targets on the {} backend (hub A2A):", backends[b].name);
+    for (i, &c) in concurrencies.iter().enumerate() {
+        let f = &figures[i][b];
+        let (hub, ngx) = (added(f, Door::HubA2a), added(f, Door::Nginx));
+        let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+        println!(
+            "  c={c:<3} adds {hub:+.2} ms p50 (<= +0.30: {}); {:.2}x what nginx adds ({ngx:+.2} ms; <= 2x: {}); req/s {:.2}x direct{}",
+            verdict(hub <= 0.3),
+            if ngx > 0.0 { hub / ngx } else { f64::INFINITY },
+            verdict(hub <= 2.0 * ngx.max(0.0) || hub <= 0.0),
+            rel(f, Door::HubA2a),
+            if c >= 64 {
+                format!(" (>= 0.85x: {})", verdict(rel(f, Door::HubA2a) >= 0.85))
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// The hub A2A door of `backend` again, against a second stack whose hub
+/// and peer export every span over OTLP/HTTP (to a sink in this process
+/// that answers 200), beside the untraced figures above. `BENCH_TRACING=0`
 /// skips it.
 async fn traced(
-    client: &reqwest::Client,
-    input: &Value,
-    requests: usize,
+    wrk_bin: &std::path::Path,
+    backend: &Backend,
+    seconds: u64,
     concurrencies: &[usize],
-    figures: &[Vec<Figures>],
+    figures: &[Vec<Vec<Figures>>],
 ) {
     if std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0") {
         return;
@@ -336,7 +467,7 @@ async fn traced(
         .await
         .expect("sink");
     let sink_url = format!("http://{}", sink.local_addr().expect("addr"));
-    let spans = Arc::new(AtomicU64::new(0));
+    let spans = std::sync::Arc::new(AtomicU64::new(0));
     let counted = spans.clone();
     let app = axum::Router::new().route(
         "/v1/traces",
@@ -350,24 +481,20 @@ async fn traced(
     );
     tokio::spawn(async move { axum::serve(sink, app).await });
     let stack = Stack::start_with_env(
-        vec![PeerSpec::stock("vendorcorp")],
+        vec![PeerSpec::stock(backend.provider)],
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", sink_url.as_str())],
     )
     .await;
-    let target = Arc::new(Target {
-        path: Path::HubA2a,
-        url: format!("{}/a2a/vendorcorp", stack.hub_url()),
-        token: stack.token("buyercorp"),
-        client: client.clone(),
-        input: input.clone(),
-    });
+    let target = load(&stack, backend, Door::HubA2a);
     println!();
-    println!("tracing: hub A2A with OTLP export on (a second stack) vs off (above)");
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "tracing: {} hub A2A with OTLP export on (a second stack) vs off (above)",
+        backend.name
+    );
     for (i, &c) in concurrencies.iter().enumerate() {
-        run(&target, (4 * c).max(200), c).await;
-        let on = run(&target, requests, c).await;
-        let off = &figures[i][Path::HubA2a as usize];
+        wrk::run(wrk_bin, stack.dir.path(), &target, &run_id(), c, 2);
+        let on = wrk::run(wrk_bin, stack.dir.path(), &target, &run_id(), c, seconds);
+        let off = &figures[i][0][Door::HubA2a as usize];
         println!(
             "concurrency {c:>3}: off p50 {:.2} ms p99 {:.2} ms {:.0} req/s | on p50 {:.2} ms p99 {:.2} ms {:.0} req/s | on/off p50 {:.2}x req/s {:.2}x",
             ms(off.p50), ms(off.p99), off.rps, ms(on.p50), ms(on.p99), on.rps,

@@ -13,17 +13,17 @@ use std::sync::Arc;
 
 use app::canvas::{SharedTopologySource, TopologySource};
 use app::dto::TopologyView;
-use app::{shell, App};
+use app::{page_routes, shell};
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::LeptosRoutes;
 
 use crate::bff::BffState;
 
 /// Builds the router that serves the Leptos canvas (SSR + hydration
 /// assets) and its server functions, reading the topology from `source`.
 pub fn ui_router(leptos_options: LeptosOptions, source: SharedTopologySource) -> Router {
-    let routes = generate_route_list(App);
+    let routes = page_routes();
     let context = move || provide_context(source.clone());
     Router::new()
         .leptos_routes_with_context(&leptos_options, routes, context, {

@@ -476,3 +476,71 @@ async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
         );
     }
 }
+
+/// The audit trail's group commit (issue 14): a call is answered only
+/// once its record is committed, so killing the hub with SIGKILL while
+/// calls are in flight loses no record of a call that was answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answered_call_has_its_audit_record_after_the_hub_is_killed() {
+    let mut stack = Stack::start_without_contracts(vec![]).await;
+    stack.add_echo("echo").await;
+    let url = format!("{}/a2a/echo", stack.hub_url());
+    let token = stack.token("buyercorp");
+    let client = reqwest::Client::new();
+    let (answered, mut answers) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // 16 callers at once, each call after the other, until the hub dies.
+    for caller in 0..16 {
+        let (client, url, token, answered) =
+            (client.clone(), url.clone(), token.clone(), answered.clone());
+        tokio::spawn(async move {
+            for n in 0.. {
+                let id = format!("durable-{caller}-{n}");
+                let body = json!({
+                    "jsonrpc": "2.0", "id": id, "method": "SendMessage",
+                    "params": { "message": {
+                        "messageId": id, "role": "ROLE_USER",
+                        "parts": [{ "data": { "capability": "echo.data", "input": { "text": "x" } } }],
+                    } }
+                });
+                let Ok(resp) = client
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .header("a2a-version", "1.0")
+                    .json(&body)
+                    .send()
+                    .await
+                else {
+                    return;
+                };
+                let Ok(answer) = resp.json::<Value>().await else {
+                    return;
+                };
+                assert!(
+                    answer.pointer("/result/message/parts/0/data").is_some(),
+                    "{answer}"
+                );
+                if answered.send(id).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(answered);
+    let mut ids = Vec::new();
+    while ids.len() < 300 {
+        ids.push(answers.recv().await.expect("answers"));
+    }
+    // SIGKILL mid-stream: no shutdown, no flush.
+    stack.kill_hub();
+    while let Some(id) = answers.recv().await {
+        ids.push(id);
+    }
+    let hub = trail(&stack.hub_db(), "hub").await;
+    for id in &ids {
+        assert_eq!(
+            hub.count(id, Outcome::Connected).await.expect("trail"),
+            1,
+            "call {id} was answered but its audit record is missing"
+        );
+    }
+}

@@ -6,10 +6,33 @@
 //! the payload: the trail must be safe to read by anyone who may read logs.
 //! The trace id joins the separate trails into one interaction
 //! ([`rebuild`]).
+//!
+//! **Group commit** (issue 14, the hub's hot path). Every call writes a
+//! record, so the trail is on every call's path. [`AuditTrail::append`]
+//! hands its record to the trail's one writer task and waits until that
+//! task has committed it: the writer takes every record waiting at that
+//! moment (up to [`MAX_BATCH`]) and inserts them with one multi-row
+//! `INSERT`, one transaction. So a call is answered only once its record
+//! is in the database — a crash of the process (kill -9 included) loses no
+//! record of an answered call — while concurrent calls share one commit
+//! instead of queueing for SQLite's write lock one by one (and sleeping in
+//! its busy handler). The store's durability is the file's
+//! (`crate::db::open`: WAL, `synchronous = NORMAL`): a committed
+//! transaction survives a process crash; an OS crash or power loss may
+//! roll back the last ones before a checkpoint, as it could before.
 
 use crate::reason::ReasonCode;
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
+
+/// Most records one commit of the writer holds (12 bound values each,
+/// far below SQLite's limit on a statement's parameters).
+pub const MAX_BATCH: usize = 128;
+
+/// How many records may wait for the writer before `append` waits to
+/// queue its own (back-pressure instead of unbounded memory).
+const QUEUE: usize = 4096;
 
 /// Which side of a call wrote a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +130,8 @@ pub enum AuditError {
     Store(#[from] sqlx::Error),
     #[error("audit store holds an unreadable row: {0}")]
     Corrupt(String),
+    #[error("the audit trail's writer stopped before committing the record")]
+    WriterStopped,
 }
 
 /// A system's own trail.
@@ -114,6 +139,15 @@ pub enum AuditError {
 pub struct AuditTrail {
     pool: SqlitePool,
     system: String,
+    /// The writer task's queue (`None` for a read-only trail: its
+    /// appends write directly).
+    writer: Option<mpsc::Sender<Pending>>,
+}
+
+/// A record waiting for the writer, and who waits for its commit.
+struct Pending {
+    record: AuditRecord,
+    committed: oneshot::Sender<Result<(), AuditError>>,
 }
 
 impl AuditTrail {
@@ -136,9 +170,12 @@ impl AuditTrail {
         ] {
             sqlx::query(stmt).execute(&pool).await?;
         }
+        let (writer, queue) = mpsc::channel(QUEUE);
+        tokio::spawn(write_batches(pool.clone(), queue));
         Ok(Self {
             pool,
             system: system.into(),
+            writer: Some(writer),
         })
     }
 
@@ -148,6 +185,7 @@ impl AuditTrail {
         Self {
             pool,
             system: system.into(),
+            writer: None,
         }
     }
 
@@ -156,30 +194,22 @@ impl AuditTrail {
         &self.system
     }
 
-    /// Appends one record. `record.system` is overwritten with the trail's
-    /// owner: a trail only ever speaks for itself.
+    /// Appends one record and returns once it is committed (with the
+    /// other records waiting at the same moment: see the module doc).
+    /// `record.system` is overwritten with the trail's owner: a trail only
+    /// ever speaks for itself.
     pub async fn append(&self, mut record: AuditRecord) -> Result<(), AuditError> {
-        record.system = self.system.clone();
-        sqlx::query(
-            "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
-                trace_id, outcome, reason, duration_ms, detail)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&record.system)
-        .bind(record.role.as_str())
-        .bind(&record.at)
-        .bind(&record.caller)
-        .bind(&record.provider)
-        .bind(&record.capability)
-        .bind(&record.request_id)
-        .bind(&record.trace_id)
-        .bind(record.outcome.as_str())
-        .bind(record.reason.map(|r| r.as_str()))
-        .bind(i64::try_from(record.duration_ms).unwrap_or(i64::MAX))
-        .bind(&record.detail)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        record.system.clone_from(&self.system);
+        let Some(writer) = &self.writer else {
+            return insert(&self.pool, [&record]).await;
+        };
+        let (committed, done) = oneshot::channel();
+        match writer.send(Pending { record, committed }).await {
+            Ok(()) => done.await.unwrap_or(Err(AuditError::WriterStopped)),
+            // The writer is gone (its runtime is shutting down): write
+            // this one directly rather than lose it.
+            Err(mpsc::error::SendError(p)) => insert(&self.pool, [&p.record]).await,
+        }
     }
 
     /// Every record of one trace, oldest first.
@@ -231,6 +261,56 @@ impl AuditTrail {
     }
 }
 
+/// The writer task: every record waiting (up to [`MAX_BATCH`]) in one
+/// statement, then each waiter told. A batch the store refuses is retried
+/// record by record, so one bad record cannot fail the others. Ends when
+/// every [`AuditTrail`] holding its queue is gone.
+async fn write_batches(pool: SqlitePool, mut queue: mpsc::Receiver<Pending>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        match insert(&pool, batch.iter().map(|p| &p.record)).await {
+            Ok(()) => {
+                for p in batch.drain(..) {
+                    let _ = p.committed.send(Ok(()));
+                }
+            }
+            Err(_) => {
+                for p in batch.drain(..) {
+                    let one = insert(&pool, [&p.record]).await;
+                    let _ = p.committed.send(one);
+                }
+            }
+        }
+    }
+}
+
+/// One multi-row `INSERT` (one implicit transaction) of `records`.
+async fn insert<'a>(
+    pool: &SqlitePool,
+    records: impl IntoIterator<Item = &'a AuditRecord>,
+) -> Result<(), AuditError> {
+    let mut query: QueryBuilder<'a, Sqlite> = QueryBuilder::new(
+        "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
+            trace_id, outcome, reason, duration_ms, detail) ",
+    );
+    query.push_values(records, |mut row, r| {
+        row.push_bind(&r.system)
+            .push_bind(r.role.as_str())
+            .push_bind(&r.at)
+            .push_bind(&r.caller)
+            .push_bind(&r.provider)
+            .push_bind(&r.capability)
+            .push_bind(&r.request_id)
+            .push_bind(&r.trace_id)
+            .push_bind(r.outcome.as_str())
+            .push_bind(r.reason.map(|r| r.as_str()))
+            .push_bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
+            .push_bind(&r.detail);
+    });
+    query.build().execute(pool).await?;
+    Ok(())
+}
+
 async fn read_rows(
     pool: &SqlitePool,
     tail: &str,
@@ -280,9 +360,24 @@ fn read_row(row: &sqlx::sqlite::SqliteRow) -> Result<AuditRecord, AuditError> {
     })
 }
 
-/// The current time as the trails write it.
+/// The current time as the trails write it (RFC 3339, UTC, milliseconds).
+/// A call writes it several times within one millisecond (its audit
+/// record, the inspector, the edge's last call): each thread keeps the
+/// last millisecond it formatted and reuses the text.
 pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
+    }
+    let at = chrono::Utc::now();
+    let ms = at.timestamp_millis();
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != ms {
+            *last = (ms, at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        }
+        last.1.clone()
+    })
 }
 
 /// Rebuilds one interaction from several independent trails: every record
@@ -327,6 +422,18 @@ mod tests {
             duration_ms: 12,
             detail: String::new(),
         }
+    }
+
+    #[test]
+    fn now_is_rfc3339_utc_with_milliseconds_and_moves_on() {
+        let first = now();
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(&first).is_ok(),
+            "{first}"
+        );
+        assert!(first.ends_with('Z') && first.len() == 24, "{first}");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(now() > first, "a later millisecond is a later text");
     }
 
     #[tokio::test]

@@ -36,6 +36,10 @@ pub async fn open(path: &Path) -> Result<SqlitePool, OpenError> {
         .busy_timeout(Duration::from_secs(5));
     SqlitePoolOptions::new()
         .max_connections(4)
+        // A local file does not drop a connection the way a server does:
+        // no ping (a round trip to the connection's thread) before every
+        // use, which the audit trail's writer makes once per commit.
+        .test_before_acquire(false)
         .connect_with(options)
         .await
         .map_err(err)

@@ -149,7 +149,14 @@ impl TraceParent {
 
     /// The header value.
     pub fn to_header(&self) -> String {
-        format!("00-{}-{}-{:02x}", self.trace_id, self.span_id, self.flags)
+        let mut out = String::with_capacity(8 + self.trace_id.len() + self.span_id.len());
+        out.push_str("00-");
+        out.push_str(&self.trace_id);
+        out.push('-');
+        out.push_str(&self.span_id);
+        out.push('-');
+        push_hex(&mut out, self.flags);
+        out
     }
 }
 
@@ -225,15 +232,31 @@ impl Envelope {
     }
 }
 
+/// `bytes` (at most 16) random bytes as lowercase hex, never all zero. On
+/// every call's path (a trace id, span ids): one fill of the thread's
+/// generator and a table lookup per digit, no formatting machinery.
 fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
+    let mut buf = [0u8; 16];
+    let buf = &mut buf[..bytes.min(16)];
+    let mut rng = rand::thread_rng();
     loop {
-        rand::thread_rng().fill_bytes(&mut buf);
+        rng.fill_bytes(buf);
         if buf.iter().any(|b| *b != 0) {
             break;
         }
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(2 * buf.len());
+    for b in buf.iter() {
+        push_hex(&mut out, *b);
+    }
+    out
+}
+
+/// Appends `byte` as two lowercase hex digits.
+fn push_hex(out: &mut String, byte: u8) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+    out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
 }
 
 #[cfg(test)]

@@ -31,6 +31,17 @@ pub fn transport_failure(id: &str, e: &reqwest::Error) -> NotConnected {
     if e.is_timeout() {
         return NotConnected::new(ReasonCode::Timeout, format!("{id} timed out"));
     }
+    transport_failure_of(id, e, e.is_connect())
+}
+
+/// [`transport_failure`] for any client's error (`connecting`: it failed
+/// before a connection was made): the I/O error underneath names what
+/// happened.
+pub fn transport_failure_of(
+    id: &str,
+    e: &(dyn std::error::Error + 'static),
+    connecting: bool,
+) -> NotConnected {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
@@ -48,7 +59,7 @@ pub fn transport_failure(id: &str, e: &reqwest::Error) -> NotConnected {
         }
         source = err.source();
     }
-    let what = if e.is_connect() {
+    let what = if connecting {
         "cannot connect to"
     } else {
         "connection lost with"

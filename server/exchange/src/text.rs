@@ -9,6 +9,11 @@
 /// Cuts `text` to `max` characters and drops control characters; an
 /// ellipsis marks a cut.
 pub fn clip(text: &str, max: usize) -> String {
+    // What nearly every id and header is: short printable ASCII, kept as
+    // it is (one pass over the bytes, no per-character collect).
+    if text.len() <= max && text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return text.to_string();
+    }
     let mut kept = text.chars().filter(|c| !c.is_control());
     let mut out: String = kept.by_ref().take(max).collect();
     if kept.next().is_some() {

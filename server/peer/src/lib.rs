@@ -20,6 +20,7 @@
 //! | [`skills`] | the answers: the table query within the grant (`skills::query`), budgets, tickets — deterministic |
 //! | [`executor`] | the A2A entry point: which skill answers a message |
 //! | [`card`] | its agent card: one skill per capability, granted columns only |
+//! | [`echo`] | `peer echo`: a trivial provider answering every `SendMessage` at once (the gateway benchmark's backend) |
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
 //! | [`mcp`] | the MCP data plane (`peer mcp`, its own process): `query_records`, decided against the caller's contract on every call |
 //! | [`task_store`] | a bounded A2A task store |
@@ -40,6 +41,7 @@ pub mod client;
 pub mod config;
 pub mod contracts;
 pub mod datasets;
+pub mod echo;
 pub mod executor;
 pub mod mcp;
 pub mod negotiation;

@@ -67,6 +67,19 @@ enum Command {
         #[arg(long, env = "PEER_DATABASE")]
         database: Option<PathBuf>,
     },
+    /// Serve a trivial echo provider (benchmarks): `/health`, a card and
+    /// `POST /a2a` answering every `SendMessage` at once with its input.
+    Echo {
+        /// Its system id (the identity `/health` reports).
+        #[arg(long)]
+        system: String,
+        /// Listen address (IP:port).
+        #[arg(long)]
+        listen: String,
+        /// The env var holding its bearer token.
+        #[arg(long)]
+        token_env: String,
+    },
     /// Call a capability of another peer through the hub; prints the hub's
     /// JSON answer.
     Call {
@@ -234,6 +247,7 @@ fn service_name(command: &Command) -> String {
         | Command::Inbox { config, .. }
         | Command::Trail { config, .. }
         | Command::Check { config } => config,
+        Command::Echo { system, .. } => return format!("peer-{system}"),
     };
     match PeerConfig::load(config) {
         Ok(c) => format!("peer-{}", c.system),
@@ -278,6 +292,18 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             let token = Token::from_env(&config.token_env)?;
             let database = database.unwrap_or_else(|| config.database.clone());
             peer::mcp::serve(config, token, listen, &database).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Echo {
+            system,
+            listen,
+            token_env,
+        } => {
+            if !exchange::id::is_valid(&system) {
+                bail!("--system `{system}` is not a system id");
+            }
+            let token = Token::from_env(&token_env)?;
+            peer::echo::serve(peer::echo::Echo { system, token }, &listen).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Call {

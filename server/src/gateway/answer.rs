@@ -15,6 +15,7 @@
 //! the rules for what an answer means can be read (and changed) without
 //! the plumbing around them.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use a2a::SendMessageResponse;
@@ -81,11 +82,70 @@ pub(super) struct Reply {
 /// `null` until an artifact holds one.
 pub(super) fn interpret_answer(
     id: &str,
-    status: reqwest::StatusCode,
+    status: http::StatusCode,
     body: &[u8],
     accepts_task: bool,
 ) -> Result<Reply, Failure> {
     let fail = |message: String| Failure::provider(peer_error(message));
+    let response = match status.is_success().then(|| read_success(body)).flatten() {
+        Some(response) => response,
+        None => read_slowly(id, status, body, fail)?,
+    };
+    let result = match (&response, wire::parse_answer(&response)) {
+        (_, Ok(result)) => result,
+        (SendMessageResponse::Task(t), Err(_)) if accepts_task && !completed(t) => Value::Null,
+        (_, Err(e)) => return Err(fail(format!("{id}'s answer: {e}"))),
+    };
+    Ok(Reply { result, response })
+}
+
+/// A JSON-RPC answer as nearly every provider sends it: a `result` holding
+/// a Message or a Task, no `error`.
+#[derive(Deserialize)]
+struct Success {
+    #[serde(default)]
+    result: Option<Answer>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// A `SendMessage` result, read straight into its A2A type.
+#[derive(Deserialize)]
+struct Answer {
+    #[serde(default)]
+    task: Option<a2a::Task>,
+    #[serde(default)]
+    message: Option<a2a::Message>,
+}
+
+/// The hot path: the bytes read once, straight into the A2A answer (no
+/// tree of the whole body first, no second pass through `Value`s). `None`
+/// for anything else (an error, no result, a result of another shape),
+/// which [`read_slowly`] reads and explains.
+fn read_success(body: &[u8]) -> Option<SendMessageResponse> {
+    let answer: Success = serde_json::from_slice(body).ok()?;
+    if answer.error.is_some() {
+        return None;
+    }
+    match answer.result? {
+        // The task first, as `SendMessageResponse` reads a result naming
+        // both.
+        Answer { task: Some(t), .. } => Some(SendMessageResponse::Task(t)),
+        Answer {
+            message: Some(m), ..
+        } => Some(SendMessageResponse::Message(m)),
+        Answer { .. } => None,
+    }
+}
+
+/// Any answer, read as a JSON tree: the A2A answer, or the failure with
+/// the peer's own words.
+fn read_slowly(
+    id: &str,
+    status: http::StatusCode,
+    body: &[u8],
+    fail: impl Fn(String) -> Failure,
+) -> Result<SendMessageResponse, Failure> {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let rpc_error = parsed
         .as_ref()
@@ -128,17 +188,11 @@ pub(super) fn interpret_answer(
     else {
         return Err(fail(format!("{id}'s JSON-RPC answer has no result")));
     };
-    let response: SendMessageResponse = serde_json::from_value(result).map_err(|e| {
+    serde_json::from_value(result).map_err(|e| {
         fail(format!(
             "{id}'s answer is not an A2A SendMessage response: {e}"
         ))
-    })?;
-    let result = match (&response, wire::parse_answer(&response)) {
-        (_, Ok(result)) => result,
-        (SendMessageResponse::Task(t), Err(_)) if accepts_task && !completed(t) => Value::Null,
-        (_, Err(e)) => return Err(fail(format!("{id}'s answer: {e}"))),
-    };
-    Ok(Reply { result, response })
+    })
 }
 
 /// Whether a task reached `completed` (its result must then be there).

@@ -14,6 +14,10 @@
 //! of clients, tokens or deadlines, while this file does the I/O and
 //! nothing else.
 
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use http_body_util::Full;
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
@@ -29,7 +33,6 @@ use crate::registry::model::System;
 use crate::surface::bridge::{self, Method};
 use a2a::{SendMessageConfiguration, SendMessageRequest};
 use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
-use exchange::http::{read_limited, transport_failure};
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::telemetry;
 use exchange::wire;
@@ -154,8 +157,6 @@ impl Gateway {
             metadata: None,
             tenant: None,
         };
-        let params = serde_json::to_value(params)
-            .map_err(|e| Failure::provider(peer_error(format!("encoding the call: {e}"))))?;
         let rpc = Rpc {
             system,
             caller,
@@ -163,7 +164,7 @@ impl Gateway {
             deadline,
             deadline_ms,
         };
-        let (status, body) = self.rpc(&rpc, Method::SendMessage, params).await?;
+        let (status, body) = self.rpc(&rpc, Method::SendMessage, &params).await?;
         interpret_answer(&system.id, status, &body, task.is_some())
     }
 
@@ -177,8 +178,8 @@ impl Gateway {
         &self,
         rpc: &Rpc<'_>,
         method: Method,
-        params: Value,
-    ) -> Result<(reqwest::StatusCode, Vec<u8>), Failure> {
+        params: impl Serialize,
+    ) -> Result<(http::StatusCode, Vec<u8>), Failure> {
         let Rpc {
             system,
             caller,
@@ -199,24 +200,32 @@ impl Gateway {
             });
         };
         let version = self.board.version(id);
-        let (name, params) = match version {
-            A2aVersion::V1_0 => (method.name(A2aVersion::V1_0), params),
-            A2aVersion::V0_3 => (
-                method.name(A2aVersion::V0_3),
-                bridge::params_to_v03(method, params).map_err(|e| {
+        let encoding =
+            |e: serde_json::Error| Failure::provider(peer_error(format!("encoding the call: {e}")));
+        let no_method = || {
+            Failure::provider(peer_error(format!(
+                "{id} speaks A2A {} and has no method for {method:?}",
+                version.as_str()
+            )))
+        };
+        // v1.0, the hot path: the typed params straight to bytes, no JSON
+        // tree in between.
+        let body = match version {
+            A2aVersion::V1_0 => {
+                let name = method.name(A2aVersion::V1_0).ok_or_else(no_method)?;
+                encode_request(&envelope.request_id, name, &params).map_err(encoding)?
+            }
+            A2aVersion::V0_3 => {
+                let params = serde_json::to_value(&params).map_err(encoding)?;
+                let params = bridge::params_to_v03(method, params).map_err(|e| {
                     Failure::provider(peer_error(format!(
                         "{id} speaks A2A v0.3 and this call has no v0.3 form: {e}"
                     )))
-                })?,
-            ),
+                })?;
+                let name = method.name(A2aVersion::V0_3).ok_or_else(no_method)?;
+                encode_request(&envelope.request_id, name, &params).map_err(encoding)?
+            }
         };
-        let Some(name) = name else {
-            return Err(Failure::provider(peer_error(format!(
-                "{id} speaks A2A {} and has no method for {method:?}",
-                version.as_str()
-            ))));
-        };
-        let body = wire::jsonrpc_request(&envelope.request_id, name, params);
         // Where the provider's card says it listens (under its registered
         // base URL), else where every reference peer does.
         let url = self
@@ -230,12 +239,28 @@ impl Gateway {
                     wire::A2A_JSONRPC_PATH
                 )
             });
-        let mut request = self
-            .client
-            .post(url)
-            .bearer_auth(token)
-            .header(CALLER_HEADER, caller)
-            .json(&body);
+        let Some(uri) = self.providers.uri(&url) else {
+            return Err(Failure {
+                nc: peer_error(format!("{id}'s A2A URL is not a URL")),
+                blame: Blame::Hub,
+                code: None,
+            });
+        };
+        let Some(authorization) = bearer(&token) else {
+            // The hub's own configuration, as a missing token is.
+            return Err(Failure {
+                nc: NotConnected::new(
+                    ReasonCode::AuthRejected,
+                    format!("the hub's token for {id} is not a valid HTTP header value"),
+                ),
+                blame: Blame::Hub,
+                code: None,
+            });
+        };
+        let mut request = http::Request::post(uri)
+            .header(AUTHORIZATION, authorization)
+            .header(HeaderName::from_static(CALLER_HEADER), caller)
+            .header(CONTENT_TYPE, "application/json");
         for (name, value) in envelope.forward_headers(version) {
             // Traces exported: the new span id is the forward span's, so
             // the provider's span is its child (same trace id either way).
@@ -245,14 +270,16 @@ impl Gateway {
                 }
                 _ => value,
             };
-            request = request.header(name, value);
+            request = request.header(HeaderName::from_static(name), value);
         }
-        let exchange = async {
-            let resp = request.send().await?;
-            let status = resp.status();
-            let body = read_limited(resp, MAX_ANSWER_BODY).await?;
-            Ok::<_, reqwest::Error>((status, body))
-        };
+        let request = request
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| Failure {
+                nc: peer_error(format!("the call to {id} has a header HTTP refuses: {e}")),
+                blame: Blame::Hub,
+                code: None,
+            })?;
+        let exchange = self.providers.send(id, request, MAX_ANSWER_BODY);
         let (status, body) = match tokio::time::timeout_at(deadline, exchange).await {
             Err(_) => {
                 return Err(Failure::provider(NotConnected::new(
@@ -260,7 +287,7 @@ impl Gateway {
                     format!("{id} did not answer within {deadline_ms} ms"),
                 )))
             }
-            Ok(Err(e)) => return Err(Failure::provider(transport_failure(id, &e))),
+            Ok(Err(nc)) => return Err(Failure::provider(nc)),
             Ok(Ok(x)) => x,
         };
         let Some(body) = body else {
@@ -273,6 +300,32 @@ impl Gateway {
             A2aVersion::V0_3 => Ok((status, answer_to_v1(method, body))),
         }
     }
+}
+
+/// `Bearer <token>`, marked sensitive (never logged by the HTTP stack);
+/// `None` for a token HTTP refuses as a header value.
+fn bearer(token: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// A JSON-RPC 2.0 request object as bytes (the shape of
+/// [`wire::jsonrpc_request`], serialised from `params` directly).
+fn encode_request(id: &str, method: &str, params: &impl Serialize) -> serde_json::Result<Vec<u8>> {
+    #[derive(Serialize)]
+    struct Request<'a, P> {
+        jsonrpc: &'static str,
+        id: &'a str,
+        method: &'a str,
+        params: &'a P,
+    }
+    serde_json::to_vec(&Request {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
 }
 
 /// Everything about one JSON-RPC call to a provider but the method.

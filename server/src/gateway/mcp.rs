@@ -157,7 +157,7 @@ impl Gateway {
             done,
             super::pipeline::Shown {
                 method: "tools/call",
-                input: None,
+                input: super::pipeline::ShownInput::None,
                 capability: None,
             },
         )

@@ -68,6 +68,7 @@ use crate::traffic::Traffic;
 use exchange::audit::AuditTrail;
 
 mod answer;
+mod client;
 mod forward;
 mod http;
 pub mod mcp;
@@ -91,6 +92,11 @@ pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 /// the per-call deadline bounds everything anyway.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(1000);
 
+/// Idle connections kept per provider: more than the calls a provider
+/// sees at once under load, so a busy provider's connections are reused,
+/// not closed and opened again.
+const MAX_IDLE_PER_PROVIDER: usize = 256;
+
 /// The gateway: shared by the HTTP handler and the hub's own callers.
 pub struct Gateway {
     registry: Arc<Registry>,
@@ -106,7 +112,8 @@ pub struct Gateway {
     traffic: Arc<Traffic>,
     /// Every negotiation turn that crossed the hub.
     negotiations: Negotiations,
-    client: reqwest::Client,
+    /// The pooled HTTP client for providers.
+    providers: client::Providers,
     /// The consults currently running, so a duplicate that arrives while
     /// the first is in flight waits for its answer instead of executing
     /// the consult a second time.
@@ -141,13 +148,6 @@ impl Gateway {
         records: TaskRecords,
         negotiations: Negotiations,
     ) -> Result<Self, GatewayError> {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(32)
-            .tcp_nodelay(true)
-            .build()?;
         Ok(Self {
             registry,
             board,
@@ -158,7 +158,7 @@ impl Gateway {
             records,
             traffic: Arc::new(Traffic::new()),
             negotiations,
-            client,
+            providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER),
             in_flight: replay::InFlight::default(),
         })
     }

@@ -20,20 +20,33 @@ use exchange::envelope::Envelope;
 use exchange::reason::CallResult;
 
 /// What the traffic learns about a call beyond its audit record.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Shown<'a> {
     /// The A2A method (or `tools/call`).
     pub(crate) method: &'static str,
-    /// The capability input as the caller sent it.
-    pub(crate) input: Option<&'a Value>,
+    /// What of the capability input the inspector may show
+    /// ([`Gateway::shown_input`]).
+    pub(crate) input: ShownInput,
     /// The capability the exchange is about when the audit record names
     /// something else (a task operation: the task's capability).
     pub(crate) capability: Option<&'a str>,
 }
 
+/// The inspector's view of a call's input, cut when the call arrives so
+/// the input itself need not be kept (cloned) until the call ends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ShownInput {
+    /// The call carried no input.
+    None,
+    /// It did, and no input schema lets any of it be shown.
+    Hidden,
+    /// What may be shown of it.
+    Shown(Value),
+}
+
 impl<'a> Shown<'a> {
-    /// A `SendMessage` with this input.
-    pub(crate) fn message(input: Option<&'a Value>) -> Self {
+    /// A `SendMessage` whose input the inspector sees as `input`.
+    pub(crate) fn message(input: ShownInput) -> Self {
         Self {
             method: "SendMessage",
             input,
@@ -43,6 +56,21 @@ impl<'a> Shown<'a> {
 }
 
 impl Gateway {
+    /// What of `input`, an input to `capability`, the inspector may show:
+    /// only an input inside the capability's input schema, cut to the
+    /// properties it names.
+    pub(super) fn shown_input(&self, capability: &str, input: &Value) -> ShownInput {
+        let loaded = self.registry.snapshot();
+        match loaded
+            .contracts
+            .get(capability)
+            .and_then(|c| c.shown_input(input))
+        {
+            Some(kept) => ShownInput::Shown(kept),
+            None => ShownInput::Hidden,
+        }
+    }
+
     /// Hands one finished exchange to the traffic.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn observe(
@@ -84,19 +112,13 @@ impl Gateway {
         };
         let contract = loaded.contracts.get(capability);
         let mut notes = Vec::new();
-        let request = match (shown.input, contract.as_deref()) {
-            (Some(input), Some(c)) => {
-                let kept = c.shown_input(input);
-                if kept.is_none() {
-                    notes.push("input not shown: no input schema names it");
-                }
-                kept
-            }
-            (Some(_), None) => {
+        let request = match shown.input {
+            ShownInput::Shown(kept) => Some(kept),
+            ShownInput::Hidden => {
                 notes.push("input not shown: no input schema names it");
                 None
             }
-            (None, _) => None,
+            ShownInput::None => None,
         };
         // The capability result: for a task operation, the task's artifact.
         let answer = match (result, &task) {

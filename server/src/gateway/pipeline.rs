@@ -34,14 +34,14 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::forward::{Blame, Failure, Leg, Reply};
-pub(super) use super::observe::Shown;
+pub(super) use super::observe::{Shown, ShownInput};
 use super::task_submit::TaskAsk;
 use super::{replay, Gateway};
 use crate::auth::AuthContext;
 use crate::registry::model::CapabilityKind;
 use a2a::SendMessageResponse;
 use exchange::audit::{AuditRecord, Outcome, Role};
-use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
 use exchange::telemetry;
 use exchange::text::clip;
@@ -228,8 +228,17 @@ impl Gateway {
     /// forwarding and recording it, and a bug cannot take the connection's
     /// task down with it (it becomes a `PEER_ERROR` answered with 500).
     pub async fn run(self: Arc<Self>, incoming: Incoming) -> Handled {
-        let headers = incoming.headers.clone();
-        match tokio::spawn(async move { self.handle(incoming).await }).await {
+        // What the answer to a failed task needs of the envelope: its
+        // request id and trace, not a copy of every header.
+        let mut headers = HeaderMap::new();
+        for name in [REQUEST_ID_HEADER, TRACEPARENT_HEADER] {
+            if let Some(v) = incoming.headers.get(name) {
+                headers.insert(name, v.clone());
+            }
+        }
+        // Boxed: the pipeline's future is large, and tokio moves a task's
+        // future several times while spawning it; a box moves as a pointer.
+        match tokio::spawn(Box::pin(async move { self.handle(incoming).await })).await {
             Ok(handled) => handled,
             Err(e) => {
                 tracing::error!(error = %e, "gateway task failed");
@@ -270,8 +279,8 @@ impl Gateway {
             let (caller, provider, capability) =
                 (&incoming.caller, &incoming.provider, &incoming.capability);
             let shown_input = match &input {
-                Input::Parsed(v) => Some(v.clone()),
-                _ => None,
+                Input::Parsed(v) => self.shown_input(capability, v),
+                _ => ShownInput::None,
             };
             let done = match self.admit(
                 caller,
@@ -306,7 +315,7 @@ impl Gateway {
                     &envelope,
                     started,
                     done,
-                    Shown::message(shown_input.as_ref()),
+                    Shown::message(shown_input),
                 )
                 .await;
             if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
@@ -403,7 +412,7 @@ impl Gateway {
                 &envelope,
                 started,
                 done,
-                Shown::message(None),
+                Shown::message(ShownInput::None),
             )
             .await;
         Handled {
@@ -454,7 +463,7 @@ impl Gateway {
             let started = Instant::now();
             let negotiated = self.negotiated(capability);
             let sent = negotiated.as_ref().map(|_| input.clone());
-            let shown_input = input.clone();
+            let shown_input = self.shown_input(capability, &input);
             let done = if envelope.version_supported() {
                 self.dispatch(
                     caller,
@@ -477,7 +486,7 @@ impl Gateway {
                     &envelope,
                     started,
                     done,
-                    Shown::message(Some(&shown_input)),
+                    Shown::message(shown_input),
                 )
                 .await;
             if let (Some(data_capability), Some(sent)) = (negotiated, sent) {

@@ -193,7 +193,7 @@ impl Gateway {
             done,
             Shown {
                 method: incoming.op.audit_name(),
-                input: None,
+                input: super::pipeline::ShownInput::None,
                 capability: about.as_deref(),
             },
         )
@@ -298,7 +298,7 @@ pub(super) enum Read {
 /// code; anything else is `PEER_ERROR`.
 pub(super) fn read_task_answer(
     id: &str,
-    status: reqwest::StatusCode,
+    status: http::StatusCode,
     body: &[u8],
     op: &TaskOp,
 ) -> Result<Read, Failure> {
@@ -392,7 +392,7 @@ mod tests {
         // An empty list, as ProtoJSON writes it (no `tasks`), is empty.
         let op = TaskOp::List(serde_json::from_value(json!({})).expect("params"));
         let empty = br#"{"jsonrpc":"2.0","id":1,"result":{"nextPageToken":"","pageSize":50}}"#;
-        match read_task_answer("p", reqwest::StatusCode::OK, empty, &op) {
+        match read_task_answer("p", http::StatusCode::OK, empty, &op) {
             Ok(Read::Result(v)) => assert_eq!(v["tasks"], json!([])),
             _ => panic!("an empty list is a list"),
         }
@@ -405,7 +405,7 @@ mod tests {
             history_length: None,
             tenant: None,
         });
-        let ok = reqwest::StatusCode::OK;
+        let ok = http::StatusCode::OK;
         let err = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"task is not cancelable"}}"#;
         match read_task_answer("p", ok, err, &op) {
             Ok(Read::Error { code, message }) => {

@@ -13,8 +13,9 @@ use super::{Exchange, Labels};
 /// Exchanges kept per edge.
 pub const CAPACITY: usize = 20;
 
-/// The inspector's entry for one exchange.
-pub fn view(labels: &Labels, ex: &Exchange<'_>) -> ExchangeView {
+/// The inspector's entry for one exchange. The payloads move into it
+/// (nothing else reads them), the rest is copied.
+pub fn view(labels: &Labels, ex: &mut Exchange<'_>) -> ExchangeView {
     ExchangeView {
         at: exchange::audit::now(),
         method: ex.method.to_string(),
@@ -30,8 +31,8 @@ pub fn view(labels: &Labels, ex: &Exchange<'_>) -> ExchangeView {
         duration_ms: u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX),
         task_id: ex.task.as_ref().map(|(id, _)| clip(id, 128)),
         task_state: ex.task.as_ref().map(|(_, state)| clip(state, 32)),
-        request: ex.request.clone(),
-        response: ex.response.clone(),
-        payload_note: ex.payload_note.clone(),
+        request: ex.request.take(),
+        response: ex.response.take(),
+        payload_note: ex.payload_note.take(),
     }
 }

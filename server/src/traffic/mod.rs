@@ -153,11 +153,11 @@ impl Traffic {
     }
 
     /// Counts one finished exchange.
-    pub fn observe(&self, topology: &Topology, ex: Exchange<'_>) {
+    pub fn observe(&self, topology: &Topology, mut ex: Exchange<'_>) {
         let labels = Labels::of(topology, ex.caller, ex.provider, ex.capability);
         self.prometheus.observe(&labels, &ex);
         let now = Instant::now();
-        let view = labels.known().then(|| inspector::view(&labels, &ex));
+        let view = labels.known().then(|| inspector::view(&labels, &mut ex));
         let Ok(mut state) = self.state.lock() else {
             return;
         };

@@ -417,26 +417,11 @@ impl Stack {
             "{} missing: run scripts/setup test",
             python.display()
         );
-        self.tokens
-            .insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
-        let port = self.register_section(id);
-        let log_path = self.dir.path().join(format!("{id}.log"));
-        let log = std::fs::File::create(&log_path).expect("log");
-        let child = Command::new(python)
+        let mut program = Command::new(python);
+        program
             .arg(repo().join("server/tests/agents/v03_provider.py"))
-            .args(["--system", id, "--name", id, "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--token-env")
-            .arg(token_env(id))
-            .envs(self.envs())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spawn the v0.3 provider");
-        self.peers.insert(id.to_string(), child);
-        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
-        self.kill_hub();
-        self.start_hub().await;
+            .args(["--system", id, "--name", id, "--listen"]);
+        self.start_registered(id, program).await;
         // The prober fetches cards on its first round: wait for it.
         let card_url = format!("{}/a2a/{id}/.well-known/agent-card.json", self.hub_url());
         let caller = self.topology["rules"]
@@ -469,6 +454,42 @@ impl Stack {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("the hub never read {id}'s card: {}", self.hub_log());
+    }
+
+    /// Adds the benchmark's echo provider (`peer echo`, answering every
+    /// `SendMessage` at once) the way an operator adds any peer: its
+    /// topology section (`config/peers/<id>.topology.yaml`), its token in
+    /// the hub's environment (the hub restarts on the same database), its
+    /// process. Waits until a call through the hub connects.
+    pub async fn add_echo(&mut self, id: &str) {
+        let mut program = Command::new(peer_bin());
+        program.args(["echo", "--system", id, "--listen"]);
+        self.start_registered(id, program).await;
+    }
+
+    /// Starts `program` (its arguments ending in `--listen`) as provider
+    /// `id`: a token in the hub's environment, its topology section, the
+    /// process on the section's port with `--token-env`, then the hub
+    /// restarted on the same database to read both.
+    async fn start_registered(&mut self, id: &str, mut program: Command) {
+        self.tokens
+            .insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
+        let port = self.register_section(id);
+        let log_path = self.dir.path().join(format!("{id}.log"));
+        let log = std::fs::File::create(&log_path).expect("log");
+        let child = program
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--token-env")
+            .arg(token_env(id))
+            .envs(self.envs())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn provider {id}: {e}"));
+        self.peers.insert(id.to_string(), child);
+        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
+        self.kill_hub();
+        self.start_hub().await;
     }
 
     /// The topology the hub was given, for tests that edit it.

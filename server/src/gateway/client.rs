@@ -1,0 +1,111 @@
+//! The gateway's HTTP client for the provider's leg of a call (DESIGN.md
+//! §4, "Peer to peer": forward with envelope; §1: a provider can be down,
+//! slow or lying).
+//!
+//! hyper's pooled HTTP/1.1 client (`hyper-util`'s, the one reqwest is built
+//! on) used directly: a provider is `http://host:port` (the registry
+//! refuses anything else), so none of reqwest's layers is needed — no
+//! redirects (the registry says where a provider is; a hub never follows
+//! one elsewhere with the provider's token), no proxy, no TLS — and each
+//! of those layers cost every call (reqwest parses the URL twice more per
+//! request, for its redirect policy). Issue 14 measured it on the hot path.
+//!
+//! What this file promises the caller (`forward`): the answer is read up
+//! to a limit and no further, and a failure becomes one reason code with a
+//! detail naming the provider, never its URL
+//! ([`exchange::http::transport_failure_of`]). The deadline is the
+//! caller's: it wraps the whole exchange.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use exchange::http::transport_failure_of;
+use exchange::reason::NotConnected;
+
+/// The pooled client, one for every provider.
+pub(super) struct Providers {
+    client: Client<HttpConnector, Full<Bytes>>,
+    /// Provider URLs already parsed (they come from the registry and the
+    /// providers' cards, never from a caller); emptied if it ever holds
+    /// [`Providers::MAX_URLS`].
+    uris: RwLock<HashMap<String, Uri>>,
+}
+
+/// What came back: the status and the body, `None` when it is larger
+/// than the limit.
+pub(super) type Answer = (StatusCode, Option<Vec<u8>>);
+
+impl Providers {
+    /// More distinct URLs than any registry has providers.
+    const MAX_URLS: usize = 1024;
+
+    /// A client that connects within `connect_timeout` and keeps up to
+    /// `max_idle` idle connections per provider for 30 s.
+    pub(super) fn new(connect_timeout: Duration, max_idle: usize) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(connect_timeout));
+        connector.set_nodelay(true);
+        connector.enforce_http(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(max_idle)
+            .build(connector);
+        Self {
+            client,
+            uris: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// `url` parsed, from the map when it was parsed before; `None` if it
+    /// is not a URL.
+    pub(super) fn uri(&self, url: &str) -> Option<Uri> {
+        if let Some(known) = self.uris.read().ok().and_then(|m| m.get(url).cloned()) {
+            return Some(known);
+        }
+        let parsed: Uri = url.parse().ok()?;
+        if let Ok(mut map) = self.uris.write() {
+            if map.len() >= Self::MAX_URLS {
+                map.clear();
+            }
+            map.insert(url.to_string(), parsed.clone());
+        }
+        Some(parsed)
+    }
+
+    /// Sends `request` and reads the answer's body up to `limit` bytes;
+    /// a transport failure is the reason code for provider `id`.
+    pub(super) async fn send(
+        &self,
+        id: &str,
+        request: Request<Full<Bytes>>,
+        limit: usize,
+    ) -> Result<Answer, NotConnected> {
+        let resp = self
+            .client
+            .request(request)
+            .await
+            .map_err(|e| transport_failure_of(id, &e, e.is_connect()))?;
+        let status = resp.status();
+        let mut body = resp.into_body();
+        let mut buf = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| transport_failure_of(id, &e, false))?;
+            if let Ok(data) = frame.into_data() {
+                if buf.len() + data.len() > limit {
+                    return Ok((status, None));
+                }
+                buf.extend_from_slice(&data);
+            }
+        }
+        Ok((status, Some(buf)))
+    }
+}
