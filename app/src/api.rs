@@ -226,6 +226,21 @@ pub fn current_path() -> String {
     }
 }
 
+/// The query string of the current location (`?next=...`, or empty).
+pub fn current_query() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        leptos::prelude::window()
+            .location()
+            .search()
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        String::new()
+    }
+}
+
 #[cfg(not(feature = "hydrate"))]
 fn browser_only() -> ApiFailure {
     ApiFailure::local("only the browser calls the hub's /api")
@@ -233,9 +248,14 @@ fn browser_only() -> ApiFailure {
 
 #[cfg(feature = "hydrate")]
 mod browser {
+    //! The request itself is not generic ([`request`]: method, path, body
+    //! text in; status checked, body text out): its code, and the fetch
+    //! and error handling in it, exist once in the wasm. Only the JSON
+    //! (de)serialisation is per type (issue 14: the bundle).
+
     use std::cell::RefCell;
 
-    use gloo_net::http::{Request, RequestBuilder, Response};
+    use gloo_net::http::{Request, RequestBuilder};
     use serde::de::DeserializeOwned;
     use serde::Serialize;
 
@@ -251,20 +271,73 @@ mod browser {
         ApiFailure::local(format!("the hub could not be reached: {e}"))
     }
 
+    fn not_understood(e: serde_json::Error) -> ApiFailure {
+        ApiFailure::local(format!("the hub's answer was not understood: {e}"))
+    }
+
+    fn empty_answer() -> ApiFailure {
+        ApiFailure::local("the hub sent an empty answer")
+    }
+
     /// The token, asking the hub for the session if the page has none yet.
     async fn csrf() -> Result<String, ApiFailure> {
         if let Some(t) = CSRF.with(|c| c.borrow().clone()) {
             return Ok(t);
         }
-        let s: SessionView = get_json(crate::routes::SESSION, true).await?;
+        let text = respond(get(crate::routes::SESSION).build(), true).await?;
+        let s: SessionView = parse(text)?.ok_or_else(empty_answer)?;
         CSRF.with(|c| *c.borrow_mut() = Some(s.csrf_token.clone()));
         Ok(s.csrf_token)
     }
 
-    async fn read<T: DeserializeOwned>(
-        res: Response,
+    /// A `GET` of `path` that asks for JSON.
+    fn get(path: &str) -> RequestBuilder {
+        Request::get(path).header("Accept", "application/json")
+    }
+
+    /// `GET` (`method` `None`) or a state-changing `method` with `body`
+    /// (JSON text) and, when `leave_on_401` (every call but the login), the
+    /// CSRF token.
+    async fn request(
+        method: Option<Method>,
+        path: &str,
+        body: Option<String>,
         leave_on_401: bool,
-    ) -> Result<Option<T>, ApiFailure> {
+    ) -> Result<Option<String>, ApiFailure> {
+        let builder = match method {
+            None => get(path),
+            Some(m) => {
+                let builder = match m {
+                    Method::Post => Request::post(path),
+                    Method::Put => Request::put(path),
+                    Method::Delete => Request::delete(path),
+                };
+                let builder = builder.header("Accept", "application/json");
+                // The login has no session yet, so no token; everything
+                // else does.
+                if leave_on_401 {
+                    builder.header(CSRF_HEADER, &csrf().await?)
+                } else {
+                    builder
+                }
+            }
+        };
+        let req = match body {
+            Some(b) => builder.header("Content-Type", "application/json").body(b),
+            None => builder.build(),
+        };
+        respond(req, leave_on_401).await
+    }
+
+    /// Sends `req`: the answer's text, `None` for `204` or an empty body.
+    /// A `401` sends the page to the login when `leave_on_401`.
+    async fn respond(
+        req: Result<Request, gloo_net::Error>,
+        leave_on_401: bool,
+    ) -> Result<Option<String>, ApiFailure> {
+        let req =
+            req.map_err(|e| ApiFailure::local(format!("could not build the request: {e}")))?;
+        let res = req.send().await.map_err(network)?;
         let status = res.status();
         if status == 401 && leave_on_401 {
             go_to(&login_url(&current_path()));
@@ -277,26 +350,21 @@ mod browser {
             return Ok(None);
         }
         let text = res.text().await.map_err(network)?;
-        if text.trim().is_empty() {
-            return Ok(None);
-        }
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| ApiFailure::local(format!("the hub's answer was not understood: {e}")))
+        Ok((!text.trim().is_empty()).then_some(text))
+    }
+
+    /// The answer as a `T` (`None` when there was none).
+    fn parse<T: DeserializeOwned>(text: Option<String>) -> Result<Option<T>, ApiFailure> {
+        text.map(|t| serde_json::from_str(&t).map_err(not_understood))
+            .transpose()
     }
 
     pub(super) async fn get_json<T: DeserializeOwned>(
         path: &str,
         leave_on_401: bool,
     ) -> Result<T, ApiFailure> {
-        let res = Request::get(path)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .map_err(network)?;
-        read(res, leave_on_401)
-            .await?
-            .ok_or_else(|| ApiFailure::local("the hub sent an empty answer"))
+        let text = request(None, path, None, leave_on_401).await?;
+        parse(text)?.ok_or_else(empty_answer)
     }
 
     pub(super) async fn send_json<B: Serialize, T: DeserializeOwned>(
@@ -305,23 +373,14 @@ mod browser {
         body: Option<&B>,
         leave_on_401: bool,
     ) -> Result<Option<T>, ApiFailure> {
-        let builder: RequestBuilder = match method {
-            Method::Post => Request::post(path),
-            Method::Put => Request::put(path),
-            Method::Delete => Request::delete(path),
-        };
-        let mut builder = builder.header("Accept", "application/json");
-        // The login has no session yet, so no token; everything else does.
-        if leave_on_401 {
-            builder = builder.header(CSRF_HEADER, &csrf().await?);
-        }
-        let req = match body {
-            Some(b) => builder.json(b),
-            None => builder.build(),
-        }
-        .map_err(|e| ApiFailure::local(format!("could not build the request: {e}")))?;
-        let res = req.send().await.map_err(network)?;
-        read(res, leave_on_401).await
+        let body = body
+            .map(|b| {
+                serde_json::to_string(b)
+                    .map_err(|e| ApiFailure::local(format!("could not build the request: {e}")))
+            })
+            .transpose()?;
+        let text = request(Some(method), path, body, leave_on_401).await?;
+        parse(text)
     }
 }
 

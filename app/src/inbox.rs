@@ -12,7 +12,6 @@
 //! frame and says it is loading) and reloaded after every decision.
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 
 use crate::api::{self, Method};
 use crate::dto::{ApprovalStatus, BudgetPlanView, InboxPageView, ProposedActionView};
@@ -87,7 +86,6 @@ pub fn InboxPage() -> impl IntoView {
     Effect::new(move |_| ctx.reload());
 
     view! {
-        <Title text="Inbox — Wall Street"/>
         <header class="topbar">
             <h1>"Wall Street"</h1>
             <nav class="nav" aria-label="Pages">

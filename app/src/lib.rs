@@ -15,15 +15,17 @@ pub mod session;
 pub mod untrusted;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::{
-    components::{Route, Router, Routes},
-    SsrMode, StaticSegment,
-};
+
+use routes::Page;
 
 /// The HTML document around the app: the hub's SSR handler renders it, and
 /// it pulls in the hydration script that boots the wasm bundle.
+///
+/// The head is the server's alone (only the body is hydrated): the page's
+/// title and the stylesheet are plain tags here, so the browser bundle
+/// carries no head-management code.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let title = current_page().title();
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -34,7 +36,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <HydrationScripts options/>
                 // No favicon request: a 404 would be a console error in every page load.
                 <link rel="icon" href="data:,"/>
-                <MetaTags/>
+                <link rel="stylesheet" id="leptos" href="/pkg/wall-street.css"/>
+                <title>{title}</title>
             </head>
             <body>
                 <App/>
@@ -43,27 +46,62 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The application root: routes of the canvas UI.
+/// The page the current request (server) or location (browser) asks for.
+///
+/// Both sides pick the page from the same path with [`Page::from_path`], so
+/// hydration finds the DOM the server rendered. There is no client-side
+/// router: the links between pages are full page loads, each rendered by
+/// the server for the session (issue 14: the router was a twentieth of the
+/// browser bundle for three fixed paths).
+pub fn current_page() -> Page {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .map(|parts| Page::from_path(parts.uri.path()))
+            .unwrap_or(Page::NotFound)
+    }
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        Page::from_path(&window().location().pathname().unwrap_or_default())
+    }
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    {
+        Page::NotFound
+    }
+}
+
+/// The application root: the page of the current path.
 ///
 /// `/login` is the only public page; the hub redirects every other page
 /// there when there is no session, and `/api` refuses it with `401`.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
     session::provide_session();
-    view! {
-        <Stylesheet id="leptos" href="/pkg/wall-street.css"/>
-        <Title text="Wall Street"/>
-        <Router>
-            <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
-                // Async: the page is sent once the topology is in it, so the
-                // first HTML already shows the graph (no streamed fill-in).
-                <Route path=StaticSegment("") view=canvas::CanvasPage ssr=SsrMode::Async/>
-                <Route path=StaticSegment("inbox") view=inbox::InboxPage/>
-                <Route path=StaticSegment("login") view=login::LoginPage/>
-            </Routes>
-        </Router>
+    match current_page() {
+        Page::Canvas => view! { <canvas::CanvasPage/> }.into_any(),
+        Page::Inbox => view! { <inbox::InboxPage/> }.into_any(),
+        Page::Login => view! { <login::LoginPage/> }.into_any(),
+        Page::NotFound => view! { <p class="not-found">"Page not found."</p> }.into_any(),
     }
+}
+
+/// The pages the hub renders, for its axum router: each [`Page`] path with
+/// how it is streamed. The canvas is sent once the topology is in it
+/// (`Async`), so the first HTML already shows the graph (no streamed
+/// fill-in).
+#[cfg(feature = "ssr")]
+pub fn page_routes() -> Vec<leptos_axum::AxumRouteListing> {
+    use leptos_router::{Method, SsrMode};
+    Page::ALL
+        .iter()
+        .map(|page| {
+            let mode = match page {
+                Page::Canvas => SsrMode::Async,
+                _ => SsrMode::OutOfOrder,
+            };
+            leptos_axum::AxumRouteListing::new(page.path().to_string(), mode, [Method::Get], vec![])
+        })
+        .collect()
 }
 
 /// Entry point of the wasm bundle: takes over the server-rendered DOM.

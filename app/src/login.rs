@@ -8,8 +8,6 @@
 
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
-use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
 
 use crate::api::{self, safe_next};
 use crate::dto::{LoginRequest, SessionView};
@@ -29,8 +27,6 @@ fn refusal_text(f: &api::ApiFailure) -> String {
 /// `/login`.
 #[component]
 pub fn LoginPage() -> impl IntoView {
-    let query = use_query_map();
-    let next = Memo::new(move |_| query.with(|q| safe_next(q.get("next").as_deref())));
     let hydrated = use_hydrated();
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
@@ -52,7 +48,7 @@ pub fn LoginPage() -> impl IntoView {
         }
         busy.set(true);
         error.set(None);
-        let target = next.get_untracked();
+        let target = safe_next(routes::query_param(&api::current_query(), "next").as_deref());
         leptos::task::spawn_local(async move {
             match api::login::<_, SessionView>(routes::LOGIN, &req).await {
                 Ok(s) => {
@@ -69,7 +65,6 @@ pub fn LoginPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Log in — Wall Street"/>
         <main class="login-page">
             <form
                 class="login-card"

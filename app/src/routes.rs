@@ -79,6 +79,102 @@ pub const TOPOLOGY_FN: &str = "/api/fn/topology";
 /// The login page: the only page served without a session.
 pub const LOGIN_PAGE: &str = "/login";
 
+/// The pages of the site: one per path, the same on the server (which
+/// renders it) and in the browser (which hydrates it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// `/`: the canvas.
+    Canvas,
+    /// `/inbox`: the approval inbox.
+    Inbox,
+    /// [`LOGIN_PAGE`].
+    Login,
+    /// Any other path.
+    NotFound,
+}
+
+impl Page {
+    /// Every page with a path.
+    pub const ALL: [Page; 3] = [Page::Canvas, Page::Inbox, Page::Login];
+
+    /// The page of `path` (a trailing `/` is ignored).
+    pub fn from_path(path: &str) -> Page {
+        match path
+            .strip_suffix('/')
+            .filter(|p| !p.is_empty())
+            .unwrap_or(path)
+        {
+            "/" | "" => Page::Canvas,
+            "/inbox" => Page::Inbox,
+            p if p == LOGIN_PAGE => Page::Login,
+            _ => Page::NotFound,
+        }
+    }
+
+    /// Its path (`/` for [`Page::NotFound`], which has none).
+    pub fn path(self) -> &'static str {
+        match self {
+            Page::Canvas | Page::NotFound => "/",
+            Page::Inbox => "/inbox",
+            Page::Login => LOGIN_PAGE,
+        }
+    }
+
+    /// The document title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Page::Canvas => "Wall Street",
+            Page::Inbox => "Inbox — Wall Street",
+            Page::Login => "Log in — Wall Street",
+            Page::NotFound => "Not found — Wall Street",
+        }
+    }
+}
+
+/// The value of `key` in a query string (`a=1&next=%2F`, with or without
+/// its `?`), percent-decoded (`+` is a space); `None` when absent or not
+/// UTF-8 once decoded.
+pub fn query_param(query: &str, key: &str) -> Option<String> {
+    query
+        .strip_prefix('?')
+        .unwrap_or(query)
+        .split('&')
+        .find_map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k)? == key)
+                .then(|| percent_decode(v))
+                .flatten()
+        })
+}
+
+/// `%XX` and `+` decoded; `None` for bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (
+                    b.get(i + 1).and_then(|&c| hex(c)),
+                    b.get(i + 2).and_then(|&c| hex(c)),
+                ) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
 /// `template` with its one `{id}` replaced by `id`, encoded as one segment.
 fn with_id(template: &str, id: &str) -> String {
     template.replacen("{id}", &encode_segment(id), 1)
@@ -161,6 +257,39 @@ pub fn encode_segment(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_are_picked_by_path() {
+        assert_eq!(Page::from_path("/"), Page::Canvas);
+        assert_eq!(Page::from_path(""), Page::Canvas);
+        assert_eq!(Page::from_path("/inbox"), Page::Inbox);
+        assert_eq!(Page::from_path("/inbox/"), Page::Inbox);
+        assert_eq!(Page::from_path("/login"), Page::Login);
+        assert_eq!(Page::from_path("/loginx"), Page::NotFound);
+        assert_eq!(Page::from_path("/inbox/x"), Page::NotFound);
+        for p in Page::ALL {
+            assert_eq!(Page::from_path(p.path()), p);
+        }
+    }
+
+    #[test]
+    fn query_params_are_decoded() {
+        assert_eq!(
+            query_param("?next=%2Finbox", "next").as_deref(),
+            Some("/inbox")
+        );
+        assert_eq!(
+            query_param("a=1&next=/x%3Fy%3D1", "next").as_deref(),
+            Some("/x?y=1")
+        );
+        assert_eq!(query_param("?next=a+b", "next").as_deref(), Some("a b"));
+        assert_eq!(query_param("?next", "next").as_deref(), Some(""));
+        assert_eq!(query_param("?nextx=1", "next"), None);
+        assert_eq!(query_param("", "next"), None);
+        // Broken escapes stay as they are; non-UTF-8 is refused.
+        assert_eq!(query_param("?next=%2", "next").as_deref(), Some("%2"));
+        assert_eq!(query_param("?next=%ff", "next"), None);
+    }
 
     #[test]
     fn edge_ids_stay_one_segment() {

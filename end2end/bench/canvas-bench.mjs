@@ -1,12 +1,29 @@
 #!/usr/bin/env node
-// Canvas benchmark: a generated topology of 500 nodes and 1,000 edges,
-// served by a real hub on its own port and database, measured in headless
-// Chromium with the Performance API. Prints figures; asserts nothing.
+// Canvas benchmark (issue 14; DESIGN.md §6, the canvas): a generated
+// topology of 500 nodes and 1,000 edges, served by a real hub on its own
+// port and database, measured in headless Chromium with the Performance
+// API, side by side with React Flow 12 on the same graph in the same sitting
+// (the anchor in ../shared/bench/reactflow, React Flow's defaults). Prints
+// figures and one table; asserts nothing.
 //
-//   node end2end/bench/canvas-bench.mjs        (scripts/bench-canvas)
+//   scripts/bench-canvas [--runs N] [--reactflow DIR | --no-reactflow] [--trace DIR]
+//
+// --runs N         N rounds, ours then React Flow's in each; the table
+//                  shows medians (default 1).
+// --reactflow DIR  the React Flow anchor (default ../shared/bench/reactflow
+//                  when it exists). It is copied to a cache directory under
+//                  the system's temp dir, `npm ci` and `node build.mjs` run
+//                  there once per version of the anchor; nothing of it
+//                  enters this repository.
+// --trace DIR      also record a Chromium performance trace (CDP tracing,
+//                  devtools.timeline) of each phase of our canvas into DIR,
+//                  with a summary of where the main thread's time went
+//                  (end2end/bench/trace-summary.mjs).
 //
 // Environment: WS_BENCH_PORT (default 3300), CHROMIUM_PATH, WS_BENCH_KEEP=1
-// to keep the temporary directory (topology, database, hub log).
+// to keep the temporary directory (topology, database, hub log),
+// WS_BENCH_HUB and WS_BENCH_SITE to measure a copy of the hub binary and of
+// target/site (a build elsewhere on the machine cannot change it mid-run).
 //
 // The topology: 100 systems, each with 2 agents and 2 datasources (500
 // nodes with them, plus the hub), each providing one capability (data-share
@@ -21,12 +38,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import * as crypto from "node:crypto";
+import { summarize } from "./trace-summary.mjs";
 import { fileURLToPath } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(REPO, "target");
-const HUB_BIN = path.join(TARGET, "release", "hub");
-const SITE = path.join(REPO, "target", "site");
+// A copy of the build can be measured instead (WS_BENCH_HUB, WS_BENCH_SITE):
+// target/ is shared by every build on the machine, and a build that starts
+// mid-run rewrites the site under the benchmark's feet.
+const HUB_BIN = process.env.WS_BENCH_HUB ?? path.join(TARGET, "release", "hub");
+const SITE = process.env.WS_BENCH_SITE ?? path.join(REPO, "target", "site");
 const PORT = Number(process.env.WS_BENCH_PORT ?? 3300);
 const BASE = `http://127.0.0.1:${PORT}`;
 const SYSTEMS = 100;
@@ -201,10 +222,312 @@ async function sweep(page, from, dx, dy, steps) {
   return perStep;
 }
 
+/** The command line: --runs N, --reactflow DIR, --no-reactflow, --trace DIR. */
+function options(argv) {
+  const o = { runs: 1, reactflow: path.resolve(REPO, "..", "shared", "bench", "reactflow"), trace: null, anchorAsked: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === "--runs") o.runs = Math.max(1, Number(value()) || 1);
+    else if (a === "--reactflow") {
+      o.reactflow = path.resolve(value());
+      o.anchorAsked = true;
+    } else if (a === "--no-reactflow") o.reactflow = null;
+    else if (a === "--trace") o.trace = path.resolve(value());
+    else throw new Error(`unknown option ${a} (see the header of end2end/bench/canvas-bench.mjs)`);
+  }
+  if (o.reactflow && !fs.existsSync(path.join(o.reactflow, "run.mjs"))) {
+    if (o.anchorAsked) throw new Error(`${o.reactflow} is not the React Flow anchor (no run.mjs)`);
+    o.reactflow = null;
+  }
+  return o;
+}
+
+/** A working copy of the React Flow anchor, installed and built: under the
+ * temp dir, keyed by the anchor's files (never inside this repository). */
+function prepareReactFlow(src) {
+  const h = crypto.createHash("sha256");
+  const walk = (d) => {
+    for (const f of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (["node_modules", "dist", "results.jsonl"].includes(f.name)) continue;
+      const p = path.join(d, f.name);
+      if (f.isDirectory()) walk(p);
+      else h.update(f.name).update(fs.readFileSync(p));
+    }
+  };
+  walk(src);
+  const dir = path.join(os.tmpdir(), `ws-bench-reactflow-${h.digest("hex").slice(0, 12)}`);
+  if (!fs.existsSync(path.join(dir, "dist", "app.js"))) {
+    console.error(`[bench] preparing the React Flow anchor in ${dir} (npm ci, node build.mjs)`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.cpSync(src, dir, { recursive: true, filter: (p) => !/\/(node_modules|dist)(\/|$)/.test(p) });
+    const env = { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" };
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir, env, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("node", ["build.mjs"], { cwd: dir, env, stdio: ["ignore", "ignore", "inherit"] });
+  }
+  return dir;
+}
+
+/** One run of the anchor (React Flow's defaults): its JSON figures. */
+function runReactFlow(dir) {
+  const out = execFileSync("node", ["run.mjs", ""], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 600_000 });
+  const line = out.split("\n").find((l) => l.startsWith("{"));
+  if (!line) throw new Error(`the React Flow anchor printed no figures:\n${out}`);
+  const r = JSON.parse(line);
+  const v = r.variants[0];
+  if (v.errors?.length) console.error(`[bench] React Flow page errors: ${v.errors.join("; ")}`);
+  return { ...v, bundle: r.bundle };
+}
+
+const round = (x) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
+
+function figures(r) {
+  const s = stats(r.frames);
+  return {
+    frames: s.frames,
+    p50: round(s.p50),
+    p95: round(s.p95),
+    max: round(s.max),
+    over50ms: s.over50ms,
+    longTasks: r.long.length,
+    longTaskMs: round(r.long.reduce((a, b) => a + b, 0)),
+    stepMs: round(r.step),
+  };
+}
+
+/** Records a Chromium trace of `phase` while `body` runs, when asked. */
+async function traced(trace, browser, page, phase, body) {
+  if (!trace) return body();
+  const file = path.join(trace.dir, `${trace.run}-${phase}.json`);
+  await browser.startTracing(page, {
+    path: file,
+    categories: [
+      "devtools.timeline",
+      "disabled-by-default-devtools.timeline",
+      "disabled-by-default-devtools.timeline.frame",
+      "blink.user_timing",
+      "v8.execute",
+      "cc",
+      "gpu",
+    ],
+  });
+  try {
+    return await body();
+  } finally {
+    await browser.stopTracing();
+    trace.summaries.push(`  trace ${phase} (${file}):\n${summarize(file)}`);
+  }
+}
+
+/** One run of our canvas in a browser of its own: figures shaped like
+ * the anchor's (run.mjs), so the two print side by side. */
+async function measureOurs(password, trace) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-quic"],
+  });
+  try {
+    const context = await browser.newContext({ baseURL: BASE, viewport: { width: 1440, height: 900 } });
+    const login = await context.request.post("/api/login", { data: { username: "bench", password } });
+    if (login.status() !== 200) throw new Error(`login refused: ${login.status()} ${await login.text()}`);
+    const served = await (await context.request.get("/api/topology")).json();
+
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e.message ?? e)));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    await page.addInitScript(() => {
+      const w = window;
+      const seen = () => {
+        const el = document.querySelector('[aria-label="Ecosystem canvas"]');
+        if (el && el.getAttribute("data-hydrated") === "true" && w.__hydratedAt === undefined) {
+          w.__hydratedAt = performance.now();
+          return true;
+        }
+        return false;
+      };
+      new MutationObserver((_, obs) => {
+        if (seen()) obs.disconnect();
+      }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-hydrated"] });
+    });
+    const load = await traced(trace, browser, page, "load", async () => {
+      await page.goto("/", { waitUntil: "commit" });
+      await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 120_000 });
+      return page.evaluate(() => {
+        const nav = performance.getEntriesByType("navigation")[0];
+        const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+        const wasm = performance.getEntriesByType("resource").find((r) => r.name.endsWith(".wasm"));
+        return {
+          htmlBytes: nav?.transferSize ?? 0,
+          responseEnd: nav?.responseEnd ?? NaN,
+          domContentLoaded: nav?.domContentLoadedEventEnd ?? NaN,
+          fcp: fcp?.startTime ?? NaN,
+          wasmFetched: wasm?.responseEnd ?? NaN,
+          hydrated: window.__hydratedAt,
+          domNodes: document.getElementsByTagName("*").length,
+          nodes: document.querySelectorAll("[data-testid^='node-']").length,
+          edges: document.querySelectorAll("svg.edge-layer g.edge").length,
+        };
+      });
+    });
+    // Let the first live events land before measuring interaction.
+    await page.waitForTimeout(1500);
+    const settled = await page.evaluate(() => ({
+      domNodes: document.getElementsByTagName("*").length,
+      nodes: document.querySelectorAll("[data-testid^='node-']").length,
+      edges: document.querySelectorAll("svg.edge-layer g.edge").length,
+    }));
+
+    const start = await emptyPoint(page);
+    if (!start) throw new Error("no empty spot to pan from");
+    const pan = await traced(trace, browser, page, "pan", async () => {
+      await startFrames(page);
+      const step = await sweep(page, start, 600, -300, 120);
+      return { ...(await stopFrames(page)), step };
+    });
+
+    // Drag the first system card that is fully on screen (its 20 edges follow).
+    const card = await page.evaluate(() => {
+      for (const el of document.querySelectorAll(".node-card[data-node-type=system]")) {
+        const r = el.getBoundingClientRect();
+        if (r.left > 20 && r.top > 80 && r.right < innerWidth - 420 && r.bottom < innerHeight - 40) {
+          return { x: r.left + 40, y: r.top + 14, id: el.getAttribute("data-testid") };
+        }
+      }
+      return null;
+    });
+    if (!card) throw new Error("no node card on screen to drag");
+    const root = card.id.replace(/^node-/, "");
+    const edgesOfCard = served.edges.filter((e) => e.consumer === root || e.provider === root).length;
+    const drag = await traced(trace, browser, page, "drag", async () => {
+      await startFrames(page);
+      const step = await sweep(page, card, 300, 200, 120);
+      return { ...(await stopFrames(page)), step };
+    });
+
+    // Zoom out to see everything (timed as the anchor times it: click →
+    // the second frame after it), then pan the whole graph.
+    const fit = await traced(trace, browser, page, "fit", async () => {
+      const t0 = Date.now();
+      await page.getByTestId("fit-view").click();
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))));
+      const took = Date.now() - t0;
+      const zoom = await page.evaluate(() => {
+        const m = new DOMMatrixReadOnly(getComputedStyle(document.querySelector("[data-testid=world]")).transform);
+        return m.a;
+      });
+      return { clickToSecondFrameMs: took, zoomAtSecondFrame: Math.round(zoom * 1000) / 1000 };
+    });
+    await page.waitForTimeout(1500);
+    const fitted = await page.evaluate(() => {
+      let onScreen = 0;
+      // Cards close up, blocks far out (see app/src/canvas/cull.rs).
+      for (const el of document.querySelectorAll(".node-card, .far-block")) {
+        const r = el.getBoundingClientRect();
+        // Hidden ones (the close-up cards while far out) have no box.
+        if (r.width > 0 && r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight) onScreen++;
+      }
+      return {
+        cardsOnScreen: onScreen,
+        domNodes: document.getElementsByTagName("*").length,
+        nodes: document.querySelectorAll("[data-testid^='node-']").length,
+        edges: document.querySelectorAll("svg.edge-layer g.edge").length,
+      };
+    });
+    const start2 = (await emptyPoint(page)) ?? start;
+    const panAll = await traced(trace, browser, page, "pan-fitted", async () => {
+      await startFrames(page);
+      const step = await sweep(page, start2, 400, 200, 120);
+      return { ...(await stopFrames(page)), step };
+    });
+    await context.close();
+    return {
+      served: { nodes: served.nodes.length, edges: served.edges.length, rules: served.rules.length },
+      load: {
+        htmlBytes: load.htmlBytes,
+        responseEndMs: round(load.responseEnd),
+        fcpMs: round(load.fcp),
+        domContentLoadedMs: round(load.domContentLoaded),
+        wasmFetchedMs: round(load.wasmFetched),
+        firstInteractiveMs: round(load.hydrated),
+      },
+      drawn: { atInteractive: { nodes: load.nodes, edges: load.edges, domElements: load.domNodes }, settled, fitted },
+      panAt100: figures(pan),
+      dragNode: { node: root, edges: edgesOfCard, ...figures(drag) },
+      fit,
+      panFitted: figures(panAll),
+      errors,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
+const median = (xs) => {
+  const d = xs.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!d.length) return NaN;
+  const m = Math.floor(d.length / 2);
+  return d.length % 2 ? d[m] : (d[m - 1] + d[m]) / 2;
+};
+
+/** The side-by-side table (medians over the runs). */
+function table(ours, theirs, bundle) {
+  const at = (runs, f) => median(runs.map(f));
+  const n = (x) => (Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: 1 }) : "—");
+  const ms = (...xs) => xs.map(n).join(" / ") + " ms";
+  const cell = (runs, render) => (runs.length ? render(runs) : "—");
+  const rows = [
+    ["first interactive", (r) => ms(at(r, (x) => x.load.firstInteractiveMs))],
+    ["pan at 100 %: p95 / mouse step → frame", (r) => ms(at(r, (x) => x.panAt100.p95), at(r, (x) => x.panAt100.stepMs))],
+    [
+      "drag a system with 20 edges: p95 / max / step",
+      (r) => ms(at(r, (x) => x.dragNode.p95), at(r, (x) => x.dragNode.max), at(r, (x) => x.dragNode.stepMs)),
+    ],
+    ["pan after fit: p95 / step", (r) => ms(at(r, (x) => x.panFitted.p95), at(r, (x) => x.panFitted.stepMs))],
+    ["fit-to-view click → second frame", (r) => ms(at(r, (x) => x.fit.clickToSecondFrameMs))],
+  ];
+  const lines = [];
+  const runs = Math.max(ours.length, theirs.length);
+  lines.push(`| figure${runs > 1 ? ` (median of ${runs})` : ""} | Wall Street | React Flow |`);
+  lines.push("|---|---|---|");
+  for (const [name, render] of rows) lines.push(`| ${name} | ${cell(ours, render)} | ${cell(theirs, render)} |`);
+  lines.push(`| SSR HTML | ${n(median(ours.map((x) => x.load.htmlBytes)) / 1024)} KiB | — |`);
+  const rf = theirs[0]?.bundle;
+  lines.push(
+    `| bundle, gzip | wasm ${kib(bundle.wasmGz)} + js ${kib(bundle.jsGz)} | ${rf ? `js ${kib(rf["app.js"].gzip)} + css ${kib(rf["app.css"].gzip)}` : "—"} |`,
+  );
+  return lines.join("\n");
+}
+
+/** Our run's details, as the bench printed them before the table. */
+function details(r, i) {
+  const out = [];
+  out.push(`  run ${i + 1}: served ${r.served.nodes} nodes, ${r.served.edges} edges, ${r.served.rules} rules; drawn at interactive: ${r.drawn.atInteractive.nodes} nodes, ${r.drawn.atInteractive.edges} edges, ${r.drawn.atInteractive.domElements} DOM elements; after fit: ${r.drawn.fitted.nodes} nodes, ${r.drawn.fitted.edges} edges, ${r.drawn.fitted.domNodes} elements, ${r.drawn.fitted.cardsOnScreen} roots (cards or blocks) fully on screen`);
+  out.push(`    HTML ${kib(r.load.htmlBytes)}, response end ${fmt(r.load.responseEndMs)}, FCP ${fmt(r.load.fcpMs)}, DOMContentLoaded ${fmt(r.load.domContentLoadedMs)}, wasm fetched ${fmt(r.load.wasmFetchedMs)}, first interactive ${fmt(r.load.firstInteractiveMs)}`);
+  for (const [name, s] of [
+    ["pan (100%)", r.panAt100],
+    [`drag ${r.dragNode.node} (${r.dragNode.edges} edges)`, r.dragNode],
+    ["pan (fitted)", r.panFitted],
+  ]) {
+    out.push(`    ${name}: ${s.frames} frames, p50 ${fmt(s.p50)}, p95 ${fmt(s.p95)}, max ${fmt(s.max)}, >50 ms: ${s.over50ms}; long tasks ${s.longTasks} (${fmt(s.longTaskMs)}); step ${fmt(s.stepMs)}`);
+  }
+  out.push(`    fit: ${fmt(r.fit.clickToSecondFrameMs)} click → second frame, zoom ${r.fit.zoomAtSecondFrame}`);
+  if (r.errors.length) out.push(`    page errors: ${r.errors.join("; ")}`);
+  return out.join("\n");
+}
+
 async function main() {
+  const opt = options(process.argv.slice(2));
   for (const f of [HUB_BIN, path.join(SITE, "pkg")]) {
     if (!fs.existsSync(f)) throw new Error(`${f} is missing: run scripts/build first`);
   }
+  const anchor = opt.reactflow ? prepareReactFlow(opt.reactflow) : null;
+  if (opt.trace) fs.mkdirSync(opt.trace, { recursive: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-"));
   const topo = topology();
   const topoFile = path.join(dir, "topology.yaml");
@@ -233,124 +556,51 @@ async function main() {
       },
     },
   );
-  let browser;
+  const ours = [];
+  const theirs = [];
+  const summaries = [];
   try {
     await waitFor(`${BASE}/login`, 60_000, hub);
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-quic"],
-    });
-    const context = await browser.newContext({ baseURL: BASE, viewport: { width: 1440, height: 900 } });
-    const login = await context.request.post("/api/login", { data: { username: "bench", password } });
-    if (login.status() !== 200) throw new Error(`login refused: ${login.status()} ${await login.text()}`);
-    const served = await (await context.request.get("/api/topology")).json();
-
-    const page = await context.newPage();
-    await page.addInitScript(() => {
-      const w = window;
-      const seen = () => {
-        const el = document.querySelector('[aria-label="Ecosystem canvas"]');
-        if (el && el.getAttribute("data-hydrated") === "true" && w.__hydratedAt === undefined) {
-          w.__hydratedAt = performance.now();
-          return true;
-        }
-        return false;
-      };
-      new MutationObserver((_, obs) => {
-        if (seen()) obs.disconnect();
-      }).observe(document, { attributes: true, subtree: true, attributeFilter: ["data-hydrated"] });
-    });
-    await page.goto("/", { waitUntil: "commit" });
-    await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 120_000 });
-    const load = await page.evaluate(() => {
-      const nav = performance.getEntriesByType("navigation")[0];
-      const fcp = performance.getEntriesByName("first-contentful-paint")[0];
-      const wasm = performance.getEntriesByType("resource").find((r) => r.name.endsWith(".wasm"));
-      return {
-        htmlBytes: nav?.transferSize ?? 0,
-        responseEnd: nav?.responseEnd ?? NaN,
-        domContentLoaded: nav?.domContentLoadedEventEnd ?? NaN,
-        fcp: fcp?.startTime ?? NaN,
-        wasmFetched: wasm?.responseEnd ?? NaN,
-        hydrated: window.__hydratedAt,
-        domNodes: document.getElementsByTagName("*").length,
-        nodes: document.querySelectorAll("[data-testid^='node-']").length,
-        edges: document.querySelectorAll("svg.edge-layer g.edge").length,
-      };
-    });
-    // Let the first live events land before measuring interaction.
-    await page.waitForTimeout(1500);
-
-    const start = await emptyPoint(page);
-    if (!start) throw new Error("no empty spot to pan from");
-    await startFrames(page);
-    const panStep = await sweep(page, start, 600, -300, 120);
-    const pan = { ...(await stopFrames(page)), step: panStep };
-
-    // Drag the first system card that is fully on screen (its 20 edges follow).
-    const card = await page.evaluate(() => {
-      for (const el of document.querySelectorAll(".node-card[data-node-type=system]")) {
-        const r = el.getBoundingClientRect();
-        if (r.left > 20 && r.top > 80 && r.right < innerWidth - 420 && r.bottom < innerHeight - 40) {
-          return { x: r.left + 40, y: r.top + 14, id: el.getAttribute("data-testid") };
-        }
-      }
-      return null;
-    });
-    if (!card) throw new Error("no node card on screen to drag");
-    await startFrames(page);
-    const dragStep = await sweep(page, card, 300, 200, 120);
-    const dragNode = { ...(await stopFrames(page)), step: dragStep };
-
-    // Zoom out to see everything, then pan the whole graph.
-    const fitStart = Date.now();
-    await page.getByTestId("fit-view").click();
-    await page.evaluate(
-      () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
-    );
-    const fitTook = Date.now() - fitStart;
-    await page.waitForTimeout(1500);
-    const start2 = (await emptyPoint(page)) ?? start;
-    await startFrames(page);
-    const panAllStep = await sweep(page, start2, 400, 200, 120);
-    const panAll = { ...(await stopFrames(page)), step: panAllStep };
-
-    const wasmFile = fs.readdirSync(path.join(SITE, "pkg")).find((f) => f.endsWith(".wasm"));
-    const wasm = fs.readFileSync(path.join(SITE, "pkg", wasmFile));
-    const jsFile = fs.readdirSync(path.join(SITE, "pkg")).find((f) => f.endsWith(".js"));
-    const js = jsFile ? fs.readFileSync(path.join(SITE, "pkg", jsFile)) : Buffer.alloc(0);
-
-    const out = [];
-    out.push(`Canvas benchmark — ${topo.nodes} nodes (${SYSTEMS} systems × 4 agents/datasources + hub), ${topo.edges} edges`);
-    out.push(`  served: ${served.nodes.length} nodes, ${served.edges.length} edges, ${served.rules.length} rules; drawn: ${load.nodes} nodes, ${load.edges} edges, ${load.domNodes} DOM elements`);
-    out.push(`  HTML (SSR, with the graph): ${kib(load.htmlBytes)} transferred, response end ${fmt(load.responseEnd)}`);
-    out.push(`  first contentful paint:     ${fmt(load.fcp)}`);
-    out.push(`  DOMContentLoaded:           ${fmt(load.domContentLoaded)}`);
-    out.push(`  wasm fetched:               ${fmt(load.wasmFetched)}`);
-    out.push(`  first interactive (hydrated): ${fmt(load.hydrated)}   (navigation start → data-hydrated=true)`);
-    for (const [name, r] of [
-      ["panning (100% zoom)", pan],
-      [`dragging a node (${card.id})`, dragNode],
-      ["panning (fit to view, all drawn)", panAll],
-    ]) {
-      const s = stats(r.frames);
-      const longSum = r.long.reduce((a, b) => a + b, 0);
-      out.push(
-        `  frames while ${name}: ${s.frames} frames, p50 ${fmt(s.p50)}, p95 ${fmt(s.p95)}, max ${fmt(s.max)}, >50 ms: ${s.over50ms}; long tasks: ${r.long.length} (${fmt(longSum)}); mouse step → next frame: ${fmt(r.step)} mean`,
-      );
+    for (let i = 0; i < opt.runs; i++) {
+      const trace = opt.trace ? { dir: opt.trace, run: i + 1, summaries } : null;
+      ours.push(await measureOurs(password, trace));
+      if (anchor) theirs.push(runReactFlow(anchor));
     }
-    out.push(`  fit to view (all 501 nodes on screen): ${fmt(fitTook)} from click to the second frame after it`);
-    out.push(`  wasm ${wasmFile}: ${kib(wasm.length)} raw, ${kib(zlib.gzipSync(wasm, { level: 9 }).length)} gzip`);
-    if (jsFile) out.push(`  js   ${jsFile}: ${kib(js.length)} raw, ${kib(zlib.gzipSync(js, { level: 9 }).length)} gzip`);
-    console.log(out.join("\n"));
   } finally {
-    await browser?.close();
     hub.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     if (hub.exitCode === null) hub.kill("SIGKILL");
     if (process.env.WS_BENCH_KEEP) console.log(`kept ${dir}`);
     else fs.rmSync(dir, { recursive: true, force: true });
   }
+
+  const pkg = path.join(SITE, "pkg");
+  const wasmFile = fs.readdirSync(pkg).find((f) => f.endsWith(".wasm"));
+  const jsFile = fs.readdirSync(pkg).find((f) => f.endsWith(".js"));
+  const wasm = fs.readFileSync(path.join(pkg, wasmFile));
+  const js = jsFile ? fs.readFileSync(path.join(pkg, jsFile)) : Buffer.alloc(0);
+  const bundle = { wasmGz: zlib.gzipSync(wasm, { level: 9 }).length, jsGz: zlib.gzipSync(js, { level: 9 }).length };
+
+  const out = [];
+  out.push(`Canvas benchmark — ${topo.nodes} nodes (${SYSTEMS} systems × 4 agents/datasources + hub), ${topo.edges} edges, 1440×900, headless Chromium without GPU`);
+  out.push(`Wall Street (this build, hub on ${BASE}):`);
+  ours.forEach((r, i) => out.push(details(r, i)));
+  out.push(`  wasm ${wasmFile}: ${kib(wasm.length)} raw, ${kib(bundle.wasmGz)} gzip; js ${jsFile}: ${kib(js.length)} raw, ${kib(bundle.jsGz)} gzip`);
+  if (anchor) {
+    out.push(`React Flow (${anchor}, defaults):`);
+    theirs.forEach((r, i) =>
+      out.push(`  run ${i + 1}: first interactive ${fmt(r.load.firstInteractiveMs)}; drag ${r.dragNode.node} (${r.dragNode.edges} edges); fit zoom ${r.fit.zoomAtSecondFrame} at the second frame, fitted frame after ${fmt(r.fit.clickToFittedFrameMs)}`),
+    );
+  } else {
+    out.push("React Flow: not run (no anchor at ../shared/bench/reactflow; --reactflow DIR)");
+  }
+  if (summaries.length) {
+    out.push("Traces (figures of a traced run are slower than untraced ones):");
+    out.push(...summaries);
+  }
+  out.push("");
+  out.push(table(ours, theirs, bundle));
+  console.log(out.join("\n"));
 }
 
 main().catch((e) => {

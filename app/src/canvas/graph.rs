@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::css::push_fixed;
 use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
 
 /// Width of a root node's card, in world pixels.
@@ -59,6 +60,26 @@ pub struct Rect {
     pub h: f64,
 }
 
+impl Rect {
+    /// Do the two rectangles overlap (touching counts)?
+    pub fn intersects(self, o: Rect) -> bool {
+        self.x <= o.x + o.w
+            && o.x <= self.x + self.w
+            && self.y <= o.y + o.h
+            && o.y <= self.y + self.h
+    }
+
+    /// The rectangle grown by `m` on every side.
+    pub fn grown(self, m: f64) -> Rect {
+        Rect {
+            x: self.x - m,
+            y: self.y - m,
+            w: self.w + 2.0 * m,
+            h: self.h + 2.0 * m,
+        }
+    }
+}
+
 /// Which side of a card an edge leaves or enters by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Side {
@@ -76,9 +97,16 @@ pub struct EdgeGeom {
     pub path: Arc<str>,
     /// Centre of the label (on the straight last stretch).
     pub label: Point,
+    /// A box around the line, its label and its traffic line: what must
+    /// be on screen for any of them to show (culling).
+    pub bbox: Rect,
     /// What the path is computed from: same key, same path.
     key: RouteKey,
 }
+
+/// How far an edge's label and traffic line may reach beyond its path's
+/// box (half a long label's width, a label and a traffic line's height).
+const LABEL_REACH: f64 = 110.0;
 
 /// The numbers an edge's path is a function of.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -109,6 +137,11 @@ pub struct GraphModel {
     /// Each edge's (consumer root, provider root) as indices in `roots`,
     /// so routing a thousand edges per frame does no string lookups.
     edge_ends: Vec<(usize, usize)>,
+    /// Each root's place in `roots`.
+    root_index: HashMap<String, usize>,
+    /// The edges with an end on each root (indices in `edges`), by root
+    /// index: what a drag of that root moves.
+    root_edges: Vec<Vec<usize>>,
 }
 
 /// Where a root sits in the column layout: consumers on the left,
@@ -179,13 +212,15 @@ impl GraphModel {
             edges,
             layout: BTreeMap::new(),
             edge_ends: Vec::new(),
+            root_index: HashMap::new(),
+            root_edges: Vec::new(),
         };
         model.lay_out();
-        let index: HashMap<&str, usize> = model
+        let index: HashMap<String, usize> = model
             .roots
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.as_str(), i))
+            .map(|(i, r)| (r.clone(), i))
             .collect();
         let ends: Vec<(usize, usize)> = model
             .edges
@@ -195,8 +230,47 @@ impl GraphModel {
                 (at(&e.consumer), at(&e.provider))
             })
             .collect();
+        let mut root_edges = vec![Vec::new(); model.roots.len()];
+        for (i, &(c, p)) in ends.iter().enumerate() {
+            if let Some(list) = root_edges.get_mut(c) {
+                list.push(i);
+            }
+            if p != c {
+                if let Some(list) = root_edges.get_mut(p) {
+                    list.push(i);
+                }
+            }
+        }
         model.edge_ends = ends;
+        model.root_index = index;
+        model.root_edges = root_edges;
         model
+    }
+
+    /// A root's place in [`Self::roots`].
+    pub fn index_of(&self, root: &str) -> Option<usize> {
+        self.root_index.get(root).copied()
+    }
+
+    /// The edges with an end on the root at `index` (indices in
+    /// [`Self::edges`]).
+    pub fn edges_of(&self, index: usize) -> &[usize] {
+        self.root_edges.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The box of the root at `index`'s whole block (card and children)
+    /// at `pos`.
+    pub fn block_rect(&self, index: usize, pos: Point) -> Rect {
+        let h = self
+            .roots
+            .get(index)
+            .map_or(ROOT_H, |r| self.block_height(r));
+        Rect {
+            x: pos.x,
+            y: pos.y,
+            w: ROOT_W,
+            h,
+        }
     }
 
     /// Is there anything to draw besides the hub? The empty state says so
@@ -271,10 +345,18 @@ impl GraphModel {
     /// column sorted by id (hub first), wrapped when too tall, centred
     /// vertically on the tallest.
     fn lay_out(&mut self) {
+        // Which roots provide and consume over an edge: one pass over the
+        // edges (asking per root was roots × edges lookups at hydration).
+        let mut provider_ends: std::collections::HashSet<&str> = Default::default();
+        let mut consumer_ends: std::collections::HashSet<&str> = Default::default();
+        for e in &self.edges {
+            provider_ends.insert(self.root_of(&e.provider));
+            consumer_ends.insert(self.root_of(&e.consumer));
+        }
         let mut columns: BTreeMap<Role, Vec<String>> = BTreeMap::new();
         for root in &self.roots {
             columns
-                .entry(self.role(root))
+                .entry(self.role(root, &provider_ends, &consumer_ends))
                 .or_default()
                 .push(root.clone());
         }
@@ -324,17 +406,20 @@ impl GraphModel {
         self.roots = stacks.into_iter().flatten().collect();
     }
 
-    fn role(&self, id: &str) -> Role {
+    fn role(
+        &self,
+        id: &str,
+        provider_ends: &std::collections::HashSet<&str>,
+        consumer_ends: &std::collections::HashSet<&str>,
+    ) -> Role {
         let Some(node) = self.nodes.get(id) else {
             return Role::Unconnected;
         };
         if node.node_type == NodeKind::Hub {
             return Role::Consumer;
         }
-        let provides =
-            !node.provides.is_empty() || self.edges.iter().any(|e| self.root_of(&e.provider) == id);
-        let consumes =
-            !node.consumes.is_empty() || self.edges.iter().any(|e| self.root_of(&e.consumer) == id);
+        let provides = !node.provides.is_empty() || provider_ends.contains(id);
+        let consumes = !node.consumes.is_empty() || consumer_ends.contains(id);
         match (consumes, provides) {
             (true, false) => Role::Consumer,
             (true, true) => Role::Both,
@@ -388,13 +473,7 @@ impl GraphModel {
             let (Some(from), Some(to)) = (at(c), at(p)) else {
                 continue;
             };
-            let (exit, entry) = if to.x >= from.x + ROOT_W + LABEL_RUN + 20.0 {
-                (Side::Right, Side::Left)
-            } else if to.x + ROOT_W + LABEL_RUN + 20.0 <= from.x {
-                (Side::Left, Side::Right)
-            } else {
-                (Side::Right, Side::Right)
-            };
+            let (exit, entry) = sides_between(from, to);
             sides[i] = Some((exit, entry));
             ports[c * 2 + side_ix(exit)].push((to.y, i, false));
             ports[p * 2 + side_ix(entry)].push((from.y, i, true));
@@ -427,22 +506,7 @@ impl GraphModel {
                 out.push(None);
                 continue;
             };
-            let ys = from.y + ROOT_H / 2.0 + offsets[i][0];
-            let ye = to.y + ROOT_H / 2.0 + offsets[i][1];
-            let sx = match exit {
-                Side::Right => from.x + ROOT_W,
-                Side::Left => from.x,
-            };
-            let ex = match entry {
-                Side::Left => to.x,
-                Side::Right => to.x + ROOT_W,
-            };
-            let key = RouteKey {
-                start: Point { x: sx, y: ys },
-                end: Point { x: ex, y: ye },
-                exit,
-                entry,
-            };
+            let key = route_key(from, to, exit, entry, offsets[i]);
             let reused = prev
                 .and_then(|p| p.get(i))
                 .and_then(|g| g.as_ref())
@@ -451,6 +515,84 @@ impl GraphModel {
             out.push(Some(reused.unwrap_or_else(|| route(key))));
         }
         out
+    }
+}
+
+impl GraphModel {
+    /// The routes of the edges of `root` while it is dragged to `at`, by
+    /// edge index, from their `committed` routes at `positions`: each end
+    /// keeps its port (the dragged end moves with its card, the other end
+    /// stays put) and only the sides are chosen again. Nothing else moves
+    /// mid-drag: the ports of other edges are spread again on the drop
+    /// ([`Self::edge_routes`]), so a drag repaints only its own edges.
+    pub fn dragged_routes(
+        &self,
+        positions: &BTreeMap<String, Point>,
+        committed: &[Option<EdgeGeom>],
+        root: &str,
+        at: Point,
+    ) -> Vec<(usize, EdgeGeom)> {
+        let Some(r) = self.index_of(root) else {
+            return Vec::new();
+        };
+        let pos = |i: usize| -> Option<Point> {
+            let id = self.roots.get(i)?;
+            positions.get(id).copied()
+        };
+        let mut out = Vec::new();
+        for &i in self.edges_of(r) {
+            let Some(&(c, p)) = self.edge_ends.get(i) else {
+                continue;
+            };
+            let (Some(from0), Some(to0), Some(Some(old))) = (pos(c), pos(p), committed.get(i))
+            else {
+                continue;
+            };
+            // The port offsets of the committed route, from each card's middle.
+            let offsets = [
+                old.key.start.y - (from0.y + ROOT_H / 2.0),
+                old.key.end.y - (to0.y + ROOT_H / 2.0),
+            ];
+            let from = if c == r { at } else { from0 };
+            let to = if p == r { at } else { to0 };
+            let (exit, entry) = sides_between(from, to);
+            out.push((i, route(route_key(from, to, exit, entry, offsets))));
+        }
+        out
+    }
+}
+
+/// The sides an edge leaves its consumer's card (at `from`) and enters its
+/// provider's (at `to`) by: facing each other when the cards are apart
+/// enough for the label's straight run, both on the right otherwise.
+fn sides_between(from: Point, to: Point) -> (Side, Side) {
+    if to.x >= from.x + ROOT_W + LABEL_RUN + 20.0 {
+        (Side::Right, Side::Left)
+    } else if to.x + ROOT_W + LABEL_RUN + 20.0 <= from.x {
+        (Side::Left, Side::Right)
+    } else {
+        (Side::Right, Side::Right)
+    }
+}
+
+/// The route's numbers for cards at `from` and `to`, the sides and the
+/// ports' offsets from the cards' middles ([exit end, entry end]).
+fn route_key(from: Point, to: Point, exit: Side, entry: Side, offsets: [f64; 2]) -> RouteKey {
+    let ys = from.y + ROOT_H / 2.0 + offsets[0];
+    let ye = to.y + ROOT_H / 2.0 + offsets[1];
+    let sx = match exit {
+        Side::Right => from.x + ROOT_W,
+        Side::Left => from.x,
+    };
+    let ex = match entry {
+        Side::Left => to.x,
+        Side::Right => to.x + ROOT_W,
+    };
+    RouteKey {
+        start: Point { x: sx, y: ys },
+        end: Point { x: ex, y: ye },
+        exit,
+        entry,
     }
 }
 
@@ -496,16 +638,35 @@ fn route(key: RouteKey) -> EdgeGeom {
         x: lx + run_dir * k,
         y: ye,
     };
-    let path = format!(
-        "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} L{:.1},{:.1}",
-        sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye
-    );
+    let mut path = String::with_capacity(72);
+    for (i, v) in [sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye]
+        .into_iter()
+        .enumerate()
+    {
+        path.push_str(["M", ",", " C", ",", " ", ",", " ", ",", " L", ","][i]);
+        push_fixed(&mut path, v, 1);
+    }
+    // The curve stays inside its control points' box.
+    let xs = [sx, c1.x, c2.x, lx, ex];
+    let (x0, x1) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    let (y0, y1) = (ys.min(ye), ys.max(ye));
     EdgeGeom {
         path: path.into(),
         label: Point {
             x: (lx + ex) / 2.0,
             y: ye,
         },
+        bbox: Rect {
+            x: x0,
+            y: y0,
+            w: x1 - x0,
+            h: y1 - y0,
+        }
+        .grown(LABEL_REACH),
         key,
     }
 }
@@ -713,6 +874,41 @@ pub(crate) mod tests {
         }
         assert_eq!(changed, 2);
         assert_eq!(m.edge_geometry(&m.layout).len(), first.len());
+    }
+
+    #[test]
+    fn a_drag_moves_only_the_dragged_roots_edges_and_keeps_their_ports() {
+        let m = GraphModel::build(&demo());
+        let committed = m.edge_routes(&m.layout, None);
+        let home = m.layout.get("vendorcorp").copied().unwrap_or_default();
+        let at = Point {
+            x: home.x + 30.0,
+            y: home.y + 50.0,
+        };
+        let live = m.dragged_routes(&m.layout, &committed, "vendorcorp", at);
+        assert_eq!(live.len(), 2, "vendorcorp provides two edges");
+        for (i, g) in &live {
+            assert_eq!(m.edges[*i].provider, "vendorcorp");
+            let Some(old) = committed[*i].as_ref() else {
+                panic!("routed");
+            };
+            assert!(
+                (g.key.end.y - old.key.end.y - 50.0).abs() < 1e-9,
+                "the port moves with the card"
+            );
+            assert_eq!(g.key.start, old.key.start, "the consumer's end stays");
+            assert!(g.bbox.intersects(Rect {
+                x: g.label.x,
+                y: g.label.y,
+                w: 0.0,
+                h: 0.0
+            }));
+        }
+        assert!(m
+            .dragged_routes(&m.layout, &committed, "nobody", at)
+            .is_empty());
+        let hub = m.index_of("hub").unwrap_or(usize::MAX);
+        assert_eq!(m.edges_of(hub).len(), 3);
     }
 
     #[test]

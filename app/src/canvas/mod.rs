@@ -20,10 +20,12 @@
 //!
 //! 1. **Pure** (no reactive or browser code; tested without a browser):
 //!    `graph` (layout, edge routes, served positions), `viewport` (camera
-//!    math), `connect` (legal connections from the rules), `health` (how
+//!    math), `cull` (the level of detail for a zoom, the part of a large
+//!    graph worth drawing), `css` (numbers printed for CSS and SVG), `connect` (legal connections from the rules), `health` (how
 //!    served and live statuses combine), `labels` (words for kinds),
 //!    `traffic` (words and numbers for what crossed an edge: labels,
-//!    metrics, the envelope inspector's summaries).
+//!    metrics, the envelope inspector's summaries), `payload` (the packed
+//!    form the first load travels in inside the server's HTML).
 //!    Beside them, two leaves: `dom` (stateless browser helpers: the
 //!    element under the pointer, pointer capture, focus by test id) and
 //!    `source` (the server function and what the hub provides for it).
@@ -64,12 +66,15 @@
 mod commands;
 mod components;
 pub mod connect;
+pub mod css;
+pub mod cull;
 mod dom;
 pub mod graph;
 pub mod health;
 mod interaction;
 pub mod labels;
 mod page;
+pub mod payload;
 mod scene;
 mod source;
 pub mod state;

@@ -1,26 +1,47 @@
 //! The drawn graph: the pannable, zoomable world with its nodes and edges,
-//! the minimap, the drawer, the chooser and the suggestions panel. The top
-//! of the canvas's layers: it builds the scene's state, hands the
-//! gestures' outcomes to the commands and composes the components.
+//! the drag overlay, the minimap, the drawer, the chooser and the
+//! suggestions panel. The top of the canvas's layers: it builds the
+//! scene's state, hands the gestures' outcomes to the commands and
+//! composes the components.
 //!
 //! React Flow's hybrid: HTML nodes over an SVG edge layer, edge labels as
 //! HTML above the nodes, and one CSS transform on the world for pan and
-//! zoom. Positions live in one signal; each node and edge derives its own
-//! piece with a memo, so dragging a node repaints that node and its edges.
+//! zoom. Positions live in one signal, changed by a drop or a nudge; each
+//! node and edge derives its own piece with a memo. A drag moves only the
+//! dragged root's card and, on the drag overlay, its edges.
+//!
+//! What is drawn depends on the camera (issue 14, `crate::canvas::cull`):
+//! close up, every node and edge of a small graph, and of a large one those
+//! near the screen (the server's HTML has the same ones); far out, blocks
+//! and grouped edge paths (`components::far`). Both are in the DOM (the far
+//! view from a moment after hydration) and the world's `far` class shows
+//! one: crossing the threshold toggles them instead of building either.
+//!
+//! The world is one composited layer, so panning moves pixels instead of
+//! painting them. Chromium rasterises such a layer at the scale it was
+//! first drawn at, whatever the zoom becomes: zoomed out to 10 %, it
+//! rasterised the whole graph at 100 % (260 tiles, a second or more of
+//! software raster, longer when the machine was busy: why fit-to-view took
+//! 0.8 to 3.3 s). So for a moment after each zoom change the world is no
+//! layer of its own (`rezoom`), and it is rasterised again at the new
+//! scale.
 
 use leptos::ev::{PointerEvent, WheelEvent};
 use leptos::prelude::*;
 
+use std::time::Duration;
+
 use super::commands::{edges, positions};
-use super::components::connector::{ChooserPanel, ConnectLine};
+use super::components::connector::ChooserPanel;
+use super::components::drag::DragOverlay;
 use super::components::drawer::Drawer;
-use super::components::edge::{
-    label_place, Arrow, DragLabels, DragLayer, EdgeLabel, EdgePath, TrafficLine,
-};
+use super::components::edge::{label_place, EdgeLabel, EdgePath, TrafficLine};
+use super::components::far::{FarBlocks, FarEdges};
 use super::components::messages::ReloadError;
 use super::components::minimap::Minimap;
 use super::components::node::RootNode;
 use super::components::suggestions::SuggestionsPanel;
+use super::cull::CULL_MIN_ROOTS;
 use super::dom::focus_testid;
 use super::graph::LABEL_RUN;
 use super::interaction::controller::{self, GestureEnd};
@@ -28,10 +49,13 @@ use super::interaction::SceneCtx;
 use super::state::CanvasCtx;
 use crate::dto::TopologyView;
 
-/// Below this zoom the canvas draws less detail (edge labels show only
-/// when focused or lit, capability chips fade): they are unreadable there,
-/// and a thousand of them cost every frame of a pan.
-const FAR_ZOOM: f64 = 0.5;
+/// How long the world stays off its own layer after a zoom change (see
+/// the module's notes): long enough for a wheel's run of steps.
+const REZOOM: Duration = Duration::from_millis(150);
+
+/// How long after hydration the (hidden) far view is drawn: out of the
+/// way of the first interactive frame.
+const FAR_READY: Duration = Duration::from_millis(250);
 
 /// Rounds a layer dimension up to a multiple of 1024 world pixels.
 fn coarse(v: f64) -> f64 {
@@ -87,35 +111,57 @@ pub(crate) fn Scene(
     };
     let on_pointer_cancel = on_pointer_up.clone();
 
-    let roots = scene.model.roots.clone();
-    let edges = scene.model.edges.clone();
-    let edge_paths = edges
-        .iter()
-        .enumerate()
-        .map(|(index, e)| view! { <EdgePath edge=e.clone() index/> })
-        .collect_view();
+    let model = scene.model.clone();
+    let drawn = scene.drawn;
+    let edge_paths = {
+        let model = model.clone();
+        view! {
+            <For
+                each=move || drawn.with(|d| d.edges.clone())
+                key=|i| *i
+                children=move |index| {
+                    model.edges.get(index).cloned().map(|edge| view! { <EdgePath edge index/> })
+                }
+            />
+        }
+    };
     // Each label and its traffic line (DESIGN.md §6: recent calls under
-    // the label) share one place; the lines are a layer of their own, so
-    // far out they are hidden as one element.
-    let places: Vec<_> = edges
-        .iter()
-        .enumerate()
-        .map(|(index, e)| label_place(ctx, &scene, e, index))
-        .collect();
-    let traffic_lines = edges
-        .iter()
-        .zip(&places)
-        .map(|(e, &place)| view! { <TrafficLine edge=e.id.clone() place/> })
-        .collect_view();
-    let edge_labels = edges
-        .into_iter()
-        .zip(places)
-        .map(|(edge, place)| view! { <EdgeLabel edge place/> })
-        .collect_view();
-    let nodes = roots
-        .into_iter()
-        .map(|id| view! { <RootNode id/> })
-        .collect_view();
+    // the label) share one place.
+    let edge_labels = {
+        let (model, scene) = (model.clone(), scene.clone());
+        view! {
+            <For
+                each=move || drawn.with(|d| d.edges.clone())
+                key=|i| *i
+                children=move |index| {
+                    model
+                        .edges
+                        .get(index)
+                        .cloned()
+                        .map(|edge| {
+                            let place = label_place(ctx, &scene, &edge, index);
+                            let id = edge.id.clone();
+                            view! {
+                                <EdgeLabel edge place/>
+                                <TrafficLine edge=id place/>
+                            }
+                        })
+                }
+            />
+        }
+    };
+    let nodes = {
+        let model = model.clone();
+        view! {
+            <For
+                each=move || drawn.with(|d| d.roots.clone())
+                key=|i| *i
+                children=move |index| {
+                    model.roots.get(index).cloned().map(|id| view! { <RootNode id/> })
+                }
+            />
+        }
+    };
     // The edge layers' size, rounded up to a coarse step: resizing an SVG
     // repaints all of it, so a drag near the graph's edge must not resize
     // it on every frame (paths outside its box still show: overflow is
@@ -130,6 +176,36 @@ pub(crate) fn Scene(
         format!("{:.0}", coarse(b.y + b.h + 200.0))
     });
     let reload_error = scene.view.reload_error.clone();
+    let far = scene.far;
+    // No dashes or dots on a large graph (see the stylesheet: they cost
+    // raster per tile).
+    let plain = scene.model.roots.len() >= CULL_MIN_ROOTS;
+    let rezoom = rezoom_after_zoom(ctx);
+    // The far view (blocks and grouped paths) is drawn once, hidden, a
+    // moment after hydration (browser only: not in the server's HTML), so
+    // that fit-to-view only shows it.
+    let far_ready = RwSignal::new(false);
+    Effect::new(move |_| {
+        set_timeout(
+            move || {
+                let _ = far_ready.try_set(true);
+            },
+            FAR_READY,
+        );
+    });
+    let world_class = move || {
+        let mut c = String::from("world");
+        if plain {
+            c.push_str(" plain");
+        }
+        if far.get() {
+            c.push_str(" far");
+        }
+        if rezoom.get() {
+            c.push_str(" rezoom");
+        }
+        c
+    };
 
     view! {
         {reload_error.map(|e| view! { <ReloadError error=e/> })}
@@ -143,7 +219,7 @@ pub(crate) fn Scene(
             on:pointercancel=on_pointer_cancel
         >
             <div
-                class=move || if ctx.camera.get().zoom < FAR_ZOOM { "world far" } else { "world" }
+                class=world_class
                 data-testid="world"
                 style:transform=move || ctx.camera.get().transform()
             >
@@ -153,26 +229,59 @@ pub(crate) fn Scene(
                     height=move || layer_h.get()
                     aria-hidden="true"
                 >
-                    <defs>
-                        <Arrow id="arrow-data-share"/>
-                        <Arrow id="arrow-consult"/>
-                        <Arrow id="arrow-task"/>
-                        <Arrow id="arrow-degraded"/>
-                        <Arrow id="arrow-active"/>
-                    </defs>
                     {edge_paths}
-                    <ConnectLine/>
                 </svg>
-                <DragLayer width=layer_w height=layer_h/>
                 <div class="node-layer">{nodes}</div>
                 <div class="label-layer">{edge_labels}</div>
-                <div class="label-layer traffic-layer" aria-hidden="true">{traffic_lines}</div>
-                <DragLabels/>
+                {move || {
+                    far_ready
+                        .get()
+                        .then(|| {
+                            view! {
+                                <FarEdges width=layer_w height=layer_h/>
+                                <FarBlocks/>
+                            }
+                        })
+                }}
             </div>
+            <DragOverlay/>
         </div>
         <Minimap/>
         <SuggestionsPanel/>
         <Drawer/>
         <ChooserPanel/>
     }
+}
+
+/// True for a moment after each change of zoom (browser only: effects do
+/// not run on the server), while the world is drawn without a layer of its
+/// own so that Chromium rasterises it again at the new scale.
+fn rezoom_after_zoom(ctx: CanvasCtx) -> RwSignal<bool> {
+    let rezoom = RwSignal::new(false);
+    let zoom = Memo::new(move |_| ctx.camera.get().zoom);
+    let timer = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |prev: Option<f64>| {
+        let z = zoom.get();
+        if prev.is_some_and(|p| p != z) {
+            rezoom.set(true);
+            if let Some(t) = timer.get_value() {
+                t.clear();
+            }
+            let handle = set_timeout_with_handle(
+                move || {
+                    let _ = rezoom.try_set(false);
+                },
+                REZOOM,
+            )
+            .ok();
+            timer.set_value(handle);
+        }
+        z
+    });
+    on_cleanup(move || {
+        if let Some(t) = timer.try_get_value().flatten() {
+            t.clear();
+        }
+    });
+    rezoom
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::graph::{Point, Rect};
 use super::health::{Health, LivePatch};
+use super::payload::Packed;
 use super::viewport::{Camera, Size};
 use crate::api::ApiFailure;
 use crate::dto::{
@@ -23,12 +24,31 @@ use crate::dto::{
 /// One load of the topology, stamped with how many live events the browser
 /// had applied when it started, so that a live status older than the load
 /// gives way to the load and a newer one wins over it.
+///
+/// Serialised (for the first load, which travels inside the server's
+/// HTML) in the packed form of [`super::payload`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Packed", try_from = "Packed")]
 pub struct TopologyLoad {
     /// Live events applied before this load was requested.
     pub seq: u64,
     /// The topology, or what failed while getting it.
     pub result: Result<TopologyView, String>,
+}
+
+impl From<TopologyLoad> for Packed {
+    fn from(load: TopologyLoad) -> Packed {
+        Packed::pack(load.seq, &load.result)
+    }
+}
+
+impl TryFrom<Packed> for TopologyLoad {
+    type Error = String;
+
+    fn try_from(packed: Packed) -> Result<Self, String> {
+        let (seq, result) = packed.unpack()?;
+        Ok(TopologyLoad { seq, result })
+    }
 }
 
 /// State of the live channel, shown as a small indicator.

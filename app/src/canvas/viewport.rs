@@ -46,10 +46,16 @@ impl Camera {
 
     /// The CSS transform of the world element.
     pub fn transform(self) -> String {
-        format!(
-            "translate({:.1}px, {:.1}px) scale({:.4})",
-            self.x, self.y, self.zoom
-        )
+        let mut s = super::css::translate(
+            Point {
+                x: self.x,
+                y: self.y,
+            },
+            " scale(",
+        );
+        super::css::push_fixed(&mut s, self.zoom, 4);
+        s.push(')');
+        s
     }
 
     /// The zoom as the toolbar shows it.

@@ -10,14 +10,18 @@
 //! Under each label, its recent traffic (DESIGN.md §6, metrics on the
 //! canvas): calls and failures in the hub's window and a dot for the last
 //! call's outcome, or "no traffic". It reads the edge's own traffic cell,
-//! so a traffic event re-renders only the edges it names. It is drawn on a
-//! layer of its own, not inside the label button (the button's text stays
-//! the capability; its accessible name carries the traffic in words).
+//! so a traffic event re-renders only the edges it names. It is drawn
+//! beside the label button, not inside it (the button's text stays the
+//! capability; its accessible name carries the traffic in words).
+//!
+//! While one of its ends is dragged, an edge is hidden here and drawn on
+//! the drag overlay (`components::drag`).
 
 use leptos::ev::{KeyboardEvent, PointerEvent};
 use leptos::prelude::*;
 
 use crate::canvas::commands::edges::remove_edge;
+use crate::canvas::css;
 use crate::canvas::graph::Point;
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
@@ -48,8 +52,8 @@ fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
 }
 
 /// Is one of the edge's ends being dragged? Then the edge is drawn on the
-/// drag layers instead (hidden in the main ones, so those big layers are
-/// not repainted on every frame of the drag).
+/// drag overlay instead (hidden here, so the graph's big layers are not
+/// repainted on every frame of the drag).
 fn lifted(scene: &SceneCtx, edge: &EdgeView) -> Memo<bool> {
     let scene = scene.clone();
     let c = scene.model.root_of(&edge.consumer).to_string();
@@ -57,18 +61,6 @@ fn lifted(scene: &SceneCtx, edge: &EdgeView) -> Memo<bool> {
     Memo::new(move |_| {
         scene.lifted.selected(&Some(c.clone())) || scene.lifted.selected(&Some(p.clone()))
     })
-}
-
-/// The edges with an end on the root being dragged, by index.
-fn lifted_edges(scene: &SceneCtx, root: &str) -> Vec<(usize, EdgeView)> {
-    let model = &scene.model;
-    model
-        .edges
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| model.root_of(&e.consumer) == root || model.root_of(&e.provider) == root)
-        .map(|(i, e)| (i, e.clone()))
-        .collect()
 }
 
 fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
@@ -86,7 +78,7 @@ fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
 /// rather than by CSS: a clipping box per label costs every frame.
 const LABEL_MAX_CHARS: usize = 24;
 
-fn short_label(capability: &str) -> String {
+pub(crate) fn short_label(capability: &str) -> String {
     if capability.chars().count() <= LABEL_MAX_CHARS {
         capability.to_string()
     } else {
@@ -100,7 +92,7 @@ fn short_label(capability: &str) -> String {
 
 /// The arrowhead of a line of `kind` (a [`kind_label`]) that is not lit
 /// or degraded.
-fn kind_marker(kind: &str) -> &'static str {
+pub(crate) fn kind_marker(kind: &str) -> &'static str {
     match kind {
         "consult" => "arrow-consult",
         "task" => "arrow-task",
@@ -175,107 +167,6 @@ pub(crate) fn EdgePath(
     }
 }
 
-/// The edges of the node being dragged, on an SVG layer of their own (a
-/// composited layer: `will-change` in CSS). Repainting a few paths there
-/// each frame is cheap; repainting the main edge layer, with every other
-/// edge in it, is what made drags stutter on large graphs.
-#[component]
-pub(crate) fn DragLayer(
-    /// Width of the edge layer.
-    width: Memo<String>,
-    /// Height of the edge layer.
-    height: Memo<String>,
-) -> impl IntoView {
-    let ctx = expect_context::<CanvasCtx>();
-    let scene = expect_context::<SceneCtx>();
-    let scene_class = scene.clone();
-    let paths = move || {
-        let root = scene.dragging.get()?;
-        let lines = lifted_edges(&scene, &root)
-            .into_iter()
-            .map(|(i, e)| {
-                let kind = kind_label(e.kind);
-                let health = untrack(|| scene.edge_health(&ctx, &e));
-                let marker = if health.is_degraded() {
-                    "arrow-degraded"
-                } else {
-                    kind_marker(kind)
-                };
-                let geom = scene.edge_geom.get(i).copied();
-                let d = move || {
-                    geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.path.clone())))
-                        .unwrap_or_else(|| std::sync::Arc::from(""))
-                };
-                view! {
-                    <g class=format!("edge {kind} {}", health.word())>
-                        <path class="edge-line" d=d marker-end=format!("url(#{marker})")></path>
-                    </g>
-                }
-            })
-            .collect_view();
-        Some(lines)
-    };
-    view! {
-        <svg
-            class=move || {
-                if scene_class.dragging.with(Option::is_some) {
-                    "edge-layer drag-layer lifting"
-                } else {
-                    "edge-layer drag-layer"
-                }
-            }
-            width=move || width.get()
-            height=move || height.get()
-            aria-hidden="true"
-        >
-            {paths}
-        </svg>
-    }
-}
-
-/// The labels of the edges of the node being dragged, on a layer of their
-/// own (see [`DragLayer`]); plain text, since nobody clicks mid-drag.
-#[component]
-pub(crate) fn DragLabels() -> impl IntoView {
-    let ctx = expect_context::<CanvasCtx>();
-    let scene = expect_context::<SceneCtx>();
-    let dragging = scene.dragging;
-    let labels = move || {
-        let root = scene.dragging.get()?;
-        let labels = lifted_edges(&scene, &root)
-            .into_iter()
-            .map(|(i, e)| {
-                let kind = kind_label(e.kind);
-                let word = untrack(|| scene.edge_health(&ctx, &e)).word();
-                let geom = scene.edge_geom.get(i).copied();
-                let transform = move || {
-                    geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label)))
-                        .map_or_else(String::new, |p| {
-                            format!(
-                                "translate({:.1}px, {:.1}px) translate(-50%, -50%)",
-                                p.x, p.y
-                            )
-                        })
-                };
-                view! {
-                    <span class=format!("edge-label {kind} {word}") style:transform=transform>
-                        {short_label(&e.capability)}
-                    </span>
-                }
-            })
-            .collect_view();
-        Some(labels)
-    };
-    let class = move || {
-        if dragging.with(Option::is_some) {
-            "label-layer drag-labels lifting"
-        } else {
-            "label-layer drag-labels"
-        }
-    };
-    view! { <div class=class aria-hidden="true">{labels}</div> }
-}
-
 /// Where an edge's label is and how it is drawn: shared by the label and
 /// its traffic line, made once per edge by the scene
 /// ([`label_place`]).
@@ -320,12 +211,7 @@ pub(crate) fn EdgeLabel(
     let transform = move || {
         pos.get().map_or_else(
             || "translate(-9999px, -9999px)".to_string(),
-            |p| {
-                format!(
-                    "translate({:.1}px, {:.1}px) translate(-50%, -50%)",
-                    p.x, p.y
-                )
-            },
+            |p| css::translate(p, " translate(-50%, -50%)"),
         )
     };
     let cell = ctx.traffic.cell(&edge.id);
@@ -414,8 +300,7 @@ pub(crate) fn EdgeLabel(
 /// Kept cheap for a thousand edges: one text node (and the dot) per edge,
 /// and three reactive reads: the cell (a change re-renders the line, which
 /// happens only for the edges an event names), the position and the lit
-/// or lifted state. The lines live on a layer of their own, which far out
-/// is hidden as one element (not a thousand).
+/// or lifted state. Far out there are none (see `crate::canvas::cull`).
 #[component]
 pub(crate) fn TrafficLine(
     /// The edge id.
@@ -462,10 +347,12 @@ pub(crate) fn TrafficLine(
             pos.get().map_or_else(
                 || "translate(-9999px, -9999px)".to_string(),
                 |p| {
-                    format!(
-                        "translate({:.1}px, {:.1}px) translate(-50%, 0)",
-                        p.x,
-                        p.y + TRAFFIC_OFFSET
+                    css::translate(
+                        Point {
+                            x: p.x,
+                            y: p.y + TRAFFIC_OFFSET,
+                        },
+                        " translate(-50%, 0)",
                     )
                 },
             )

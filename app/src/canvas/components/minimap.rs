@@ -5,6 +5,7 @@
 use leptos::ev::PointerEvent;
 use leptos::prelude::*;
 
+use crate::canvas::css;
 use crate::canvas::graph::{Point, Rect, ROOT_W};
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::state::CanvasCtx;
@@ -69,8 +70,8 @@ pub(crate) fn Minimap() -> impl IntoView {
                     view! {
                         <rect
                             class="minimap-node"
-                            x=move || format!("{:.0}", pos.get().x)
-                            y=move || format!("{:.0}", pos.get().y)
+                            x=move || css::whole(pos.get().x)
+                            y=move || css::whole(pos.get().y)
                             width=format!("{ROOT_W}")
                             height=format!("{h:.0}")
                             rx="8"
@@ -130,10 +131,10 @@ pub(crate) fn Minimap() -> impl IntoView {
                 {blocks.clone()}
                 <rect
                     class="minimap-view"
-                    x=move || format!("{:.0}", visible().x)
-                    y=move || format!("{:.0}", visible().y)
-                    width=move || format!("{:.0}", visible().w)
-                    height=move || format!("{:.0}", visible().h)
+                    x=move || css::whole(visible().x)
+                    y=move || css::whole(visible().y)
+                    width=move || css::whole(visible().w)
+                    height=move || css::whole(visible().h)
                 ></rect>
             </svg>
         </Show>

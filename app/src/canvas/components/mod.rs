@@ -4,7 +4,10 @@
 //! which compose them.
 //!
 //! * [`node`]: a root's card and its child nodes.
-//! * [`edge`]: edge paths, labels, the drag layers and the arrowheads.
+//! * [`edge`]: edge paths, labels and traffic lines, the arrowheads.
+//! * [`drag`]: the overlay a gesture draws on (a dragged root's edges, a
+//!   dragged connection).
+//! * [`far`]: the graph far out (blocks and grouped edge paths).
 //! * [`connector`]: the connect handle, the dragged line, the chooser.
 //! * [`drawer`]: the side drawer of a node or edge, built from
 //!   [`panels`] (query and consult forms and answers), [`contract`] (a
@@ -24,8 +27,10 @@ pub(crate) mod announcer;
 pub(crate) mod audit;
 pub(crate) mod connector;
 pub(crate) mod contract;
+pub(crate) mod drag;
 pub(crate) mod drawer;
 pub(crate) mod edge;
+pub(crate) mod far;
 pub(crate) mod inspector;
 pub(crate) mod interpret;
 pub(crate) mod messages;

@@ -5,12 +5,13 @@
 //! click or Enter opens the node's drawer, `c` the chooser and the arrow
 //! keys nudge the root (commands).
 
-use leptos::ev::{KeyboardEvent, PointerEvent};
+use leptos::ev::{KeyboardEvent, MouseEvent, PointerEvent};
 use leptos::prelude::*;
 
 use super::connector::ConnectHandle;
 use crate::canvas::commands::edges::open_chooser;
 use crate::canvas::commands::positions;
+use crate::canvas::css;
 use crate::canvas::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
 use crate::canvas::health::Health;
 use crate::canvas::interaction::{controller, SceneCtx};
@@ -21,12 +22,38 @@ use crate::dto::{CapabilityRef, NodeKind, NodeView};
 /// How far one arrow-key press moves a focused node, in world pixels.
 const NUDGE: f64 = 20.0;
 
-fn translate(p: Point) -> String {
-    format!("translate({:.1}px, {:.1}px)", p.x, p.y)
+pub(crate) fn translate(p: Point) -> String {
+    css::translate(p, "")
+}
+
+/// What a root's card and its far-out block answer: a press drags the
+/// root, a click opens its drawer, a key acts on it ([`on_key`]).
+pub(crate) fn root_handlers(
+    ctx: CanvasCtx,
+    scene: &SceneCtx,
+    id: &str,
+) -> (
+    impl Fn(PointerEvent) + 'static,
+    impl Fn(MouseEvent) + 'static,
+    impl Fn(KeyboardEvent) + 'static,
+) {
+    let on_down = {
+        let (scene, id) = (scene.clone(), id.to_string());
+        move |ev: PointerEvent| controller::start_move(&scene, &id, &ev)
+    };
+    let on_click = {
+        let (scene, id) = (scene.clone(), id.to_string());
+        move |_: MouseEvent| select(&ctx, &scene, &id)
+    };
+    let on_keydown = {
+        let (scene, id) = (scene.clone(), id.to_string());
+        move |ev: KeyboardEvent| on_key(&ctx, &scene, &id, &id, &ev)
+    };
+    (on_down, on_click, on_keydown)
 }
 
 /// Opens the drawer of `id`, unless the click ends a drag.
-fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
+pub(crate) fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
     if controller::click_ends_drag(scene) {
         return;
     }
@@ -36,7 +63,7 @@ fn select(ctx: &CanvasCtx, scene: &SceneCtx, id: &str) {
 /// Keyboard on a focused node: Enter or Space opens its drawer, `c`
 /// starts a connection from its root (a list of the legal ones), the
 /// arrow keys move its root (the keyboard's drag).
-fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &KeyboardEvent) {
+pub(crate) fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &KeyboardEvent) {
     if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
         return;
     }
@@ -61,6 +88,17 @@ fn on_key(ctx: &CanvasCtx, scene: &SceneCtx, id: &str, root: &str, ev: &Keyboard
     positions::nudge(ctx, scene, root, dx, dy);
 }
 
+/// Where the root `id` is drawn: where a drag has it, else its committed
+/// position. A memo per root, so a drag's frame re-renders only the
+/// dragged root's transform.
+pub(crate) fn live_position(scene: &SceneCtx, id: &str) -> Memo<Point> {
+    let (id, positions, drag) = (id.to_string(), scene.positions, scene.drag);
+    Memo::new(move |_| {
+        drag.with(|d| d.as_ref().filter(|d| d.root == id).map(|d| d.at))
+            .unwrap_or_else(|| positions.with(|p| p.get(&id).copied().unwrap_or_default()))
+    })
+}
+
 /// A root node and its children, positioned as one group.
 #[component]
 pub(crate) fn RootNode(
@@ -72,10 +110,7 @@ pub(crate) fn RootNode(
     let Some(node) = scene.model.nodes.get(&id).cloned() else {
         return ().into_any();
     };
-    let pos = {
-        let (id, positions) = (id.clone(), scene.positions);
-        Memo::new(move |_| positions.with(|p| p.get(&id).copied().unwrap_or_default()))
-    };
+    let pos = live_position(&scene, &id);
     let health = {
         let (id, scene) = (id.clone(), scene.clone());
         Memo::new(move |_| scene.system_health(&ctx, &id).0)
@@ -166,18 +201,7 @@ fn NodeCard(
         let name = name.clone();
         move || format!("{name}, {kind}, {}", health.get().spoken())
     };
-    let on_down = {
-        let (scene, id) = (scene.clone(), id.clone());
-        move |ev: PointerEvent| controller::start_move(&scene, &id, &ev)
-    };
-    let on_click = {
-        let (scene, id) = (scene.clone(), id.clone());
-        move |_| select(&ctx, &scene, &id)
-    };
-    let on_keydown = {
-        let (scene, id) = (scene.clone(), id.clone());
-        move |ev: KeyboardEvent| on_key(&ctx, &scene, &id, &id, &ev)
-    };
+    let (on_down, on_click, on_keydown) = root_handlers(ctx, &scene, &id);
     let caps = (node.node_type != NodeKind::Hub).then(|| {
         view! {
             <div class="node-caps" aria-hidden="true">

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use leptos::ev::{PointerEvent, WheelEvent};
 use leptos::prelude::*;
 
-use super::scene_ctx::{ConnectDrag, Gesture, SceneCtx};
+use super::scene_ctx::{ConnectDrag, Gesture, LiveDrag, SceneCtx};
 use crate::canvas::dom::{capture_pointer, client_point, root_at};
 use crate::canvas::graph::Point;
 use crate::canvas::state::CanvasCtx;
@@ -146,13 +146,13 @@ pub(crate) fn pointer_move(scene: &SceneCtx, ctx: &CanvasCtx, ev: &PointerEvent)
                 scene.dragging.set(Some(root.clone()));
             }
             let zoom = ctx.camera.get_untracked().zoom;
-            let pos = Point {
+            let at = Point {
                 x: origin.x + dx / zoom,
                 y: origin.y + dy / zoom,
             };
-            scene.positions.update(|p| {
-                p.insert(root, pos);
-            });
+            // Only the live drag moves: the committed positions (and every
+            // route and memo that reads them) wait for the drop.
+            scene.drag.set(Some(LiveDrag { root, at }));
         }
         Gesture::Connect {
             pointer,
@@ -195,6 +195,15 @@ pub(crate) fn pointer_up(scene: &SceneCtx, ev: &PointerEvent) -> Option<GestureE
         return None;
     }
     scene.gesture.set_value(None);
+    // The drop commits the dragged root's position (before the drag layer
+    // lets go of it, so it never shows back where it started).
+    let live = scene.drag.get_untracked();
+    if let Some(LiveDrag { root, at }) = &live {
+        scene.positions.update(|p| {
+            p.insert(root.clone(), *at);
+        });
+        scene.drag.set(None);
+    }
     if scene.dragging.get_untracked().is_some() {
         scene.dragging.set(None);
     }
@@ -203,7 +212,10 @@ pub(crate) fn pointer_up(scene: &SceneCtx, ev: &PointerEvent) -> Option<GestureE
             root, moved: true, ..
         } => {
             scene.suppress_click.set_value(true);
-            let pos = scene.positions.with_untracked(|p| p.get(&root).copied())?;
+            let pos = live
+                .filter(|d| d.root == root)
+                .map(|d| d.at)
+                .or_else(|| scene.positions.with_untracked(|p| p.get(&root).copied()))?;
             Some(GestureEnd::Moved { root, pos })
         }
         Gesture::Connect {

@@ -2,8 +2,8 @@
 //! gesture controllers that change it.
 //!
 //! * [`scene_ctx`]: [`SceneCtx`], the state one drawn graph shares by
-//!   context (positions, routes, health, selection, gestures in progress),
-//!   and the plain data of those gestures.
+//!   context (positions, routes, health, selection, what is drawn in
+//!   detail, gestures in progress), and the plain data of those gestures.
 //! * [`controller`]: pan, node drag (and keyboard nudge), connection drag;
 //!   they report a finished gesture as a [`GestureEnd`](controller::GestureEnd)
 //!   and never call the hub.

@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use leptos::reactive::computed::Selector;
 
 use crate::canvas::connect::{Candidate, Connections};
+use crate::canvas::cull::{self, ASSUMED_VIEWPORT, CULL_MIN_ROOTS};
 use crate::canvas::graph::{served_positions, EdgeGeom, GraphModel, Point, Rect};
 use crate::canvas::health::{edge_health, effective_health, Health};
 use crate::canvas::state::{CanvasCtx, Selection};
@@ -57,6 +58,27 @@ pub(crate) struct ConnectDrag {
     pub legal: Arc<HashSet<String>>,
 }
 
+/// A root being dragged, where the pointer has taken it so far. Only the
+/// root's own card and its edges follow it (on a layer above the graph);
+/// the committed positions change once, on the drop.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LiveDrag {
+    /// The dragged root's id.
+    pub root: String,
+    /// Where its top-left corner is now (world coordinates).
+    pub at: Point,
+}
+
+/// What the scene draws in detail close up: roots and edges by index (in
+/// `model.roots` and `model.edges`), in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Drawn {
+    /// Roots drawn (with their children).
+    pub roots: Vec<usize>,
+    /// Edges drawn (line, label and traffic line).
+    pub edges: Vec<usize>,
+}
+
 /// The open chooser.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Chooser {
@@ -80,8 +102,17 @@ pub(crate) struct SceneCtx {
     /// [`TopologyLoad::seq`](crate::canvas::state::TopologyLoad::seq) of
     /// the load drawn.
     pub seq: u64,
-    /// Top-left corner of every root.
+    /// Top-left corner of every root, as committed (a drag commits its
+    /// root's on the drop; see [`Self::drag`]).
     pub positions: RwSignal<BTreeMap<String, Point>>,
+    /// The drag in progress, if any: where the dragged root is right now.
+    pub drag: RwSignal<Option<LiveDrag>>,
+    /// Whether the camera is far out: blocks instead of cards.
+    pub far: Memo<bool>,
+    /// What is drawn in detail (close up): every root and edge of a small
+    /// graph, the ones near the screen of a large one (far out, the detail
+    /// is hidden and this keeps what it was).
+    pub drawn: Memo<Drawn>,
     /// Each edge's route, in the order of `model.edges`: one signal per
     /// edge, set only when that edge moved, so a drag touches only the
     /// edges it moves (a thousand readers of one shared value would all
@@ -96,8 +127,9 @@ pub(crate) struct SceneCtx {
     pub highlighted: Selector<Option<String>>,
     /// What the drawer shows, as a per-key selector.
     pub selected: Selector<Option<Selection>>,
-    /// The root being dragged: it and its edges are lifted onto layers of
-    /// their own for the drag (see `components::edge::DragLayer`).
+    /// The root being dragged: its edges are lifted out of the graph onto
+    /// the drag overlay for the drag (see `components::drag`), its card
+    /// onto a composited layer of its own.
     pub dragging: RwSignal<Option<String>>,
     /// [`Self::dragging`] as a per-key selector.
     pub lifted: Selector<Option<String>>,
@@ -174,6 +206,9 @@ impl SceneCtx {
             let _ = ctx.bounds.try_set(None);
         });
 
+        let far = Memo::new(move |_| cull::is_far(ctx.camera.get()));
+        let drawn = drawn_memo(ctx, model.clone(), positions, edge_geom.clone(), far);
+
         let viewport = NodeRef::<leptos::html::Div>::new();
         let dragging = RwSignal::new(None::<String>);
         SceneCtx {
@@ -182,6 +217,9 @@ impl SceneCtx {
             view: Arc::new(view),
             seq,
             positions,
+            drag: RwSignal::new(None),
+            far,
+            drawn,
             edge_geom,
             bounds,
             root_health: Arc::new(root_health_memos),
@@ -272,6 +310,70 @@ impl SceneCtx {
             y: client.y - top,
         }
     }
+}
+
+/// What to draw in detail: everything of a small graph; of a large one,
+/// the roots and edges whose box meets the culling window; far out, what
+/// was drawn last close up (hidden then, see `components::far`)
+/// (computed with [`ASSUMED_VIEWPORT`] until the canvas is measured, on the
+/// server too, so hydration finds what the server drew).
+fn drawn_memo(
+    ctx: CanvasCtx,
+    model: Arc<GraphModel>,
+    positions: RwSignal<BTreeMap<String, Point>>,
+    edge_geom: Arc<Vec<RwSignal<Option<EdgeGeom>>>>,
+    far: Memo<bool>,
+) -> Memo<Drawn> {
+    let whole = model.roots.len() < CULL_MIN_ROOTS;
+    // The measured size counts only once this scene is hydrated: the page
+    // may measure the canvas before the scene (inside a transition) is
+    // hydrated, and hydration must find what the server drew.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let window = Memo::new(move |_| {
+        if whole || far.get() {
+            return None;
+        }
+        let size = if hydrated.get() {
+            ctx.viewport.get().unwrap_or(ASSUMED_VIEWPORT)
+        } else {
+            ASSUMED_VIEWPORT
+        };
+        Some(cull::window(ctx.camera.get(), size))
+    });
+    Memo::new(move |prev: Option<&Drawn>| {
+        // Far out the detailed layers are hidden, not emptied: going far
+        // (fit-to-view) and coming back only toggles them, and what comes
+        // back is updated to the new window.
+        if far.get() {
+            return prev.cloned().unwrap_or_default();
+        }
+        let Some(w) = window.get() else {
+            return Drawn {
+                roots: (0..model.roots.len()).collect(),
+                edges: (0..model.edges.len()).collect(),
+            };
+        };
+        let roots = positions.with(|p| {
+            model
+                .roots
+                .iter()
+                .enumerate()
+                .filter(|(i, id)| {
+                    p.get(*id)
+                        .is_some_and(|&at| model.block_rect(*i, at).intersects(w))
+                })
+                .map(|(i, _)| i)
+                .collect()
+        });
+        let edges = edge_geom
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.with(|g| g.as_ref().is_some_and(|g| g.bbox.intersects(w))))
+            .map(|(i, _)| i)
+            .collect();
+        Drawn { roots, edges }
+    })
 }
 
 /// Health of a root: the live status if newer than the load drawn, else

@@ -1,0 +1,440 @@
+//! How the page carries its topology (issue 14, the canvas at 500 nodes;
+//! DESIGN.md §6, the canvas): the first load travels inside the server's
+//! HTML, serialised for hydration, and this is its packed form.
+//!
+//! The server's HTML draws only what is near the screen (`cull`); the
+//! browser needs the whole graph, and gets it here, once. Packed because
+//! the plain `TopologyView` JSON repeats every id, name and enum word
+//! hundreds of times (383 KiB at 500 nodes and 1,000 edges): here every
+//! string is written once in a table and referred to by number, nodes and
+//! edges are arrays instead of objects, an edge's id is left out when it
+//! is the usual `consumer->provider:capability`, and the kinds and
+//! statuses are small numbers. `GET /api/topology` is unchanged.
+//!
+//! Pure data conversion (no reactive or browser code); the round trip is
+//! tested below.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dto::{
+    CapabilityKind, CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind, NodePosition,
+    NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
+};
+
+const NODE_KINDS: [NodeKind; 4] = [
+    NodeKind::System,
+    NodeKind::Agent,
+    NodeKind::Datasource,
+    NodeKind::Hub,
+];
+const STATUSES: [NodeStatus; 3] = [
+    NodeStatus::Healthy,
+    NodeStatus::Degraded,
+    NodeStatus::Unknown,
+];
+const CAP_KINDS: [CapabilityKind; 4] = [
+    CapabilityKind::DataShare,
+    CapabilityKind::Consult,
+    CapabilityKind::Negotiation,
+    CapabilityKind::Task,
+];
+
+fn code<T: PartialEq>(all: &[T], v: &T) -> u8 {
+    all.iter().position(|x| x == v).unwrap_or(0) as u8
+}
+
+fn decode<T: Copy>(all: &[T], i: u8) -> Result<T, String> {
+    all.get(usize::from(i))
+        .copied()
+        .ok_or_else(|| format!("packed topology: no variant {i}"))
+}
+
+/// A topology load, packed (see the module's notes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Packed {
+    /// The load's sequence number.
+    s: u64,
+    /// What failed, for a failed load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
+    /// The view, for a load that succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    v: Option<PackedView>,
+}
+
+/// A capability reference: (capability id, kind).
+type PackedRef = (u32, u8);
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PackedView {
+    /// Every string, once.
+    t: Vec<String>,
+    /// Every reason code, once.
+    c: Vec<ReasonCode>,
+    /// The hub's id.
+    h: u32,
+    n: Vec<PackedNode>,
+    e: Vec<PackedEdge>,
+    r: Vec<PackedRule>,
+    k: Vec<PackedCapability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    x: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    p: Vec<(u32, f64, f64)>,
+}
+
+/// id, name, kind, system, description, status, reason, detail, since,
+/// provides, consumes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PackedNode(
+    u32,
+    u32,
+    u8,
+    Option<u32>,
+    u32,
+    u8,
+    Option<u32>,
+    Option<u32>,
+    Option<u32>,
+    Vec<PackedRef>,
+    Vec<PackedRef>,
+);
+
+/// consumer, provider, capability, kind, status, reason, and the id when
+/// it is not the usual one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PackedEdge(
+    u32,
+    u32,
+    u32,
+    u8,
+    u8,
+    Option<u32>,
+    #[serde(default)] Option<u32>,
+);
+
+/// capability, kind, provider, consumers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PackedRule(u32, u8, u32, Vec<u32>);
+
+/// id, kind, description, deadline, input grants (field, allowed values).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PackedCapability(u32, u8, u32, u64, Vec<(u32, Vec<u32>)>);
+
+/// The string and reason tables being filled while packing.
+#[derive(Default)]
+struct Tables {
+    strings: Vec<String>,
+    index: HashMap<String, u32>,
+    reasons: Vec<ReasonCode>,
+}
+
+impl Tables {
+    fn s(&mut self, v: &str) -> u32 {
+        if let Some(&i) = self.index.get(v) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(v.to_string());
+        self.index.insert(v.to_string(), i);
+        i
+    }
+
+    fn reason(&mut self, r: &Option<ReasonCode>) -> Option<u32> {
+        let r = r.as_ref()?;
+        Some(match self.reasons.iter().position(|x| x == r) {
+            Some(i) => i as u32,
+            None => {
+                self.reasons.push(*r);
+                (self.reasons.len() - 1) as u32
+            }
+        })
+    }
+
+    fn refs(&mut self, caps: &[CapabilityRef]) -> Vec<PackedRef> {
+        caps.iter()
+            .map(|c| (self.s(&c.id), code(&CAP_KINDS, &c.kind)))
+            .collect()
+    }
+}
+
+fn pack_view(v: &TopologyView) -> PackedView {
+    let mut t = Tables::default();
+    let h = t.s(&v.hub_id);
+    let n = v
+        .nodes
+        .iter()
+        .map(|n| {
+            PackedNode(
+                t.s(&n.id),
+                t.s(&n.name),
+                code(&NODE_KINDS, &n.node_type),
+                n.system.as_deref().map(|s| t.s(s)),
+                t.s(&n.description),
+                code(&STATUSES, &n.status),
+                t.reason(&n.reason),
+                n.detail.as_deref().map(|s| t.s(s)),
+                n.since.as_deref().map(|s| t.s(s)),
+                t.refs(&n.provides),
+                t.refs(&n.consumes),
+            )
+        })
+        .collect();
+    let e = v
+        .edges
+        .iter()
+        .map(|e| {
+            let usual = e.id == format!("{}->{}:{}", e.consumer, e.provider, e.capability);
+            PackedEdge(
+                t.s(&e.consumer),
+                t.s(&e.provider),
+                t.s(&e.capability),
+                code(&CAP_KINDS, &e.kind),
+                code(&STATUSES, &e.status),
+                t.reason(&e.reason),
+                (!usual).then(|| t.s(&e.id)),
+            )
+        })
+        .collect();
+    let r = v
+        .rules
+        .iter()
+        .map(|r| {
+            PackedRule(
+                t.s(&r.capability),
+                code(&CAP_KINDS, &r.kind),
+                t.s(&r.provider),
+                r.consumers.iter().map(|c| t.s(c)).collect(),
+            )
+        })
+        .collect();
+    let k = v
+        .capabilities
+        .iter()
+        .map(|c| {
+            PackedCapability(
+                t.s(&c.id),
+                code(&CAP_KINDS, &c.kind),
+                t.s(&c.description),
+                c.deadline_ms,
+                c.input_grants
+                    .iter()
+                    .map(|g| (t.s(&g.field), g.allowed.iter().map(|a| t.s(a)).collect()))
+                    .collect(),
+            )
+        })
+        .collect();
+    let x = v.reload_error.as_deref().map(|s| t.s(s));
+    let p = v
+        .positions
+        .iter()
+        .map(|p| (t.s(&p.node), p.x, p.y))
+        .collect();
+    PackedView {
+        t: t.strings,
+        c: t.reasons,
+        h,
+        n,
+        e,
+        r,
+        k,
+        x,
+        p,
+    }
+}
+
+fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
+    let t = &v.t;
+    let s = |i: u32| -> Result<String, String> {
+        t.get(i as usize)
+            .cloned()
+            .ok_or_else(|| format!("packed topology: no string {i}"))
+    };
+    let reason = |i: Option<u32>| -> Result<Option<ReasonCode>, String> {
+        i.map(|i| {
+            v.c.get(i as usize)
+                .copied()
+                .ok_or_else(|| format!("packed topology: no reason {i}"))
+        })
+        .transpose()
+    };
+    let opt = |i: Option<u32>| i.map(s).transpose();
+    let refs = |r: &[PackedRef]| -> Result<Vec<CapabilityRef>, String> {
+        r.iter()
+            .map(|&(id, kind)| {
+                Ok(CapabilityRef {
+                    id: s(id)?,
+                    kind: decode(&CAP_KINDS, kind)?,
+                })
+            })
+            .collect()
+    };
+    let nodes =
+        v.n.iter()
+            .map(|n| {
+                Ok(NodeView {
+                    id: s(n.0)?,
+                    name: s(n.1)?,
+                    node_type: decode(&NODE_KINDS, n.2)?,
+                    system: opt(n.3)?,
+                    description: s(n.4)?,
+                    status: decode(&STATUSES, n.5)?,
+                    reason: reason(n.6)?,
+                    detail: opt(n.7)?,
+                    since: opt(n.8)?,
+                    provides: refs(&n.9)?,
+                    consumes: refs(&n.10)?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+    let edges =
+        v.e.iter()
+            .map(|e| {
+                let (consumer, provider, capability) = (s(e.0)?, s(e.1)?, s(e.2)?);
+                let id = match e.6 {
+                    Some(i) => s(i)?,
+                    None => format!("{consumer}->{provider}:{capability}"),
+                };
+                Ok(EdgeView {
+                    id,
+                    consumer,
+                    provider,
+                    capability,
+                    kind: decode(&CAP_KINDS, e.3)?,
+                    status: decode(&STATUSES, e.4)?,
+                    reason: reason(e.5)?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+    let rules =
+        v.r.iter()
+            .map(|r| {
+                Ok(RuleView {
+                    capability: s(r.0)?,
+                    kind: decode(&CAP_KINDS, r.1)?,
+                    provider: s(r.2)?,
+                    consumers: r.3.iter().map(|&c| s(c)).collect::<Result<_, String>>()?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+    let capabilities =
+        v.k.iter()
+            .map(|c| {
+                Ok(CapabilityView {
+                    id: s(c.0)?,
+                    kind: decode(&CAP_KINDS, c.1)?,
+                    description: s(c.2)?,
+                    deadline_ms: c.3,
+                    input_grants: c
+                        .4
+                        .iter()
+                        .map(|(field, allowed)| {
+                            Ok(InputGrant {
+                                field: s(*field)?,
+                                allowed: allowed
+                                    .iter()
+                                    .map(|&a| s(a))
+                                    .collect::<Result<_, String>>()?,
+                            })
+                        })
+                        .collect::<Result<_, String>>()?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+    let positions =
+        v.p.iter()
+            .map(|&(node, x, y)| {
+                Ok(NodePosition {
+                    node: s(node)?,
+                    x,
+                    y,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+    Ok(TopologyView {
+        hub_id: s(v.h)?,
+        nodes,
+        edges,
+        rules,
+        capabilities,
+        reload_error: opt(v.x)?,
+        positions,
+    })
+}
+
+impl Packed {
+    /// Packs a load (its sequence number and its view or error).
+    pub fn pack(seq: u64, result: &Result<TopologyView, String>) -> Self {
+        match result {
+            Ok(view) => Packed {
+                s: seq,
+                e: None,
+                v: Some(pack_view(view)),
+            },
+            Err(e) => Packed {
+                s: seq,
+                e: Some(e.clone()),
+                v: None,
+            },
+        }
+    }
+
+    /// The load back: its sequence number and its view or error. A packed
+    /// form that does not hold together is an error.
+    pub fn unpack(self) -> Result<(u64, Result<TopologyView, String>), String> {
+        let result = match (self.v, self.e) {
+            (Some(v), _) => Ok(unpack_view(v)?),
+            (None, Some(e)) => Err(e),
+            (None, None) => return Err("packed topology: neither a view nor an error".into()),
+        };
+        Ok((self.s, result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canvas::graph::tests::demo;
+
+    #[test]
+    fn a_view_survives_the_round_trip_and_shrinks() {
+        let mut view = demo();
+        view.nodes[1].status = NodeStatus::Degraded;
+        view.nodes[1].reason = Some(ReasonCode::Timeout);
+        view.nodes[1].detail = Some("no answer in 300 ms".into());
+        view.edges[0].id = "an unusual id".into();
+        view.edges[1].status = NodeStatus::Degraded;
+        view.edges[1].reason = Some(ReasonCode::Timeout);
+        view.capabilities.push(CapabilityView {
+            id: "orders.query".into(),
+            kind: CapabilityKind::DataShare,
+            description: "Orders.".into(),
+            deadline_ms: 900,
+            input_grants: vec![InputGrant {
+                field: "group_by".into(),
+                allowed: vec!["region".into(), "product".into()],
+            }],
+        });
+        view.reload_error = Some("line 3: bad".into());
+        view.positions.push(NodePosition {
+            node: "vendorcorp".into(),
+            x: 10.5,
+            y: -3.0,
+        });
+        let packed = Packed::pack(7, &Ok(view.clone()));
+        let json = serde_json::to_string(&packed).unwrap_or_default();
+        let plain = serde_json::to_string(&view).unwrap_or_default();
+        assert!(
+            json.len() * 2 < plain.len(),
+            "{} vs {}",
+            json.len(),
+            plain.len()
+        );
+        let back: Packed = serde_json::from_str(&json).unwrap_or(Packed::pack(0, &Err("x".into())));
+        assert_eq!(back.unpack(), Ok((7, Ok(view))));
+        let failed = Packed::pack(3, &Err("no topology".into()));
+        assert_eq!(failed.unpack(), Ok((3, Err("no topology".to_string()))));
+    }
+}
