@@ -23,32 +23,33 @@ use crate::dto::{
     NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
 };
 
-const NODE_KINDS: [NodeKind; 4] = [
-    NodeKind::System,
-    NodeKind::Agent,
-    NodeKind::Datasource,
-    NodeKind::Hub,
-];
-const STATUSES: [NodeStatus; 3] = [
-    NodeStatus::Healthy,
-    NodeStatus::Degraded,
-    NodeStatus::Unknown,
-];
-const CAP_KINDS: [CapabilityKind; 4] = [
-    CapabilityKind::DataShare,
-    CapabilityKind::Consult,
-    CapabilityKind::Negotiation,
-    CapabilityKind::Task,
-];
-
-fn code<T: PartialEq>(all: &[T], v: &T) -> u8 {
-    all.iter().position(|x| x == v).unwrap_or(0) as u8
+/// An enum written as a small number. Both directions are exhaustive
+/// matches, so a new variant is a compile error here, never a number that
+/// reads back as another variant.
+trait Coded: Sized {
+    fn code(self) -> u8;
+    fn from_code(i: u8) -> Option<Self>;
 }
 
-fn decode<T: Copy>(all: &[T], i: u8) -> Result<T, String> {
-    all.get(usize::from(i))
-        .copied()
-        .ok_or_else(|| format!("packed topology: no variant {i}"))
+macro_rules! coded {
+    ($t:ident { $($v:ident = $n:literal),+ $(,)? }) => {
+        impl Coded for $t {
+            fn code(self) -> u8 {
+                match self { $($t::$v => $n),+ }
+            }
+            fn from_code(i: u8) -> Option<Self> {
+                match i { $($n => Some($t::$v),)+ _ => None }
+            }
+        }
+    };
+}
+
+coded!(NodeKind { System = 0, Agent = 1, Datasource = 2, Hub = 3 });
+coded!(NodeStatus { Healthy = 0, Degraded = 1, Unknown = 2 });
+coded!(CapabilityKind { DataShare = 0, Consult = 1, Negotiation = 2, Task = 3 });
+
+fn decode<T: Coded>(i: u8) -> Result<T, String> {
+    T::from_code(i).ok_or_else(|| format!("packed topology: no variant {i}"))
 }
 
 /// A topology load, packed (see the module's notes).
@@ -155,7 +156,7 @@ impl Tables {
 
     fn refs(&mut self, caps: &[CapabilityRef]) -> Vec<PackedRef> {
         caps.iter()
-            .map(|c| (self.s(&c.id), code(&CAP_KINDS, &c.kind)))
+            .map(|c| (self.s(&c.id), c.kind.code()))
             .collect()
     }
 }
@@ -170,10 +171,10 @@ fn pack_view(v: &TopologyView) -> PackedView {
             PackedNode(
                 t.s(&n.id),
                 t.s(&n.name),
-                code(&NODE_KINDS, &n.node_type),
+                n.node_type.code(),
                 n.system.as_deref().map(|s| t.s(s)),
                 t.s(&n.description),
-                code(&STATUSES, &n.status),
+                n.status.code(),
                 t.reason(&n.reason),
                 n.detail.as_deref().map(|s| t.s(s)),
                 n.since.as_deref().map(|s| t.s(s)),
@@ -191,8 +192,8 @@ fn pack_view(v: &TopologyView) -> PackedView {
                 t.s(&e.consumer),
                 t.s(&e.provider),
                 t.s(&e.capability),
-                code(&CAP_KINDS, &e.kind),
-                code(&STATUSES, &e.status),
+                e.kind.code(),
+                e.status.code(),
                 t.reason(&e.reason),
                 (!usual).then(|| t.s(&e.id)),
             )
@@ -204,7 +205,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
         .map(|r| {
             PackedRule(
                 t.s(&r.capability),
-                code(&CAP_KINDS, &r.kind),
+                r.kind.code(),
                 t.s(&r.provider),
                 r.consumers.iter().map(|c| t.s(c)).collect(),
             )
@@ -216,7 +217,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
         .map(|c| {
             PackedCapability(
                 t.s(&c.id),
-                code(&CAP_KINDS, &c.kind),
+                c.kind.code(),
                 t.s(&c.description),
                 c.deadline_ms,
                 c.input_grants
@@ -266,7 +267,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
             .map(|&(id, kind)| {
                 Ok(CapabilityRef {
                     id: s(id)?,
-                    kind: decode(&CAP_KINDS, kind)?,
+                    kind: decode(kind)?,
                 })
             })
             .collect()
@@ -277,10 +278,10 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                 Ok(NodeView {
                     id: s(n.0)?,
                     name: s(n.1)?,
-                    node_type: decode(&NODE_KINDS, n.2)?,
+                    node_type: decode(n.2)?,
                     system: opt(n.3)?,
                     description: s(n.4)?,
-                    status: decode(&STATUSES, n.5)?,
+                    status: decode(n.5)?,
                     reason: reason(n.6)?,
                     detail: opt(n.7)?,
                     since: opt(n.8)?,
@@ -302,8 +303,8 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                     consumer,
                     provider,
                     capability,
-                    kind: decode(&CAP_KINDS, e.3)?,
-                    status: decode(&STATUSES, e.4)?,
+                    kind: decode(e.3)?,
+                    status: decode(e.4)?,
                     reason: reason(e.5)?,
                 })
             })
@@ -313,7 +314,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
             .map(|r| {
                 Ok(RuleView {
                     capability: s(r.0)?,
-                    kind: decode(&CAP_KINDS, r.1)?,
+                    kind: decode(r.1)?,
                     provider: s(r.2)?,
                     consumers: r.3.iter().map(|&c| s(c)).collect::<Result<_, String>>()?,
                 })
@@ -324,7 +325,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
             .map(|c| {
                 Ok(CapabilityView {
                     id: s(c.0)?,
-                    kind: decode(&CAP_KINDS, c.1)?,
+                    kind: decode(c.1)?,
                     description: s(c.2)?,
                     deadline_ms: c.3,
                     input_grants: c
@@ -397,6 +398,29 @@ impl Packed {
 mod tests {
     use super::*;
     use crate::canvas::graph::tests::demo;
+
+    #[test]
+    fn every_variant_reads_back_as_itself_and_a_stray_number_is_refused() {
+        use NodeKind::*;
+        for k in [System, Agent, Datasource, Hub] {
+            assert_eq!(decode::<NodeKind>(k.code()), Ok(k));
+        }
+        for st in [
+            NodeStatus::Healthy,
+            NodeStatus::Degraded,
+            NodeStatus::Unknown,
+        ] {
+            assert_eq!(decode::<NodeStatus>(st.code()), Ok(st));
+        }
+        use CapabilityKind as C;
+        for k in [C::DataShare, C::Consult, C::Negotiation, C::Task] {
+            assert_eq!(decode::<CapabilityKind>(k.code()), Ok(k));
+        }
+        assert_eq!(
+            decode::<NodeStatus>(3),
+            Err("packed topology: no variant 3".to_string())
+        );
+    }
 
     #[test]
     fn a_view_survives_the_round_trip_and_shrinks() {

@@ -6,6 +6,7 @@
 //! these helpers so both sides of the wire agree by construction.
 
 use a2a::{Message, Part, PartContent, Role, SendMessageResponse};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Path of a peer's JSON-RPC A2A endpoint, relative to its base URL.
@@ -54,9 +55,28 @@ pub const HELP_CAPABILITY: &str = "help";
 /// replay store (a repeated consult), not from a new execution.
 pub const REPLAYED_METADATA_KEY: &str = "replayed";
 
-/// A JSON-RPC 2.0 request object.
-pub fn jsonrpc_request(id: &str, method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+/// A JSON-RPC 2.0 request object, serialised from `params` as they are
+/// (typed params go straight to bytes, with no JSON tree in between).
+pub fn jsonrpc_request<'a, P: Serialize>(
+    id: &'a str,
+    method: &'a str,
+    params: &'a P,
+) -> JsonRpcRequest<'a, P> {
+    JsonRpcRequest {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    }
+}
+
+/// What [`jsonrpc_request`] builds.
+#[derive(Debug, Serialize)]
+pub struct JsonRpcRequest<'a, P> {
+    jsonrpc: &'static str,
+    id: &'a str,
+    method: &'a str,
+    params: &'a P,
 }
 
 /// The reason code an A2A error carries in its `google.rpc.ErrorInfo`

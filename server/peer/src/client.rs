@@ -138,7 +138,7 @@ async fn send(client: &reqwest::Client, call: &HubCall, traceparent: &TraceParen
         .json(&wire::jsonrpc_request(
             &call.request_id,
             wire::SEND_MESSAGE_METHOD,
-            params,
+            &params,
         ))
         .send()
         .await;

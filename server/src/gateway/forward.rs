@@ -213,7 +213,8 @@ impl Gateway {
         let body = match version {
             A2aVersion::V1_0 => {
                 let name = method.name(A2aVersion::V1_0).ok_or_else(no_method)?;
-                encode_request(&envelope.request_id, name, &params).map_err(encoding)?
+                serde_json::to_vec(&wire::jsonrpc_request(&envelope.request_id, name, &params))
+                    .map_err(encoding)?
             }
             A2aVersion::V0_3 => {
                 let params = serde_json::to_value(&params).map_err(encoding)?;
@@ -223,7 +224,8 @@ impl Gateway {
                     )))
                 })?;
                 let name = method.name(A2aVersion::V0_3).ok_or_else(no_method)?;
-                encode_request(&envelope.request_id, name, &params).map_err(encoding)?
+                serde_json::to_vec(&wire::jsonrpc_request(&envelope.request_id, name, &params))
+                    .map_err(encoding)?
             }
         };
         // Where the provider's card says it listens (under its registered
@@ -308,24 +310,6 @@ fn bearer(token: &str) -> Option<HeaderValue> {
     let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
     value.set_sensitive(true);
     Some(value)
-}
-
-/// A JSON-RPC 2.0 request object as bytes (the shape of
-/// [`wire::jsonrpc_request`], serialised from `params` directly).
-fn encode_request(id: &str, method: &str, params: &impl Serialize) -> serde_json::Result<Vec<u8>> {
-    #[derive(Serialize)]
-    struct Request<'a, P> {
-        jsonrpc: &'static str,
-        id: &'a str,
-        method: &'a str,
-        params: &'a P,
-    }
-    serde_json::to_vec(&Request {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    })
 }
 
 /// Everything about one JSON-RPC call to a provider but the method.
