@@ -76,6 +76,140 @@ pub const FN_PREFIX: &str = "/api/fn";
 /// `#[server]` attribute needs literals, a test checks they agree.
 pub const TOPOLOGY_FN: &str = "/api/fn/topology";
 
+/// The HTTP method of an `/api` route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// Reads; never changes state, so never needs the CSRF token.
+    Get,
+    /// Creates or acts.
+    Post,
+    /// Replaces.
+    Put,
+    /// Removes.
+    Delete,
+}
+
+impl Verb {
+    /// Whether a request with this method changes state (and so needs the
+    /// session's CSRF token and this hub's `Origin`).
+    pub fn changes_state(self) -> bool {
+        !matches!(self, Verb::Get)
+    }
+
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+/// Declares [`ApiRoute`]: one variant per `/api` route, with its method and
+/// template, and [`ApiRoute::ALL`] listing every variant (the macro writes
+/// the list, so a variant cannot be left out of it).
+macro_rules! api_routes {
+    ($( $(#[$doc:meta])* $variant:ident = $verb:ident $template:ident, )*) => {
+        /// Every `/api` route the hub serves, as one table. The hub builds
+        /// its router from this table and its security tests walk it, so a
+        /// route added here is covered by the session, CSRF and origin
+        /// tests without anyone listing it again.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ApiRoute {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ApiRoute {
+            /// Every route, in declaration order.
+            pub const ALL: &'static [ApiRoute] = &[$( ApiRoute::$variant, )*];
+
+            /// Its method.
+            pub fn verb(self) -> Verb {
+                match self {
+                    $( ApiRoute::$variant => Verb::$verb, )*
+                }
+            }
+
+            /// Its axum path template (`{id}` is one path segment).
+            pub fn template(self) -> &'static str {
+                match self {
+                    $( ApiRoute::$variant => $template, )*
+                }
+            }
+        }
+    };
+}
+
+api_routes! {
+    /// [`TOPOLOGY`].
+    Topology = Get TOPOLOGY,
+    /// [`EVENTS`].
+    Events = Get EVENTS,
+    /// [`EDGES`].
+    CreateEdge = Post EDGES,
+    /// [`EDGE`].
+    RemoveEdge = Delete EDGE,
+    /// [`POSITIONS`].
+    SavePositions = Put POSITIONS,
+    /// [`EDGE_QUERY`].
+    EdgeQuery = Post EDGE_QUERY,
+    /// [`EDGE_ASK`].
+    EdgeAsk = Post EDGE_ASK,
+    /// [`EDGE_CONTRACT`].
+    EdgeContract = Get EDGE_CONTRACT,
+    /// [`EDGE_NEGOTIATE`].
+    EdgeNegotiate = Post EDGE_NEGOTIATE,
+    /// [`INBOX`].
+    Inbox = Get INBOX,
+    /// [`INBOX_PAGE`].
+    InboxPage = Get INBOX_PAGE,
+    /// [`INBOX_PENDING`].
+    InboxPending = Get INBOX_PENDING,
+    /// [`INBOX_APPROVE`].
+    InboxApprove = Post INBOX_APPROVE,
+    /// [`INBOX_REJECT`].
+    InboxReject = Post INBOX_REJECT,
+    /// [`NODE_AUDIT`].
+    NodeAudit = Get NODE_AUDIT,
+    /// [`TRAFFIC`].
+    Traffic = Get TRAFFIC,
+    /// [`EDGE_METRICS`].
+    EdgeMetrics = Get EDGE_METRICS,
+    /// [`EDGE_INSPECTOR`].
+    EdgeInspector = Get EDGE_INSPECTOR,
+    /// [`NODE_METRICS`].
+    NodeMetrics = Get NODE_METRICS,
+    /// [`AGENTS`].
+    Agents = Get AGENTS,
+    /// [`RECOMMENDATIONS`].
+    Recommendations = Get RECOMMENDATIONS,
+    /// [`NODE_INTERPRET`].
+    NodeInterpret = Post NODE_INTERPRET,
+    /// [`LOGIN`]: the one route served without a session.
+    Login = Post LOGIN,
+    /// [`LOGOUT`].
+    Logout = Post LOGOUT,
+    /// [`SESSION`].
+    Session = Get SESSION,
+    /// [`TOPOLOGY_FN`]: registered by Leptos from its `#[server]` attribute.
+    TopologyFn = Post TOPOLOGY_FN,
+}
+
+impl ApiRoute {
+    /// Whether the route is served without a session ([`LOGIN`] only).
+    pub fn is_public(self) -> bool {
+        self == ApiRoute::Login
+    }
+
+    /// A concrete path of the route: each `{id}` replaced by `id`, encoded
+    /// as one segment.
+    pub fn path_with(self, id: &str) -> String {
+        self.template().replace("{id}", &encode_segment(id))
+    }
+}
+
 /// The login page: the only page served without a session.
 pub const LOGIN_PAGE: &str = "/login";
 

@@ -61,3 +61,31 @@ test("the wasm bundle the page loads is served and is WebAssembly", async ({ pag
   // "\0asm" magic number.
   expect([...body.subarray(0, 4)]).toEqual([0x00, 0x61, 0x73, 0x6d]);
 });
+
+test("every page runs under its Content-Security-Policy with no violation", async ({ page }) => {
+  // Records every violation the browser reports, from before any script of
+  // the page runs.
+  await page.addInitScript(() => {
+    (window as any).__cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (e) => {
+      (window as any).__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  const errors = watchErrors(page);
+  for (const path of ["/", "/inbox"]) {
+    const response = await page.goto(path);
+    const csp = response?.headers()["content-security-policy"] ?? "";
+    expect(csp, path).toContain("default-src 'none'");
+    expect(csp, path).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9_-]{16,}' 'wasm-unsafe-eval'/);
+    await expect(page.locator("[data-hydrated='true']").first()).toBeVisible();
+    if (path === "/") {
+      // Interaction (zoom, open a drawer) stays inside the policy too.
+      await page.getByTestId("zoom-in").click();
+      await page.getByTestId("node-vendorcorp").click();
+      await expect(page.getByTestId("drawer")).toBeVisible();
+    }
+    const violations = await page.evaluate(() => (window as any).__cspViolations as string[]);
+    expect(violations, `${path}: ${violations.join("\n")}`).toEqual([]);
+  }
+  expect(errors, errors.join("\n")).toEqual([]);
+});

@@ -32,6 +32,7 @@ use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
 use crate::task_records::TaskRecords;
+use crate::ui_auth::headers::HeaderPolicy;
 use crate::ui_auth::session::{SessionSettings, SessionStore};
 use crate::ui_auth::users::UiUsers;
 use crate::ui_auth::UiAuth;
@@ -102,6 +103,12 @@ pub enum HubError {
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
+    /// `WS_PUBLIC_URL` is not an http(s) address.
+    #[error("{0}")]
+    PublicUrl(String),
+    /// `WS_LOGIN_ADDRESS_LIMIT` or `WS_LOGIN_USER_LIMIT` is not `count/seconds`.
+    #[error("{0}")]
+    LoginLimits(String),
 }
 
 /// The hub's shared state.
@@ -187,7 +194,11 @@ impl Hub {
             ui: UiAuth {
                 users: Arc::new(users),
                 store: sessions,
-                settings: SessionSettings::default(),
+                settings: SessionSettings::from_env().map_err(HubError::PublicUrl)?,
+                throttle: Arc::new(crate::ui_auth::throttle::LoginThrottle::new(
+                    crate::ui_auth::throttle::LoginLimits::from_env()
+                        .map_err(HubError::LoginLimits)?,
+                )),
             },
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
@@ -267,10 +278,17 @@ impl Hub {
         let metrics = Router::new()
             .route("/metrics", axum::routing::get(bff::traffic::metrics))
             .with_state((self.bff_state(), self.metrics_door.clone()));
+        let headers = HeaderPolicy {
+            tls: self.ui.settings.secure,
+        };
         gateway
             .merge(metrics)
             .merge(crate::surface::router(self.gateway.clone()))
             .merge(self.ui.protect(browser))
+            .layer(axum::middleware::from_fn_with_state(
+                headers,
+                crate::ui_auth::headers::security_headers,
+            ))
     }
 }
 

@@ -30,9 +30,10 @@
 //! | [`agents`] | the hub's own agents: recommender, interpreter, orchestrator, their config and tools |
 //! | [`bff`] | the `/api` a browser calls, and the views it gets |
 //! | [`api`] | the one error shape of every `/api` route |
-//! | [`ui_auth`] | who may use the canvas: login, sessions, CSRF |
+//! | [`ui_auth`] | who may use the canvas: login and its limits, sessions, CSRF, security headers |
 //! | [`web`] | the server-rendered Leptos pages |
 //! | [`hub`] | wiring it all into one process |
+//! | [`listen`] | how connections are accepted: header timeout, connection caps |
 
 pub mod agents;
 pub mod api;
@@ -45,6 +46,7 @@ pub mod events;
 pub mod gateway;
 pub mod hub;
 pub mod idempotency;
+pub mod listen;
 pub mod negotiations;
 pub mod prober;
 pub mod redaction;

@@ -15,6 +15,7 @@ use app::canvas::{SharedTopologySource, TopologySource};
 use app::dto::TopologyView;
 use app::{page_routes, shell};
 use axum::Router;
+use leptos::nonce::Nonce;
 use leptos::prelude::*;
 use leptos_axum::LeptosRoutes;
 
@@ -24,13 +25,24 @@ use crate::bff::BffState;
 /// assets) and its server functions, reading the topology from `source`.
 pub fn ui_router(leptos_options: LeptosOptions, source: SharedTopologySource) -> Router {
     let routes = page_routes();
-    let context = move || provide_context(source.clone());
+    let context = move || {
+        provide_context(source.clone());
+        // The nonce the response's Content-Security-Policy names
+        // (ui_auth::headers), so Leptos's inline scripts carry it.
+        if let Some(nonce) = use_context::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Nonce>().cloned())
+        {
+            provide_context(nonce);
+        }
+    };
     Router::new()
-        .leptos_routes_with_context(&leptos_options, routes, context, {
+        .leptos_routes_with_context(&leptos_options, routes, context.clone(), {
             let leptos_options = leptos_options.clone();
             move || shell(leptos_options.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler(shell))
+        .fallback(leptos_axum::file_and_error_handler_with_context(
+            context, shell,
+        ))
         .with_state(leptos_options)
 }
 

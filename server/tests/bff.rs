@@ -6,6 +6,7 @@
 
 mod common;
 
+use app::routes::ApiRoute;
 use common::{plain_client, repo, PeerSpec, Stack, UiClient, UI_USER};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -13,46 +14,22 @@ use sqlx::Row;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Every `/api` route, with a method and a body that would be accepted
-/// with a session. `{edge}` paths use a real edge id.
-fn api_routes() -> Vec<(Method, &'static str, Option<Value>)> {
-    let edge =
-        json!({"consumer": "helpdesk", "provider": "buyercorp", "capability": "budget.consult"});
-    vec![
-        (Method::GET, "/api/topology", None),
-        (Method::GET, "/api/events", None),
-        (Method::GET, "/api/session", None),
-        (Method::GET, "/api/inbox", None),
-        (Method::GET, "/api/inbox/page", None),
-        (Method::GET, "/api/inbox/pending", None),
-        (Method::POST, "/api/inbox/1/approve", None),
-        (Method::POST, "/api/inbox/1/reject", None),
-        (Method::GET, "/api/nodes/vendorcorp/audit", None),
-        (Method::POST, "/api/edges", Some(edge)),
-        (
-            Method::DELETE,
-            "/api/edges/buyercorp-%3Evendorcorp:orders.query",
-            None,
-        ),
-        (
-            Method::PUT,
-            "/api/positions",
-            Some(json!({"positions": [{"node": "hub", "x": 1.0, "y": 2.0}]})),
-        ),
-        (
-            Method::POST,
-            "/api/edges/buyercorp-%3Evendorcorp:orders.query/query",
-            Some(json!({"op": "count", "column": null, "group_by": null})),
-        ),
-        (
-            Method::POST,
-            "/api/edges/hub-%3Ehelpdesk:ticket.classify/ask",
-            Some(json!({"question": "login fails"})),
-        ),
-        (Method::POST, "/api/logout", None),
-        (Method::POST, "/api/fn/topology", None),
-        (Method::GET, "/api/nope", None),
-    ]
+/// A concrete path of `route`: its `{id}` a real edge, node or inbox entry.
+fn sample_path(route: ApiRoute) -> String {
+    let template = route.template();
+    let id = if template.starts_with("/api/edges/") {
+        "buyercorp->vendorcorp:orders.query"
+    } else if template.starts_with("/api/nodes/") {
+        "vendorcorp"
+    } else {
+        "1"
+    };
+    route.path_with(id)
+}
+
+/// The reqwest method of a table verb.
+fn method_of(route: ApiRoute) -> Method {
+    Method::from_bytes(route.verb().as_str().as_bytes()).unwrap_or(Method::GET)
 }
 
 /// `POST /api/edges` for `consumer -> provider : capability`.
@@ -104,9 +81,19 @@ fn edge_ids(topology: &Value) -> Vec<String> {
 #[tokio::test]
 async fn without_a_session_every_api_route_refuses_and_pages_redirect_to_login() {
     let stack = Stack::start(vec![]).await;
-    for (method, path, body) in api_routes() {
-        let (status, text) =
-            send_without_session(&stack, method.clone(), path, body.as_ref()).await;
+    // Every route of the table the hub's router is built from, and a path
+    // no route has: the guard decides by prefix, so a route cannot skip it.
+    let mut paths: Vec<(Method, String)> = ApiRoute::ALL
+        .iter()
+        .filter(|r| !r.is_public())
+        .map(|&r| (method_of(r), sample_path(r)))
+        .collect();
+    paths.push((Method::GET, "/api/nope".into()));
+    paths.push((Method::POST, "/api/fn/not-a-function".into()));
+    assert!(paths.len() > 25, "the table has every route: {paths:?}");
+    for (method, path) in paths {
+        let body = json!({});
+        let (status, text) = send_without_session(&stack, method.clone(), &path, Some(&body)).await;
         assert_eq!(status, 401, "{method} {path} without a session: {text}");
         let err: Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}: {text}"));
@@ -147,13 +134,15 @@ async fn without_a_session_every_api_route_refuses_and_pages_redirect_to_login()
 
     // With a session every GET route answers 200, the page too.
     let ui = stack.ui().await;
-    for (method, path, _) in api_routes() {
-        if method != Method::GET || path == "/api/nope" {
-            continue;
-        }
-        let resp = ui.request(Method::GET, path).send().await.expect("answers");
+    for &route in ApiRoute::ALL.iter().filter(|r| !r.verb().changes_state()) {
+        let path = sample_path(route);
+        let resp = ui
+            .request(Method::GET, &path)
+            .send()
+            .await
+            .expect("answers");
         assert_eq!(resp.status().as_u16(), 200, "GET {path}");
-        if path == "/api/events" {
+        if route == ApiRoute::Events {
             assert_eq!(
                 resp.headers()
                     .get("content-type")
@@ -211,11 +200,7 @@ async fn login_sets_a_strict_http_only_cookie_survives_a_restart_and_logout_ends
     }
 
     let ui = stack.ui().await;
-    let flags: Vec<String> = ui
-        .set_cookie
-        .split(';')
-        .map(|p| p.trim().to_ascii_lowercase())
-        .collect();
+    let flags = cookie_flags(&ui);
     assert!(ui.cookie.starts_with("ws_session="), "{}", ui.set_cookie);
     for flag in ["httponly", "samesite=strict", "path=/"] {
         assert!(
@@ -321,6 +306,246 @@ async fn state_changes_need_the_csrf_token_and_this_hubs_origin() {
         .await
         .expect("answers");
     assert_eq!(ok.status().as_u16(), 201);
+}
+
+/// The attributes of the login's `Set-Cookie`, lower-case.
+fn cookie_flags(ui: &UiClient) -> Vec<String> {
+    ui.set_cookie
+        .split(';')
+        .map(|p| p.trim().to_ascii_lowercase())
+        .collect()
+}
+
+/// `name`'s value in `resp`'s headers.
+fn header_of(resp: &reqwest::Response, name: &str) -> String {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The headers every answer carries (ui_auth::headers).
+fn assert_security_headers(resp: &reqwest::Response, what: &str) {
+    let csp = header_of(resp, "content-security-policy");
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+        "{what}: CSP {csp:?}"
+    );
+    assert_eq!(
+        header_of(resp, "x-content-type-options"),
+        "nosniff",
+        "{what}"
+    );
+    assert_eq!(header_of(resp, "x-frame-options"), "DENY", "{what}");
+    assert_eq!(header_of(resp, "referrer-policy"), "no-referrer", "{what}");
+    assert_eq!(
+        header_of(resp, "strict-transport-security"),
+        "",
+        "{what}: plain HTTP"
+    );
+}
+
+#[tokio::test]
+async fn every_state_changing_route_needs_the_csrf_token_and_this_hubs_origin() {
+    let stack = Stack::start(vec![]).await;
+    let ui = stack.ui().await;
+    let before = ui.get_json("/api/topology").await;
+    let inbox_before = ui.get_json("/api/inbox").await;
+    let changing: Vec<ApiRoute> = ApiRoute::ALL
+        .iter()
+        .copied()
+        .filter(|r| r.verb().changes_state() && !r.is_public())
+        .collect();
+    assert!(changing.len() >= 10, "{changing:?}");
+    for route in changing {
+        let path = sample_path(route);
+        let what = format!("{} {path}", route.verb().as_str());
+        let url = format!("{}{path}", ui.base);
+        // The session cookie alone: refused before the handler runs.
+        let no_token = ui
+            .client
+            .request(method_of(route), &url)
+            .header("cookie", &ui.cookie)
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(no_token.status().as_u16(), 403, "{what} without the token");
+        assert_security_headers(&no_token, &what);
+        assert_eq!(header_of(&no_token, "cache-control"), "no-store", "{what}");
+        let err: Value = no_token.json().await.expect("ApiError");
+        assert_eq!(err["error"], "missing or wrong CSRF token", "{what}");
+        // Cookie and token, from another site's page.
+        for origin in ["http://evil.example", "null"] {
+            let foreign = ui
+                .request(method_of(route), &path)
+                .header("origin", origin)
+                .json(&json!({}))
+                .send()
+                .await
+                .expect("answers");
+            assert_eq!(foreign.status().as_u16(), 403, "{what} from {origin}");
+            let err: Value = foreign.json().await.expect("ApiError");
+            assert_eq!(
+                err["error"], "the request's Origin is not this hub",
+                "{what}"
+            );
+        }
+    }
+    // The public login is origin-checked too: no other site logs anyone in.
+    let foreign_login = plain_client()
+        .post(format!("{}/api/login", stack.hub_url()))
+        .header("origin", "http://evil.example")
+        .json(&json!({"username": UI_USER, "password": stack.ui_password}))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(foreign_login.status().as_u16(), 403);
+    assert_eq!(
+        header_of(&foreign_login, "set-cookie"),
+        "",
+        "no session for it"
+    );
+
+    // Nothing any refused request asked for happened.
+    let after = ui.get_json("/api/topology").await;
+    assert_eq!(edge_ids(&after), edge_ids(&before));
+    assert_eq!(after["positions"], before["positions"]);
+    assert_eq!(ui.get_json("/api/inbox").await, inbox_before);
+}
+
+#[tokio::test]
+async fn pages_carry_a_content_security_policy_whose_nonce_is_their_scripts() {
+    let stack = Stack::start(vec![]).await;
+    let ui = stack.ui().await;
+    let mut nonces = Vec::new();
+    for page in ["/", "/inbox", "/no-such-page"] {
+        let resp = ui.request(Method::GET, page).send().await.expect("answers");
+        assert_security_headers(&resp, page);
+        let csp = header_of(&resp, "content-security-policy");
+        let html = resp.text().await.unwrap_or_default();
+        let nonce = csp
+            .split("'nonce-")
+            .nth(1)
+            .and_then(|rest| rest.split('\'').next())
+            .unwrap_or_else(|| panic!("{page}: no nonce in {csp}"))
+            .to_string();
+        assert!(nonce.len() >= 16, "{page}: {nonce}");
+        // Every inline script of the page carries exactly that nonce.
+        let scripts: Vec<&str> = html.split("<script").skip(1).collect();
+        assert!(!scripts.is_empty(), "{page} has its hydration script");
+        for script in scripts {
+            let tag = script.split('>').next().unwrap_or_default();
+            if tag.contains("type=\"application/json\"") {
+                continue; // data, never run
+            }
+            assert!(
+                tag.contains(&format!("nonce=\"{nonce}\"")),
+                "{page}: <script{tag}> lacks nonce {nonce}"
+            );
+        }
+        nonces.push(nonce);
+    }
+    nonces.sort();
+    nonces.dedup();
+    assert_eq!(nonces.len(), 3, "a fresh nonce per response");
+    // The login page and the gateway's answers carry the headers too.
+    let login = plain_client()
+        .get(format!("{}/login", stack.hub_url()))
+        .send()
+        .await
+        .expect("answers");
+    assert_security_headers(&login, "/login");
+    let api = ui
+        .request(Method::GET, "/api/topology")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(header_of(&api, "cache-control"), "no-store");
+}
+
+#[tokio::test]
+async fn behind_tls_the_cookie_is_secure_and_browsers_are_told_to_keep_https() {
+    // TLS ends at the load balancer; the hub learns it from its public URL.
+    let stack = Stack::start_with_env(vec![], &[("WS_PUBLIC_URL", "https://hub.example")]).await;
+    let ui = stack.ui().await;
+    let flags = cookie_flags(&ui);
+    assert!(flags.iter().any(|f| f == "secure"), "{}", ui.set_cookie);
+    assert!(flags.iter().any(|f| f == "httponly"), "{}", ui.set_cookie);
+    let resp = ui
+        .request(Method::GET, "/api/topology")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(
+        header_of(&resp, "strict-transport-security"),
+        "max-age=31536000"
+    );
+}
+
+#[tokio::test]
+async fn logins_are_limited_per_address_and_per_user() {
+    let stack = Stack::start_with_env(
+        vec![],
+        &[
+            ("WS_LOGIN_ADDRESS_LIMIT", "6/60"),
+            ("WS_LOGIN_USER_LIMIT", "3/600"),
+        ],
+    )
+    .await;
+    let attempt = |username: &'static str, password: String| {
+        let url = format!("{}/api/login", stack.hub_url());
+        async move {
+            let resp = plain_client()
+                .post(url)
+                .json(&json!({"username": username, "password": password}))
+                .send()
+                .await
+                .expect("answers");
+            let status = resp.status().as_u16();
+            let retry = header_of(&resp, "retry-after");
+            let body: Value = resp.json().await.unwrap_or(Value::Null);
+            (
+                status,
+                retry,
+                body["error"].as_str().unwrap_or_default().to_string(),
+            )
+        }
+    };
+    // Three wrong passwords for the operator, then even the right one waits.
+    for i in 0..3 {
+        let (status, _, _) = attempt(UI_USER, format!("wrong-{i}")).await;
+        assert_eq!(status, 401, "failure {i}");
+    }
+    let (status, retry, error) = attempt(UI_USER, stack.ui_password.clone()).await;
+    assert_eq!(status, 429, "{error}");
+    assert!(
+        error.starts_with("too many failed logins for this user"),
+        "{error}"
+    );
+    let secs: u64 = retry.parse().unwrap_or(0);
+    assert!((1..=200).contains(&secs), "Retry-After {retry}");
+    // Another user is not held back by the operator's failures...
+    let (status, _, error) = attempt("somebody", "guess".into()).await;
+    assert_eq!(status, 401, "{error}");
+    // ...but this address has used 4 of its 6 attempts (the refusal did not
+    // count): two more, then the address itself is refused.
+    for other in ["somebody-else", "a-third"] {
+        let (status, _, _) = attempt(other, "guess".into()).await;
+        assert_eq!(status, 401, "{other}");
+    }
+    let (status, retry, error) = attempt("a-fourth", "guess".into()).await;
+    assert_eq!(status, 429, "{error}");
+    assert!(
+        error.starts_with("too many login attempts from this address"),
+        "{error}"
+    );
+    assert_eq!(retry, "10", "one attempt per 60/6 s");
+    // The hub says why in its log, without the password.
+    let log = stack.hub_log();
+    assert!(log.contains("UI login throttled"), "{log}");
+    assert!(!log.contains(&stack.ui_password), "no password in the log");
 }
 
 #[tokio::test]

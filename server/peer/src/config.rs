@@ -382,6 +382,10 @@ pub struct Faults {
     pub break_schema: bool,
     /// Answer every call with an A2A internal error (drives PEER_ERROR).
     pub fail: bool,
+    /// Answer every authenticated A2A request with a body that never ends
+    /// (a JSON-RPC answer whose text streams on forever): drives the hub's
+    /// answer cap and deadline.
+    pub endless_answer: bool,
     /// Break the negotiation replies this way (drives the consumer's
     /// corrective retry and its protocol error).
     pub negotiation: Option<NegotiationFault>,

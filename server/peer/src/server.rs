@@ -45,7 +45,11 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     let store = executor.task_store();
     let handler =
         Arc::new(DefaultRequestHandler::new(executor, store).with_capabilities(capabilities()));
-    let a2a = jsonrpc_router(handler).layer(middleware::from_fn_with_state(
+    let mut a2a = jsonrpc_router(handler);
+    if state.config.faults.endless_answer {
+        a2a = a2a.layer(middleware::from_fn(endless_answer));
+    }
+    let a2a = a2a.layer(middleware::from_fn_with_state(
         state.clone(),
         require_bearer,
     ));
@@ -65,6 +69,28 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
         )
         .merge(agent_card_router(Arc::new(StaticAgentCard::new(card))))
         .nest(A2A_PATH, a2a)
+}
+
+/// `faults.endless_answer`: a 200 whose JSON body opens and never closes,
+/// 64 KiB of padding every millisecond, until the caller hangs up.
+async fn endless_answer(_req: Request, _next: Next) -> Response {
+    let opening = futures::stream::once(async {
+        Ok::<_, std::convert::Infallible>(axum::body::Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"padding":""#,
+        ))
+    });
+    let padding = axum::body::Bytes::from(vec![b'x'; 64 * 1024]);
+    let forever = futures::stream::unfold(padding, |padding| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        Some((Ok(padding.clone()), padding))
+    });
+    let mut response =
+        axum::body::Body::from_stream(futures::StreamExt::chain(opening, forever)).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Lets a request through only with `Authorization: Bearer <this peer's

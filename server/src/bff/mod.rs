@@ -35,10 +35,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::dto::{HubEvent, TopologyView};
-use app::routes;
+use app::routes::{self, ApiRoute, Verb};
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::{any, delete, get, post, put};
+use axum::routing::{any, on, MethodFilter, MethodRouter};
 use axum::{Json, Router};
 use futures::stream::{self, Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
@@ -87,35 +87,64 @@ impl BffState {
     }
 }
 
-/// The `/api` routes of the BFF, at the paths `app::routes` names for
-/// both sides (the browser builds its requests from the same constants).
+/// The `/api` routes of the BFF, built from the one route table both
+/// sides share (`app::routes::ApiRoute`): each route's method and path come
+/// from the table, its handler from [`handler`].
 pub fn router(state: BffState) -> Router {
-    Router::new()
-        .route(routes::TOPOLOGY, get(topology))
-        .route(routes::EVENTS, get(events))
-        .route(routes::EDGES, post(edges::create))
-        .route(routes::EDGE, delete(edges::remove))
-        .route(routes::POSITIONS, put(edges::save_positions))
-        .route(routes::EDGE_QUERY, post(drawers::query))
-        .route(routes::EDGE_ASK, post(drawers::ask))
-        .route(routes::EDGE_CONTRACT, get(contracts::contract))
-        .route(routes::EDGE_NEGOTIATE, post(contracts::negotiate))
-        .route(routes::INBOX, get(approvals::inbox))
-        .route(routes::INBOX_PAGE, get(approvals::page))
-        .route(routes::INBOX_PENDING, get(approvals::pending))
-        .route(routes::INBOX_APPROVE, post(approvals::approve))
-        .route(routes::INBOX_REJECT, post(approvals::reject))
-        .route(routes::NODE_AUDIT, get(drawers::audit))
-        .route(routes::TRAFFIC, get(traffic::traffic))
-        .route(routes::EDGE_METRICS, get(traffic::edge_metrics))
-        .route(routes::EDGE_INSPECTOR, get(traffic::edge_inspector))
-        .route(routes::NODE_METRICS, get(traffic::node_metrics))
-        .route(routes::AGENTS, get(agents::agents))
-        .route(routes::RECOMMENDATIONS, get(agents::recommendations))
-        .route(routes::NODE_INTERPRET, post(agents::interpret))
+    ApiRoute::ALL
+        .iter()
+        .filter_map(|&route| Some((route, handler(route)?)))
+        .fold(Router::new(), |router, (route, handler)| {
+            router.route(route.template(), handler)
+        })
         // An unknown `/api` path is an API 404, not the canvas's HTML page.
         .route(routes::API_UNKNOWN, any(unknown_route))
         .with_state(state)
+}
+
+/// The handler of `route` at the table's method, or `None` for the routes
+/// another module serves (the login routes: `ui_auth`; the server function:
+/// Leptos).
+fn handler(route: ApiRoute) -> Option<MethodRouter<BffState>> {
+    let verb = method_filter(route.verb());
+    let h = match route {
+        ApiRoute::Topology => on(verb, topology),
+        ApiRoute::Events => on(verb, events),
+        ApiRoute::CreateEdge => on(verb, edges::create),
+        ApiRoute::RemoveEdge => on(verb, edges::remove),
+        ApiRoute::SavePositions => on(verb, edges::save_positions),
+        ApiRoute::EdgeQuery => on(verb, drawers::query),
+        ApiRoute::EdgeAsk => on(verb, drawers::ask),
+        ApiRoute::EdgeContract => on(verb, contracts::contract),
+        ApiRoute::EdgeNegotiate => on(verb, contracts::negotiate),
+        ApiRoute::Inbox => on(verb, approvals::inbox),
+        ApiRoute::InboxPage => on(verb, approvals::page),
+        ApiRoute::InboxPending => on(verb, approvals::pending),
+        ApiRoute::InboxApprove => on(verb, approvals::approve),
+        ApiRoute::InboxReject => on(verb, approvals::reject),
+        ApiRoute::NodeAudit => on(verb, drawers::audit),
+        ApiRoute::Traffic => on(verb, traffic::traffic),
+        ApiRoute::EdgeMetrics => on(verb, traffic::edge_metrics),
+        ApiRoute::EdgeInspector => on(verb, traffic::edge_inspector),
+        ApiRoute::NodeMetrics => on(verb, traffic::node_metrics),
+        ApiRoute::Agents => on(verb, agents::agents),
+        ApiRoute::Recommendations => on(verb, agents::recommendations),
+        ApiRoute::NodeInterpret => on(verb, agents::interpret),
+        ApiRoute::Login | ApiRoute::Logout | ApiRoute::Session | ApiRoute::TopologyFn => {
+            return None
+        }
+    };
+    Some(h)
+}
+
+/// axum's filter for a table [`Verb`].
+pub fn method_filter(verb: Verb) -> MethodFilter {
+    match verb {
+        Verb::Get => MethodFilter::GET,
+        Verb::Post => MethodFilter::POST,
+        Verb::Put => MethodFilter::PUT,
+        Verb::Delete => MethodFilter::DELETE,
+    }
 }
 
 async fn unknown_route(uri: axum::http::Uri) -> crate::api::ApiFailure {

@@ -11,7 +11,6 @@
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -138,6 +137,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let _background = hub
         .start_background()
         .context("starting background tasks")?;
+    let limits = server::listen::ConnectionLimits::from_env().map_err(anyhow::Error::msg)?;
     let app = hub.router(conf.leptos_options);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -145,11 +145,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, topology = %args.topology.display(), database = %args.database.display(), "hub listening");
 
     let shutdown = hub.shutdown.clone();
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    let server = server::listen::serve(listener, app, limits, async move {
         stop_signal().await;
         tracing::info!("shutting down");
         // Ends the event streams so open canvases do not hold the exit.
@@ -157,7 +153,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
     let stopping = hub.shutdown.wait();
     tokio::select! {
-        result = server => result.context("serving the hub")?,
+        () = server => {}
         // In-flight calls are bounded by their deadlines; give them time,
         // then leave even if a client keeps a connection open.
         _ = async {

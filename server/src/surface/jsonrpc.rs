@@ -192,15 +192,19 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// A JSON-RPC request, as far as this binding reads it.
-struct RpcRequest {
-    id: Value,
-    method: String,
-    params: Value,
+pub struct RpcRequest {
+    /// A string, a number or null.
+    pub id: Value,
+    /// As sent; not yet known to name a method.
+    pub method: String,
+    /// An object (`{}` when absent or null).
+    pub params: Value,
 }
 
 /// Reads one JSON-RPC 2.0 request; on failure the id to answer with (when
-/// it could be read) and the error.
-fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
+/// it could be read) and the error. Public so that the fuzz crate
+/// (`server/fuzz`) drives it with arbitrary bodies.
+pub fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, SurfaceError)> {
     let invalid = |id: Value, why: &str| {
         (
             id,

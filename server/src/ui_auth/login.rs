@@ -4,12 +4,15 @@ use std::sync::Arc;
 
 use app::dto::{LoginRequest, SessionView};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use tower_sessions::Session;
 
+use std::time::Instant;
+
 use super::session::{self, SessionUser};
+use super::throttle::{ClientAddress, LoginThrottle, Throttled};
 use super::users::UiUsers;
 use crate::api::{ApiFailure, ApiJson};
 
@@ -21,21 +24,39 @@ pub const LOGIN_REFUSED: &str = "unknown user or wrong password";
 /// ~19 MiB and real CPU, and the login route is public.
 static CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
-/// `POST /api/login` (public).
+/// What the login reads: who may log in, and how often they may try.
+#[derive(Debug, Clone)]
+pub struct LoginState {
+    /// Who may log in.
+    pub users: Arc<UiUsers>,
+    /// The per-address and per-username limits.
+    pub throttle: Arc<LoginThrottle>,
+}
+
+/// `POST /api/login` (public). 429 with `Retry-After` when a limit of
+/// [`super::throttle`] refuses the attempt; the password is not checked then.
 pub async fn login(
-    State(users): State<Arc<UiUsers>>,
+    State(state): State<LoginState>,
+    ClientAddress(address): ClientAddress,
     session: Session,
     ApiJson(req): ApiJson<LoginRequest>,
-) -> Result<Json<SessionView>, ApiFailure> {
+) -> Response {
     let username = req.username.trim().to_string();
+    if let Err(throttled) = state.throttle.admit(address, &username, Instant::now()) {
+        tracing::warn!(
+            username = %exchange::text::clip(&username, 64),
+            ?address,
+            limit = ?throttled.limit,
+            "UI login throttled"
+        );
+        return too_many(&throttled);
+    }
     let Ok(slot) = CHECKS.acquire().await else {
-        return Err(ApiFailure::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the hub is shutting down",
-        ));
+        return ApiFailure::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is shutting down")
+            .into_response();
     };
     let check = {
-        let users = users.clone();
+        let users = state.users.clone();
         let username = username.clone();
         // argon2 is CPU work by design: keep it off the async workers.
         tokio::task::spawn_blocking(move || users.verify(&username, &req.password))
@@ -43,14 +64,28 @@ pub async fn login(
     let ok = check.await.unwrap_or(false);
     drop(slot);
     if !ok {
+        state.throttle.failed(&username, Instant::now());
         tracing::info!(username = %exchange::text::clip(&username, 64), "UI login refused");
-        return Err(ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED));
+        return ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED).into_response();
     }
-    let user = session::log_in(&session, &username)
-        .await
-        .map_err(|e| ApiFailure::internal("logging in", &e))?;
-    tracing::info!(username = %username, "UI login");
-    Ok(Json(user.view()))
+    match session::log_in(&session, &username).await {
+        Ok(user) => {
+            tracing::info!(username = %username, "UI login");
+            Json(user.view()).into_response()
+        }
+        Err(e) => ApiFailure::internal("logging in", &e).into_response(),
+    }
+}
+
+/// 429 in the `ApiError` shape, with `Retry-After` in whole seconds.
+fn too_many(throttled: &Throttled) -> Response {
+    let mut response =
+        ApiFailure::new(StatusCode::TOO_MANY_REQUESTS, throttled.message()).into_response();
+    let secs = throttled.retry_after.as_secs_f64().ceil().max(1.0) as u64;
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
 }
 
 /// `POST /api/logout`: 204, the session is gone.

@@ -4,7 +4,9 @@
 //! Separate from the A2A auth chain: UI users and their argon2 hashes come
 //! from their own file ([`users`]), sessions live in the hub's database
 //! ([`session`]), and state-changing requests are guarded against CSRF
-//! ([`csrf`]). [`UiAuth::protect`] wraps the canvas and `/api` routes (never
+//! ([`csrf`]); logins are rate-limited per address and per username
+//! ([`throttle`]); every answer carries the standard security headers and a
+//! Content-Security-Policy ([`headers`]). [`UiAuth::protect`] wraps the canvas and `/api` routes (never
 //! the gateway, which has the peer auth chain) in one guard:
 //!
 //! * `/api/login` is public; every other `/api` route answers 401 without a
@@ -14,8 +16,10 @@
 //!   and static assets (`/pkg/*`, the favicon) are public.
 
 pub mod csrf;
+pub mod headers;
 pub mod login;
 pub mod session;
+pub mod throttle;
 pub mod users;
 
 use std::sync::Arc;
@@ -24,11 +28,11 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::on;
 use axum::Router;
 use tower_sessions::Session;
 
-use app::routes::{self, LOGIN_PAGE};
+use app::routes::{self, ApiRoute, LOGIN_PAGE};
 
 use crate::api::ApiFailure;
 use session::{SessionSettings, SessionStore};
@@ -46,16 +50,25 @@ pub struct UiAuth {
     pub store: SessionStore,
     /// Cookie settings.
     pub settings: SessionSettings,
+    /// How often a login may be tried.
+    pub throttle: Arc<throttle::LoginThrottle>,
 }
 
 impl UiAuth {
     /// The login, logout and session routes.
     pub fn routes(&self) -> Router {
+        let at = |route: ApiRoute| (route.template(), crate::bff::method_filter(route.verb()));
+        let (login, login_verb) = at(ApiRoute::Login);
+        let (logout, logout_verb) = at(ApiRoute::Logout);
+        let (session, session_verb) = at(ApiRoute::Session);
         Router::new()
-            .route(routes::LOGIN, post(login::login))
-            .route(routes::LOGOUT, post(login::logout))
-            .route(routes::SESSION, get(login::current))
-            .with_state(self.users.clone())
+            .route(login, on(login_verb, login::login))
+            .route(logout, on(logout_verb, login::logout))
+            .route(session, on(session_verb, login::current))
+            .with_state(login::LoginState {
+                users: self.users.clone(),
+                throttle: self.throttle.clone(),
+            })
     }
 
     /// `router` behind the session guard and the session layer. Every
@@ -76,7 +89,7 @@ fn is_public_page(path: &str) -> bool {
         || path == "/robots.txt"
 }
 
-fn is_api(path: &str) -> bool {
+pub(crate) fn is_api(path: &str) -> bool {
     path == routes::API
         || path
             .strip_prefix(routes::API)

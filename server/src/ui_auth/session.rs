@@ -4,10 +4,11 @@
 //!
 //! The cookie is `ws_session`, `HttpOnly` (no script reads it),
 //! `SameSite=Strict` (no other site's page makes the browser send it),
-//! path `/`, and expires after 8 hours without a request. It is *not*
-//! `Secure`: the demo serves plain HTTP on loopback, where a `Secure`
-//! cookie would never be sent back. A deployment behind TLS must turn it
-//! on ([`SessionSettings::secure`]).
+//! path `/`, and expires after 8 hours without a request. It is `Secure`
+//! when the hub is served over TLS: `WS_PUBLIC_URL` (the address people
+//! open, at a TLS-terminating load balancer) starts with `https://`. The
+//! loopback demo serves plain HTTP, where a `Secure` cookie would never be
+//! sent back ([`SessionSettings::from_env`]).
 
 use app::dto::SessionView;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,33 @@ const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
 pub struct SessionSettings {
     /// Send the cookie over HTTPS only. Off for the loopback HTTP demo.
     pub secure: bool,
+}
+
+/// The address people open the hub at; `https://…` means TLS.
+pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";
+
+impl SessionSettings {
+    /// From [`PUBLIC_URL_ENV`]: unset means the loopback demo (plain HTTP).
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var(PUBLIC_URL_ENV) {
+            Err(_) => Ok(Self::default()),
+            Ok(url) => Self::for_public_url(&url),
+        }
+    }
+
+    /// For a hub people reach at `url` (`http://…` or `https://…`).
+    pub fn for_public_url(url: &str) -> Result<Self, String> {
+        let url = url.trim();
+        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some("https") => Ok(Self { secure: true }),
+            Some("http") => Ok(Self { secure: false }),
+            _ => Err(format!(
+                "{PUBLIC_URL_ENV}: `{}` is not an http:// or https:// address",
+                exchange::text::clip(url, 64)
+            )),
+        }
+    }
 }
 
 /// Who is logged in to a session, and the session's CSRF token.
@@ -121,4 +149,29 @@ pub async fn log_in(session: &Session, username: &str) -> Result<SessionUser, Se
 /// cookie is removed from the browser.
 pub async fn log_out(session: &Session) -> Result<(), SessionError> {
     Ok(session.flush().await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_secure_exactly_when_the_public_url_is_https() {
+        assert_eq!(
+            SessionSettings::for_public_url("https://hub.example"),
+            Ok(SessionSettings { secure: true })
+        );
+        assert_eq!(
+            SessionSettings::for_public_url(" HTTPS://hub.example/ "),
+            Ok(SessionSettings { secure: true })
+        );
+        assert_eq!(
+            SessionSettings::for_public_url("http://127.0.0.1:3000"),
+            Ok(SessionSettings { secure: false })
+        );
+        for bad in ["hub.example", "ftp://hub.example", ""] {
+            let err = SessionSettings::for_public_url(bad).expect_err(bad);
+            assert!(err.starts_with("WS_PUBLIC_URL: `"), "{err}");
+        }
+    }
 }

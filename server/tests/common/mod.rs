@@ -82,6 +82,8 @@ pub struct Faults {
     pub accept_stall_ms: u64,
     pub break_schema: bool,
     pub fail: bool,
+    /// Every A2A answer is a body that never ends.
+    pub endless_answer: bool,
     /// How negotiation replies are broken (`wrong_party`, `extra_key`,
     /// `unknown_column`, `unparseable`), if at all.
     pub negotiation: Option<&'static str>,
@@ -562,6 +564,9 @@ impl Stack {
         faults.insert(key("stall_ms"), Value::Number(spec.faults.stall_ms.into()));
         faults.insert(key("break_schema"), Value::Bool(spec.faults.break_schema));
         faults.insert(key("fail"), Value::Bool(spec.faults.fail));
+        if spec.faults.endless_answer {
+            faults.insert(key("endless_answer"), Value::Bool(true));
+        }
         if spec.faults.accept_stall_ms > 0 {
             faults.insert(
                 key("accept_stall_ms"),
@@ -702,6 +707,11 @@ impl Stack {
         UiClient::login(&self.hub_url(), UI_USER, &self.ui_password)
             .await
             .unwrap_or_else(|status| panic!("login refused with {status}: {}", self.hub_log()))
+    }
+
+    /// The hub process's id, while it runs.
+    pub fn hub_pid(&self) -> Option<u32> {
+        self.hub.as_ref().map(Child::id)
     }
 
     /// Stops the hub process.

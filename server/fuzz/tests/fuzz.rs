@@ -1,0 +1,91 @@
+//! The bounded CI run of every fuzz target (issue 15): each runs its
+//! committed corpus, then `WS_FUZZ_SECONDS` seconds (default 5) of
+//! generated input, and must not crash. One test per target, so they run
+//! in parallel and a failure names its target and the crash files.
+
+use std::time::Duration;
+
+fn budget() -> Duration {
+    let seconds = std::env::var("WS_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(5.0);
+    Duration::from_secs_f64(seconds)
+}
+
+fn fuzz(name: &str) {
+    let target = fuzz::target(name).expect("a target of that name");
+    let report = fuzz::run(target, &fuzz::Options::new(budget()));
+    println!(
+        "{name}: {} corpus files, {} executions, {} outcomes, {:.1} s",
+        report.corpus_files,
+        report.executions,
+        report.outcomes.len(),
+        report.seconds
+    );
+    assert!(report.corpus_files > 0, "{name} has no committed corpus");
+    let crashes: Vec<String> = report
+        .crashes
+        .iter()
+        .map(|(file, why)| format!("{}: {why}", file.display()))
+        .collect();
+    assert!(
+        crashes.is_empty(),
+        "{name}: {} crashes\n{}",
+        crashes.len(),
+        crashes.join("\n")
+    );
+}
+
+#[test]
+fn envelope() {
+    fuzz("envelope");
+}
+
+#[test]
+fn jsonrpc() {
+    fuzz("jsonrpc");
+}
+
+#[test]
+fn bridge() {
+    fuzz("bridge");
+}
+
+#[test]
+fn topology() {
+    fuzz("topology");
+}
+
+#[test]
+fn agents_config() {
+    fuzz("agents_config");
+}
+
+#[test]
+fn contract_path() {
+    fuzz("contract_path");
+}
+
+#[test]
+fn mcp_args() {
+    fuzz("mcp_args");
+}
+
+#[test]
+fn every_target_has_a_test() {
+    let names: Vec<&str> = fuzz::targets::ALL.iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "envelope",
+            "jsonrpc",
+            "bridge",
+            "topology",
+            "agents_config",
+            "contract_path",
+            "mcp_args"
+        ]
+    );
+}

@@ -1,0 +1,244 @@
+//! The hub's listener: how connections are accepted and how long a client
+//! may take to say what it wants (DESIGN.md §1, reliability: one bad
+//! client, like one dead peer, must not take the hub's door with it).
+//!
+//! `axum::serve` accepts every connection and waits for its request
+//! headers forever, so a slow-loris client (headers one byte at a time) or
+//! a flood of idle connections holds the hub's sockets and file
+//! descriptors until nobody else gets in. This accept loop serves the same
+//! router with three bounds ([`ConnectionLimits`]):
+//! * a connection must send its request headers within
+//!   [`ConnectionLimits::header_timeout`] (hyper's header read timeout;
+//!   this covers a connection that sends nothing at all and an idle
+//!   keep-alive connection between requests);
+//! * at most [`ConnectionLimits::per_address`] connections from one client
+//!   address at once: the next one is closed at accept, so one flooding
+//!   machine cannot use up the hub's sockets for everyone else;
+//! * at most [`ConnectionLimits::total`] connections in all, the same way.
+//!
+//! Request bodies and answers have their own bounds where they are read
+//! (the gateway's body limit, the answer cap and every call's deadline).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+/// The header timeout's variable, in seconds.
+pub const HEADER_TIMEOUT_ENV: &str = "WS_HEADER_TIMEOUT_SECS";
+/// The per-address cap's variable.
+pub const PER_ADDRESS_ENV: &str = "WS_MAX_CONNECTIONS_PER_ADDRESS";
+/// The total cap's variable.
+pub const TOTAL_ENV: &str = "WS_MAX_CONNECTIONS";
+
+/// The bounds of the module doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// How long a connection may take to send a request's headers: 10 s.
+    pub header_timeout: Duration,
+    /// Connections from one address at once: 512.
+    pub per_address: usize,
+    /// Connections at once: 8,192.
+    pub total: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            per_address: 512,
+            total: 8_192,
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The defaults with [`HEADER_TIMEOUT_ENV`], [`PER_ADDRESS_ENV`] and
+    /// [`TOTAL_ENV`] applied when set; a bad value is named.
+    pub fn from_env() -> Result<Self, String> {
+        let mut limits = Self::default();
+        let read = |name: &str| -> Result<Option<u64>, String> {
+            match std::env::var(name) {
+                Err(_) => Ok(None),
+                Ok(v) => match v.trim().parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => Err(format!(
+                        "{name}: `{}` is not a whole number above zero",
+                        exchange::text::clip(&v, 32)
+                    )),
+                },
+            }
+        };
+        if let Some(secs) = read(HEADER_TIMEOUT_ENV)? {
+            limits.header_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = read(PER_ADDRESS_ENV)? {
+            limits.per_address = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = read(TOTAL_ENV)? {
+            limits.total = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        Ok(limits)
+    }
+}
+
+/// Who holds connections right now.
+#[derive(Debug, Default)]
+struct Open {
+    total: usize,
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// One admitted connection; dropping it frees its place.
+struct Place {
+    open: Arc<Mutex<Open>>,
+    address: IpAddr,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.total = open.total.saturating_sub(1);
+        if let Some(n) = open.by_address.get_mut(&self.address) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.by_address.remove(&self.address);
+            }
+        }
+    }
+}
+
+/// A place for a connection from `address`, or `None` over a cap.
+fn admit(open: &Arc<Mutex<Open>>, limits: ConnectionLimits, address: IpAddr) -> Option<Place> {
+    let mut state = open.lock().unwrap_or_else(|p| p.into_inner());
+    let from_here = state.by_address.get(&address).copied().unwrap_or(0);
+    if state.total >= limits.total || from_here >= limits.per_address {
+        return None;
+    }
+    state.total += 1;
+    *state.by_address.entry(address).or_insert(0) += 1;
+    Some(Place {
+        open: open.clone(),
+        address,
+    })
+}
+
+/// Serves `app` on `listener` within `limits` until `signal` completes,
+/// then lets open connections finish their requests and returns. Each
+/// request carries its `ConnectInfo<SocketAddr>` as with
+/// `into_make_service_with_connect_info`.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    signal: impl Future<Output = ()>,
+) {
+    let open = Arc::new(Mutex::new(Open::default()));
+    let graceful = GracefulShutdown::new();
+    // HTTP/1.1, as `axum::serve` speaks it with axum's default features
+    // (browsers, SDK clients and the load balancer all use it).
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let mut signal = std::pin::pin!(signal);
+    loop {
+        let (stream, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(error) => {
+                    // Out of file descriptors and the like: wait, retry.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut signal => break,
+        };
+        let Some(place) = admit(&open, limits, remote.ip()) else {
+            tracing::debug!(%remote, "connection refused: over the connection limits");
+            drop(stream);
+            continue;
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY");
+        }
+        let service = app
+            .clone()
+            .map_request(move |mut request: hyper::Request<Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(ConnectInfo::<SocketAddr>(remote));
+                request.map(axum::body::Body::new)
+            });
+        let connection =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = watched.await {
+                tracing::trace!(%error, "connection ended");
+            }
+            drop(place);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_address_cannot_take_every_place_and_a_closed_one_frees_it() {
+        let open = Arc::new(Mutex::new(Open::default()));
+        let limits = ConnectionLimits {
+            header_timeout: Duration::from_secs(1),
+            per_address: 2,
+            total: 3,
+        };
+        let a = IpAddr::from([127, 0, 0, 2]);
+        let b = IpAddr::from([127, 0, 0, 3]);
+        let first = admit(&open, limits, a).expect("first");
+        let _second = admit(&open, limits, a).expect("second");
+        assert!(admit(&open, limits, a).is_none(), "a's cap");
+        let _third = admit(&open, limits, b).expect("b has its own");
+        assert!(admit(&open, limits, b).is_none(), "the total cap");
+        drop(first);
+        assert!(
+            admit(&open, limits, a).is_some(),
+            "a closed connection frees its place"
+        );
+    }
+
+    #[test]
+    fn limits_come_from_the_environment_and_bad_values_are_named() {
+        // The variables are read by name; only this test sets them.
+        std::env::set_var(HEADER_TIMEOUT_ENV, "3");
+        std::env::set_var(PER_ADDRESS_ENV, "7");
+        std::env::remove_var(TOTAL_ENV);
+        let limits = ConnectionLimits::from_env().expect("valid");
+        assert_eq!(limits.header_timeout, Duration::from_secs(3));
+        assert_eq!(limits.per_address, 7);
+        assert_eq!(limits.total, ConnectionLimits::default().total);
+        std::env::set_var(PER_ADDRESS_ENV, "0");
+        let err = ConnectionLimits::from_env().expect_err("zero");
+        assert_eq!(
+            err,
+            "WS_MAX_CONNECTIONS_PER_ADDRESS: `0` is not a whole number above zero"
+        );
+        std::env::remove_var(HEADER_TIMEOUT_ENV);
+        std::env::remove_var(PER_ADDRESS_ENV);
+    }
+}
