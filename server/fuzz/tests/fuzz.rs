@@ -25,6 +25,21 @@ fn fuzz(name: &str) {
         report.seconds
     );
     assert!(report.corpus_files > 0, "{name} has no committed corpus");
+    // The budget was spent on generated inputs, not only on the corpus.
+    if !budget().is_zero() {
+        assert!(
+            report.executions > 10 * report.corpus_files as u64,
+            "{name}: only {} executions for {} corpus files",
+            report.executions,
+            report.corpus_files
+        );
+    }
+    // Both the accepted and the refused side of the parser were reached.
+    assert!(
+        report.outcomes.len() >= 2,
+        "{name}: one outcome only: {:?}",
+        report.outcomes
+    );
     let crashes: Vec<String> = report
         .crashes
         .iter()
