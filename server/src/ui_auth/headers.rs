@@ -18,13 +18,17 @@
 //! * `Strict-Transport-Security` when the hub is served over TLS
 //!   ([`HeaderPolicy::tls`]).
 //!
-//! The nonce is fresh per request. The middleware puts it in the request's
-//! extensions as a Leptos [`Nonce`]; `web::ui_router` hands it to the page
-//! render, so the inline scripts Leptos writes carry the nonce this
-//! response's header names.
+//! The nonce is fresh per page request (a `GET` or `HEAD` outside `/api`
+//! and the A2A doors: only those render HTML). The middleware puts it in
+//! the request's extensions as a Leptos [`Nonce`]; `web::ui_router` hands
+//! it to the page render, so the inline scripts Leptos writes carry the
+//! nonce this response's header names. Every other answer (the gateway's
+//! hot path among them) gets the same policy without a nonce, built once.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
+use std::sync::LazyLock;
+
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
 use leptos::nonce::Nonce;
@@ -44,37 +48,59 @@ const PERMISSIONS: &str = "camera=(), microphone=(), geolocation=(), payment=(),
 const HSTS: &str = "max-age=31536000";
 
 /// The Content-Security-Policy of a response whose inline scripts carry
-/// `nonce`.
-pub fn content_security_policy(nonce: &str) -> String {
+/// `nonce`; with `None`, of an answer that has no inline script.
+pub fn content_security_policy(nonce: Option<&str>) -> String {
+    let inline = nonce.map(|n| format!(" 'nonce-{n}'")).unwrap_or_default();
     format!(
-        "default-src 'none'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+        "default-src 'none'; script-src 'self'{inline} 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
          font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; \
          frame-ancestors 'none'; object-src 'none'"
     )
 }
 
-/// The middleware: a fresh nonce for the request, the headers on its
+/// The policy of every answer that is not a page, built once.
+static NO_NONCE_POLICY: LazyLock<Option<HeaderValue>> =
+    LazyLock::new(|| HeaderValue::from_str(&content_security_policy(None)).ok());
+
+/// Whether the request may render a page (and so needs a nonce).
+fn renders_page(method: &Method, path: &str) -> bool {
+    matches!(*method, Method::GET | Method::HEAD)
+        && !super::is_api(path)
+        && !path.starts_with("/gateway/")
+        && !path.starts_with("/a2a/")
+}
+
+/// The middleware: a fresh nonce for a page request, the headers on every
 /// answer (see the module doc).
 pub async fn security_headers(
     State(policy): State<HeaderPolicy>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let nonce = Nonce::new();
-    let is_api = super::is_api(request.uri().path());
-    request.extensions_mut().insert(nonce.clone());
+    let path = request.uri().path();
+    let is_api = super::is_api(path);
+    let nonce = renders_page(request.method(), path).then(Nonce::new);
+    if let Some(nonce) = &nonce {
+        request.extensions_mut().insert(nonce.clone());
+    }
     let mut response = next.run(request).await;
-    apply(response.headers_mut(), policy, &nonce, is_api);
+    let csp = match &nonce {
+        Some(n) => HeaderValue::from_str(&content_security_policy(Some(n))).ok(),
+        None => NO_NONCE_POLICY.clone(),
+    };
+    if let Some(csp) = csp {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    apply(response.headers_mut(), policy, is_api);
     response
 }
 
-/// Sets the headers of the module doc on `headers`; a handler's own
-/// `Cache-Control` is kept.
-fn apply(headers: &mut HeaderMap, policy: HeaderPolicy, nonce: &str, is_api: bool) {
-    if let Ok(csp) = HeaderValue::from_str(&content_security_policy(nonce)) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
-    }
+/// Sets the headers of the module doc but the policy on `headers`; a
+/// handler's own `Cache-Control` is kept.
+fn apply(headers: &mut HeaderMap, policy: HeaderPolicy, is_api: bool) {
     let fixed: [(HeaderName, &'static str); 6] = [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
@@ -116,7 +142,7 @@ mod tests {
         for (k, v) in pre {
             h.insert(k.clone(), HeaderValue::from_static(v));
         }
-        apply(&mut h, policy, "n0nce", is_api);
+        apply(&mut h, policy, is_api);
         h
     }
 
@@ -126,11 +152,15 @@ mod tests {
 
     #[test]
     fn the_policy_names_the_nonce_and_allows_nothing_foreign() {
-        let csp = content_security_policy("abc");
+        let csp = content_security_policy(Some("abc"));
         assert!(
             csp.contains("script-src 'self' 'nonce-abc' 'wasm-unsafe-eval';"),
             "{csp}"
         );
+        // Without a nonce: the same policy, no inline script allowed.
+        let without = content_security_policy(None);
+        assert_eq!(without, csp.replace(" 'nonce-abc'", ""));
+        assert!(NO_NONCE_POLICY.is_some(), "a valid header value");
         for directive in [
             "default-src 'none'",
             "connect-src 'self'",
@@ -145,12 +175,31 @@ mod tests {
     }
 
     #[test]
+    fn only_page_requests_get_a_nonce() {
+        for (method, path) in [
+            (Method::GET, "/"),
+            (Method::GET, "/inbox"),
+            (Method::HEAD, "/x"),
+        ] {
+            assert!(renders_page(&method, path), "{method} {path}");
+        }
+        for (method, path) in [
+            (Method::POST, "/gateway/v1/vendorcorp/orders.query"),
+            (Method::POST, "/a2a/vendorcorp"),
+            (Method::GET, "/api/topology"),
+            (Method::POST, "/api/fn/topology"),
+            (Method::POST, "/"),
+        ] {
+            assert!(!renders_page(&method, path), "{method} {path}");
+        }
+    }
+
+    #[test]
     fn every_answer_gets_the_standard_headers() {
         let h = applied(HeaderPolicy::default(), false, &[]);
         assert_eq!(get(&h, "x-content-type-options"), Some("nosniff"));
         assert_eq!(get(&h, "x-frame-options"), Some("DENY"));
         assert_eq!(get(&h, "referrer-policy"), Some("no-referrer"));
-        assert!(get(&h, "content-security-policy").is_some_and(|c| c.contains("'nonce-n0nce'")));
         assert_eq!(get(&h, "strict-transport-security"), None, "plain HTTP");
         assert_eq!(get(&h, "cache-control"), None, "pages keep the default");
     }

@@ -112,7 +112,7 @@ async fn guard(
                 return ApiFailure::new(StatusCode::FORBIDDEN, why).into_response();
             }
         }
-        if path == routes::LOGIN {
+        if path == ApiRoute::Login.template() {
             return next.run(request).await;
         }
         let user = match logged_in(&users, &session).await {
