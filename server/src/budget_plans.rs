@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use exchange::actions::{ActionError, LocalAction};
 use exchange::inbox::InboxEntry;
 use exchange::inbox::LocalEffects;
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::Row;
+use sqlx::{AnyConnection, AnyPool};
 
 /// The hub as a receiver: approved budget changes go to its own plans.
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,22 +26,9 @@ impl LocalEffects for HubPlans {
         "the hub"
     }
 
-    async fn prepare(&self, pool: &SqlitePool) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS budget_plans (
-                department TEXT PRIMARY KEY, amount REAL NOT NULL,
-                approved_by TEXT NOT NULL, approved_at TEXT NOT NULL,
-                trace_id TEXT NOT NULL, inbox_id INTEGER NOT NULL,
-                proposed_by TEXT NOT NULL)",
-        )
-        .execute(pool)
-        .await?;
-        Ok(())
-    }
-
     async fn apply(
         &self,
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
         action: LocalAction,
         entry: &InboxEntry,
         approved_by: &str,
@@ -49,7 +37,7 @@ impl LocalEffects for HubPlans {
         let LocalAction::SetBudget { department, amount } = action;
         sqlx::query(
             "INSERT INTO budget_plans (department, amount, approved_by, approved_at, trace_id, inbox_id, proposed_by)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT (department) DO UPDATE SET amount = excluded.amount,
                approved_by = excluded.approved_by, approved_at = excluded.approved_at,
                trace_id = excluded.trace_id, inbox_id = excluded.inbox_id,
@@ -90,7 +78,7 @@ pub struct BudgetPlan {
 }
 
 /// The hub's budget plans, by department.
-pub async fn list(pool: &SqlitePool) -> Result<Vec<BudgetPlan>, sqlx::Error> {
+pub async fn list(pool: &AnyPool) -> Result<Vec<BudgetPlan>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT department, amount, approved_by, approved_at, trace_id, inbox_id, proposed_by
          FROM budget_plans ORDER BY department",

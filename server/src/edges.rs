@@ -10,12 +10,17 @@
 //!
 //! Both tables are mirrored in memory: the canvas's topology view is built
 //! synchronously (during server-side rendering too), so it reads the mirror;
-//! every write goes to SQLite first and to the mirror only once stored.
+//! every write goes to the store first and to the mirror only once stored.
+//! Replicas on one PostgreSQL database each keep a mirror: a change made by
+//! another replica arrives as a notification (`cluster`) and
+//! [`EdgeStore::refresh`] re-reads both tables.
 
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
-use sqlx::{Row, SqlitePool};
+use exchange::db::Store;
+use sqlx::AnyPool;
+use sqlx::Row;
 
 use crate::registry::model::{edge_id, EdgeSpec, Topology};
 
@@ -75,37 +80,33 @@ pub enum EdgeError {
 /// The store.
 #[derive(Debug)]
 pub struct EdgeStore {
-    pool: SqlitePool,
+    store: Store,
     edges: RwLock<Vec<Edge>>,
     positions: RwLock<BTreeMap<String, (f64, f64)>>,
 }
 
 impl EdgeStore {
-    /// Opens the store in `pool`. When the edges table does not exist yet
-    /// it is created and `seed` (the topology file's `initial_edges`,
-    /// already validated against the rules) is stored: seeding happens once
-    /// in the life of a database, so an edge someone removed stays removed.
-    pub async fn open(pool: SqlitePool, seed: &[EdgeSpec]) -> Result<Self, EdgeError> {
-        let mut tx = pool.begin().await?;
-        let exists: Option<String> = sqlx::query_scalar(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'edges'",
+    /// Opens the store in the hub's (migrated) database. The first time
+    /// in the life of the database, `seed` (the topology file's
+    /// `initial_edges`, already validated against the rules) is stored:
+    /// an edge someone removed later stays removed. Of replicas starting
+    /// together, one seeds (the `edges_seeded` mark is inserted once).
+    pub async fn open(store: Store, seed: &[EdgeSpec]) -> Result<Self, EdgeError> {
+        let mut tx = store.pool().begin().await?;
+        let first = sqlx::query(
+            "INSERT INTO hub_marks (name, at) VALUES ('edges_seeded', $1)
+             ON CONFLICT (name) DO NOTHING",
         )
-        .fetch_optional(&mut *tx)
-        .await?;
-        if exists.is_none() {
-            sqlx::query(
-                "CREATE TABLE edges (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE,
-                    consumer TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
-                    created_at TEXT NOT NULL)",
-            )
-            .execute(&mut *tx)
-            .await?;
+        .bind(exchange::audit::now())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if first {
             for e in seed {
                 sqlx::query(
-                    "INSERT OR IGNORE INTO edges (id, consumer, provider, capability, created_at)
-                     VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO edges (id, consumer, provider, capability, created_at)
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(e.id())
                 .bind(&e.consumer)
@@ -116,41 +117,25 @@ impl EdgeStore {
                 .await?;
             }
         }
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS node_positions (
-                node TEXT PRIMARY KEY, x REAL NOT NULL, y REAL NOT NULL, updated_at TEXT NOT NULL)",
-        )
-        .execute(&mut *tx)
-        .await?;
         tx.commit().await?;
-
-        let edges = sqlx::query(
-            "SELECT id, consumer, provider, capability, created_at FROM edges ORDER BY seq",
-        )
-        .fetch_all(&pool)
-        .await?
-        .iter()
-        .map(|r| {
-            Ok(Edge {
-                id: r.try_get("id")?,
-                consumer: r.try_get("consumer")?,
-                provider: r.try_get("provider")?,
-                capability: r.try_get("capability")?,
-                created_at: r.try_get("created_at")?,
-            })
-        })
-        .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        let positions = sqlx::query("SELECT node, x, y FROM node_positions")
-            .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get("node")?, (r.try_get("x")?, r.try_get("y")?))))
-            .collect::<Result<BTreeMap<String, (f64, f64)>, sqlx::Error>>()?;
+        let (edges, positions) = read_all(store.pool()).await?;
         Ok(Self {
-            pool,
+            store,
             edges: RwLock::new(edges),
             positions: RwLock::new(positions),
         })
+    }
+
+    /// Re-reads both tables into the mirror: another replica changed them.
+    pub async fn refresh(&self) -> Result<(), EdgeError> {
+        let (edges, positions) = read_all(self.store.pool()).await?;
+        if let Ok(mut e) = self.edges.write() {
+            *e = edges;
+        }
+        if let Ok(mut p) = self.positions.write() {
+            *p = positions;
+        }
+        Ok(())
     }
 
     /// Every stored edge, oldest first, whether or not a rule still allows it.
@@ -207,15 +192,15 @@ impl EdgeStore {
             created_at: exchange::audit::now(),
         };
         let inserted = sqlx::query(
-            "INSERT OR IGNORE INTO edges (id, consumer, provider, capability, created_at)
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO edges (id, consumer, provider, capability, created_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&edge.id)
         .bind(&edge.consumer)
         .bind(&edge.provider)
         .bind(&edge.capability)
         .bind(&edge.created_at)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?
         .rows_affected();
         if inserted == 0 {
@@ -229,9 +214,9 @@ impl EdgeStore {
 
     /// Removes a stored edge (visible or not).
     pub async fn delete(&self, id: &str) -> Result<(), EdgeError> {
-        let removed = sqlx::query("DELETE FROM edges WHERE id = ?")
+        let removed = sqlx::query("DELETE FROM edges WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(self.store.pool())
             .await?
             .rows_affected();
         if removed == 0 {
@@ -270,10 +255,10 @@ impl EdgeStore {
             }
         }
         let now = exchange::audit::now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.store.pool().begin().await?;
         for (node, x, y) in positions {
             sqlx::query(
-                "INSERT INTO node_positions (node, x, y, updated_at) VALUES (?, ?, ?, ?)
+                "INSERT INTO node_positions (node, x, y, updated_at) VALUES ($1, $2, $3, $4)
                  ON CONFLICT(node) DO UPDATE SET x = excluded.x, y = excluded.y,
                     updated_at = excluded.updated_at",
             )
@@ -292,6 +277,35 @@ impl EdgeStore {
         }
         Ok(())
     }
+}
+
+/// Both tables, as the mirror holds them.
+async fn read_all(
+    pool: &AnyPool,
+) -> Result<(Vec<Edge>, BTreeMap<String, (f64, f64)>), sqlx::Error> {
+    let edges = sqlx::query(
+        "SELECT id, consumer, provider, capability, created_at FROM edges ORDER BY seq",
+    )
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(Edge {
+            id: r.try_get("id")?,
+            consumer: r.try_get("consumer")?,
+            provider: r.try_get("provider")?,
+            capability: r.try_get("capability")?,
+            created_at: r.try_get("created_at")?,
+        })
+    })
+    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    let positions = sqlx::query("SELECT node, x, y FROM node_positions")
+        .fetch_all(pool)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get("node")?, (r.try_get("x")?, r.try_get("y")?))))
+        .collect::<Result<BTreeMap<String, (f64, f64)>, sqlx::Error>>()?;
+    Ok((edges, positions))
 }
 
 #[cfg(test)]
@@ -313,13 +327,16 @@ mod tests {
 
     #[tokio::test]
     async fn seeds_once_checks_rules_and_survives_reopening() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("hub.db");
+        for db in crate::store::test_stores().await {
+            seeds_once(db.store).await;
+        }
+    }
+
+    async fn seeds_once(db: Store) {
         let t = topology();
         assert_eq!(t.initial_edges.len(), 2, "the shipped file seeds two edges");
         {
-            let pool = exchange::db::open(&path).await.expect("open");
-            let store = EdgeStore::open(pool, &t.initial_edges)
+            let store = EdgeStore::open(db.clone(), &t.initial_edges)
                 .await
                 .expect("store");
             assert_eq!(
@@ -375,8 +392,8 @@ mod tests {
                 .await
                 .is_err());
         }
-        let pool = exchange::db::open(&path).await.expect("reopen");
-        let store = EdgeStore::open(pool, &t.initial_edges)
+        // Reopened (a restart, or another replica) on the same database.
+        let store = EdgeStore::open(db.clone(), &t.initial_edges)
             .await
             .expect("store");
         assert_eq!(
@@ -398,5 +415,23 @@ mod tests {
         assert!(store
             .get(&fewer, "buyercorp->vendorcorp:orders.query")
             .is_none());
+
+        // Another store on the same database (another replica) makes an
+        // edge: this mirror shows it once it refreshes.
+        let other = EdgeStore::open(db.clone(), &t.initial_edges)
+            .await
+            .expect("other");
+        other
+            .create(&t, "hub", "helpdesk", "ticket.classify")
+            .await
+            .expect("made by the other");
+        other
+            .save_positions(&[("hub".into(), 5.0, 6.0)])
+            .await
+            .expect("moved by the other");
+        assert!(store.get(&t, "hub->helpdesk:ticket.classify").is_none());
+        store.refresh().await.expect("refresh");
+        assert!(store.get(&t, "hub->helpdesk:ticket.classify").is_some());
+        assert_eq!(store.positions().get("hub"), Some(&(5.0, 6.0)));
     }
 }

@@ -23,6 +23,7 @@ use tower_http::trace::TraceLayer;
 use crate::agents::Agents;
 use crate::bff::{self, BffState};
 use crate::budget_plans::HubPlans;
+use crate::cluster::{Change, Cluster, Replicated};
 use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
@@ -37,6 +38,7 @@ use crate::ui_auth::session::{SessionSettings, SessionStore};
 use crate::ui_auth::users::UiUsers;
 use crate::ui_auth::UiAuth;
 use exchange::audit::AuditTrail;
+use exchange::db::{Location, Store};
 use exchange::inbox::Inbox;
 
 /// Where the hub's inputs are.
@@ -44,9 +46,10 @@ use exchange::inbox::Inbox;
 pub struct HubConfig {
     /// The topology file.
     pub topology: PathBuf,
-    /// The hub's SQLite file (audit trail, idempotency records, edges,
-    /// positions, the hub's inbox, UI sessions).
-    pub database: PathBuf,
+    /// The hub's store (audit trail, idempotency records, edges,
+    /// positions, tasks, the hub's inbox, UI sessions): a SQLite file, or
+    /// the PostgreSQL database several replicas share.
+    pub database: Location,
     /// The UI users file. Without one nobody can log in to the canvas
     /// (the gateway works regardless).
     pub ui_users: Option<PathBuf>,
@@ -67,30 +70,21 @@ pub enum HubError {
     /// The UI users file is missing or invalid.
     #[error(transparent)]
     UiUsers(#[from] crate::ui_auth::users::UsersError),
-    /// The database could not be opened.
+    /// The database could not be opened or migrated.
     #[error(transparent)]
     Database(#[from] exchange::db::OpenError),
-    /// The audit trail could not be set up.
+    /// Joining the other replicas failed.
     #[error(transparent)]
-    Audit(#[from] exchange::audit::AuditError),
-    /// The idempotency store could not be set up.
-    #[error(transparent)]
-    Idempotency(#[from] crate::idempotency::IdempotencyError),
-    /// The task ownership table could not be opened.
-    #[error(transparent)]
-    TaskOwners(#[from] crate::task_owners::TaskOwnersError),
-    /// The task record could not be set up.
+    Cluster(#[from] crate::cluster::ClusterError),
+    /// The rows of a gone hub process could not be settled.
     #[error(transparent)]
     TaskRecords(#[from] crate::task_records::TaskRecordsError),
-    /// The negotiation record could not be opened.
+    /// The idempotency claims of a gone hub process could not be freed.
     #[error(transparent)]
-    Negotiations(#[from] crate::negotiations::NegotiationsError),
+    Idempotency(#[from] crate::idempotency::IdempotencyError),
     /// The edge store could not be set up.
     #[error(transparent)]
     Edges(#[from] crate::edges::EdgeError),
-    /// The hub's inbox could not be set up.
-    #[error(transparent)]
-    Inbox(#[from] exchange::inbox::InboxError),
     /// The session store could not be set up.
     #[error(transparent)]
     Sessions(#[from] crate::ui_auth::session::SessionError),
@@ -134,6 +128,10 @@ pub struct Hub {
     pub agents: Arc<Agents>,
     /// Who may scrape `/metrics`.
     pub metrics_door: crate::bff::traffic::MetricsDoor,
+    /// The hub's store.
+    pub store: Store,
+    /// This process among the replicas sharing the store.
+    pub cluster: Cluster,
 }
 
 /// The hub's background tasks; aborted when dropped, so a test that drops
@@ -164,24 +162,24 @@ impl Hub {
         };
         let loaded = registry.snapshot();
         let hub_id = loaded.topology.hub.id.clone();
-        let pool = exchange::db::open(&config.database).await?;
-        let audit = AuditTrail::open(pool.clone(), hub_id).await?;
-        let idempotency = IdempotencyStore::open(pool.clone()).await?;
-        let tasks = TaskOwners::open(pool.clone()).await?;
-        let records = TaskRecords::open(pool.clone()).await?;
-        let negotiations = Negotiations::open(pool.clone()).await?;
-        let edges = Arc::new(EdgeStore::open(pool.clone(), &loaded.topology.initial_edges).await?);
-        let inbox = Inbox::open(pool.clone(), Arc::new(HubPlans)).await?;
-        let sessions = SessionStore::open(pool).await?;
+        let store = crate::store::open(&config.database).await?;
+        let cluster = Cluster::join(&store).await?;
+        let records = TaskRecords::new(store.clone(), cluster.instance());
+        let idempotency = IdempotencyStore::new(store.clone());
+        settle_the_gone(&cluster, &records, &idempotency).await?;
+        let edges = Arc::new(EdgeStore::open(store.clone(), &loaded.topology.initial_edges).await?);
+        let inbox = Inbox::open(store.clone(), Arc::new(HubPlans));
+        let sessions = SessionStore::open(&config.database).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
         let gateway = Arc::new(Gateway::new(
             registry.clone(),
             board.clone(),
             idempotency,
-            audit,
-            tasks,
+            AuditTrail::open(store.clone(), hub_id),
+            TaskOwners::new(store.clone()),
             records,
-            negotiations,
+            Negotiations::new(store.clone()),
+            cluster.clone(),
         )?);
         Ok(Self {
             registry,
@@ -203,26 +201,51 @@ impl Hub {
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
                 .map_err(HubError::MetricsAllow)?,
+            store,
+            cluster,
         })
     }
 
-    /// Starts the health prober, the topology and agent-config watchers
-    /// and the sweeper of expired UI sessions.
+    /// Starts the health prober (in one replica of several), the topology
+    /// and agent-config watchers, the sweeper of expired UI sessions, the
+    /// traffic publisher, and (among replicas) the listener that applies
+    /// the others' changes.
     pub fn start_background(&self) -> Result<BackgroundTasks, HubError> {
         let prober =
             Prober::new(self.registry.clone(), self.board.clone()).map_err(HubError::Prober)?;
-        Ok(BackgroundTasks {
-            handles: vec![
-                prober.spawn(),
-                crate::registry::watch::spawn(self.registry.clone()),
-                crate::agents::watch(self.agents.clone()),
-                tokio::spawn(self.ui.store.clone().sweep_expired()),
-                self.gateway
-                    .traffic()
-                    .clone()
-                    .spawn_publisher(self.events.clone(), std::time::Duration::from_millis(500)),
-            ],
-        })
+        let (registry, cluster) = (self.registry.clone(), self.cluster.clone());
+        let topology = crate::registry::watch::spawn_for(
+            registry.source().to_path_buf(),
+            "the topology",
+            move || {
+                if registry.reload().is_ok() {
+                    cluster.announce(Change::Topology {
+                        digest: registry.snapshot().digest.clone(),
+                    });
+                }
+            },
+        );
+        let (agents, cluster) = (self.agents.clone(), self.cluster.clone());
+        let agents = crate::agents::watch(agents, move || cluster.announce(Change::Agents));
+        let mut handles = vec![
+            self.cluster.spawn_prober(prober),
+            topology,
+            agents,
+            tokio::spawn(self.ui.store.clone().sweep_expired()),
+            self.gateway
+                .traffic()
+                .clone()
+                .spawn_publisher(self.events.clone(), std::time::Duration::from_millis(500)),
+        ];
+        handles.extend(self.cluster.spawn_listener(Replicated {
+            edges: self.edges.clone(),
+            inbox: self.inbox.clone(),
+            events: self.events.clone(),
+            board: self.board.clone(),
+            registry: self.registry.clone(),
+            agents: self.agents.clone(),
+        }));
+        Ok(BackgroundTasks { handles })
     }
 
     /// What the BFF handlers (and the canvas's server function) read.
@@ -236,6 +259,7 @@ impl Hub {
             gateway: self.gateway.clone(),
             inbox: self.inbox.clone(),
             agents: self.agents.clone(),
+            cluster: self.cluster.clone(),
         }
     }
 
@@ -292,6 +316,33 @@ impl Hub {
     }
 }
 
+/// What hub processes that are gone left behind: task rows they were
+/// forwarding become `unknown` (nobody will learn their answer), their
+/// idempotency claims are freed (the key is retryable). A single hub's only
+/// other process is its own earlier run.
+async fn settle_the_gone(
+    cluster: &Cluster,
+    records: &TaskRecords,
+    idempotency: &IdempotencyStore,
+) -> Result<(), HubError> {
+    for claimer in records.submitters().await? {
+        let gone = match &claimer {
+            Some(c) => !cluster.is_alive(c).await,
+            None => true,
+        };
+        if gone {
+            let n = records.orphan(claimer.as_deref()).await?;
+            tracing::info!(rows = n, claimer = ?claimer, "task submissions of a gone hub process are unknown now");
+        }
+    }
+    for claimer in idempotency.claimers().await? {
+        if !cluster.is_alive(&claimer).await {
+            idempotency.release_all(&claimer).await?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,7 +376,7 @@ mod tests {
         .expect("write");
         let hub = Hub::build(&HubConfig {
             topology,
-            database: dir.path().join("hub.db"),
+            database: Location::File(dir.path().join("hub.db")),
             ui_users: Some(ui_users),
             agents: None,
         })

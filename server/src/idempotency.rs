@@ -2,17 +2,28 @@
 //!
 //! A consult's `X-Request-Id` is its idempotency key: a repeated id returns
 //! the stored answer and never executes the consult twice. Answers live in
-//! the hub's own SQLite file, so the guarantee survives a hub restart. Only
-//! successful consult answers are stored: a failure must stay retryable.
+//! the hub's own store, so the guarantee survives a hub restart, and is
+//! shared by every replica on one PostgreSQL database. Only successful
+//! consult answers are stored: a failure must stay retryable.
 //!
 //! A key is bound to the input it was first used with (a SHA-256 digest of
 //! the input as canonical JSON): a retry repeats the same input and gets
 //! the stored answer; the same id with a different input is a caller bug
 //! (two questions under one key) and is refused, never answered with the
 //! other question's answer.
+//!
+//! **Claims.** While a consult runs, its key is *claimed*: a row of
+//! `idempotency_claims` naming the hub process that runs it. The primary
+//! key lets exactly one call insert it — in this process or in another
+//! replica — and the others wait for the answer (`gateway::replay`). A
+//! claim whose process died (`cluster::Cluster::is_alive`) is taken over
+//! by one waiter, with a conditional update. The answer and the release of
+//! the claim commit together.
 
 use serde_json::Value;
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
+
+use exchange::db::Store;
 
 /// The digest a key is bound to (one definition for both sides: the
 /// reference peer binds its task keys the same way).
@@ -62,47 +73,27 @@ pub struct StoredAnswer {
     pub reply: Option<Value>,
 }
 
+/// Who runs a key's consult now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This call inserted the claim: it runs the consult.
+    Won,
+    /// Another call holds it: the hub process (its instance id) running it.
+    HeldBy(String),
+}
+
 /// The store, inside the hub's database.
 #[derive(Debug, Clone)]
 pub struct IdempotencyStore {
-    pool: SqlitePool,
+    store: Store,
 }
 
+const KEY: &str = "caller = $1 AND provider = $2 AND capability = $3 AND request_id = $4";
+
 impl IdempotencyStore {
-    /// Opens the store in `pool`, creating its table if needed.
-    pub async fn open(pool: SqlitePool) -> Result<Self, IdempotencyError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS idempotency (
-                caller TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
-                request_id TEXT NOT NULL, answer TEXT NOT NULL, trace_id TEXT NOT NULL,
-                created_at TEXT NOT NULL, input_digest TEXT,
-                PRIMARY KEY (caller, provider, capability, request_id))",
-        )
-        .execute(&pool)
-        .await?;
-        // Files from before input digests: add the column in place.
-        let has_digest: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pragma_table_info('idempotency') WHERE name = 'input_digest'",
-        )
-        .fetch_one(&pool)
-        .await?;
-        if has_digest == 0 {
-            sqlx::query("ALTER TABLE idempotency ADD COLUMN input_digest TEXT")
-                .execute(&pool)
-                .await?;
-        }
-        // Files from before A2A replies were kept: the same, for `reply`.
-        let has_reply: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM pragma_table_info('idempotency') WHERE name = 'reply'",
-        )
-        .fetch_one(&pool)
-        .await?;
-        if has_reply == 0 {
-            sqlx::query("ALTER TABLE idempotency ADD COLUMN reply TEXT")
-                .execute(&pool)
-                .await?;
-        }
-        Ok(Self { pool })
+    /// The store in the hub's (migrated) database.
+    pub fn new(store: Store) -> Self {
+        Self { store }
     }
 
     /// The stored answer for `key`, if any.
@@ -110,15 +101,14 @@ impl IdempotencyStore {
         &self,
         key: &IdempotencyKey,
     ) -> Result<Option<StoredAnswer>, IdempotencyError> {
-        let row = sqlx::query(
-            "SELECT answer, trace_id, created_at, input_digest, reply FROM idempotency
-             WHERE caller = ? AND provider = ? AND capability = ? AND request_id = ?",
-        )
+        let row = sqlx::query(&format!(
+            "SELECT answer, trace_id, created_at, input_digest, reply FROM idempotency WHERE {KEY}"
+        ))
         .bind(&key.caller)
         .bind(&key.provider)
         .bind(&key.capability)
         .bind(&key.request_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.store.pool())
         .await?;
         match row {
             None => Ok(None),
@@ -136,32 +126,146 @@ impl IdempotencyStore {
         }
     }
 
-    /// Stores the first answer for `key`; a later `put` for the same key
-    /// keeps the first (the first answer is the one that was executed).
-    pub async fn put(
-        &self,
-        key: &IdempotencyKey,
-        input_digest: &str,
-        answer: &Value,
-        reply: Option<&Value>,
-        trace_id: &str,
-    ) -> Result<(), IdempotencyError> {
-        sqlx::query(
-            "INSERT OR IGNORE INTO idempotency
-                (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest, reply)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    /// Claims `key` for the hub process `me`, or says who holds it.
+    pub async fn claim(&self, key: &IdempotencyKey, me: &str) -> Result<Claim, IdempotencyError> {
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_claims
+                (caller, provider, capability, request_id, claimed_by, claimed_at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (caller, provider, capability, request_id) DO NOTHING",
         )
         .bind(&key.caller)
         .bind(&key.provider)
         .bind(&key.capability)
         .bind(&key.request_id)
-        .bind(serde_json::to_string(answer)?)
+        .bind(me)
+        .bind(exchange::audit::now())
+        .execute(self.store.pool())
+        .await?
+        .rows_affected();
+        if inserted == 1 {
+            return Ok(Claim::Won);
+        }
+        let holder: Option<String> = sqlx::query_scalar(&format!(
+            "SELECT claimed_by FROM idempotency_claims WHERE {KEY}"
+        ))
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+        .fetch_optional(self.store.pool())
+        .await?;
+        match holder {
+            Some(h) => Ok(Claim::HeldBy(h)),
+            // Released between the two statements: try again.
+            None => Box::pin(self.claim(key, me)).await,
+        }
+    }
+
+    /// Takes over the claim `dead` held on `key` (its process is gone).
+    /// Of several callers, one wins.
+    pub async fn take_over(
+        &self,
+        key: &IdempotencyKey,
+        dead: &str,
+        me: &str,
+    ) -> Result<bool, IdempotencyError> {
+        let n = sqlx::query(&format!(
+            "UPDATE idempotency_claims SET claimed_by = $5, claimed_at = $6
+             WHERE {KEY} AND claimed_by = $7"
+        ))
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+        .bind(me)
+        .bind(exchange::audit::now())
+        .bind(dead)
+        .execute(self.store.pool())
+        .await?
+        .rows_affected();
+        Ok(n == 1)
+    }
+
+    /// Releases `me`'s claim on `key` without an answer (the consult
+    /// failed: the key stays retryable).
+    pub async fn release(&self, key: &IdempotencyKey, me: &str) -> Result<(), IdempotencyError> {
+        sqlx::query(&format!(
+            "DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5"
+        ))
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+        .bind(me)
+        .execute(self.store.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The hub processes holding claims now.
+    pub async fn claimers(&self) -> Result<Vec<String>, IdempotencyError> {
+        Ok(
+            sqlx::query_scalar("SELECT DISTINCT claimed_by FROM idempotency_claims")
+                .fetch_all(self.store.pool())
+                .await?,
+        )
+    }
+
+    /// Frees every claim of `dead` (a hub process that is gone).
+    pub async fn release_all(&self, dead: &str) -> Result<u64, IdempotencyError> {
+        Ok(
+            sqlx::query("DELETE FROM idempotency_claims WHERE claimed_by = $1")
+                .bind(dead)
+                .execute(self.store.pool())
+                .await?
+                .rows_affected(),
+        )
+    }
+
+    /// Stores the first answer for `key` and releases `me`'s claim, in one
+    /// transaction; a later answer for the same key keeps the first (the
+    /// first answer is the one that was executed).
+    pub async fn put(
+        &self,
+        key: &IdempotencyKey,
+        me: &str,
+        input_digest: &str,
+        answer: &Value,
+        reply: Option<&Value>,
+        trace_id: &str,
+    ) -> Result<(), IdempotencyError> {
+        let answer = serde_json::to_string(answer)?;
+        let reply = reply.map(serde_json::to_string).transpose()?;
+        let mut tx = self.store.pool().begin().await?;
+        sqlx::query(
+            "INSERT INTO idempotency
+                (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest, reply)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (caller, provider, capability, request_id) DO NOTHING",
+        )
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+        .bind(answer)
         .bind(trace_id)
         .bind(exchange::audit::now())
         .bind(input_digest)
-        .bind(reply.map(serde_json::to_string).transpose()?)
-        .execute(&self.pool)
+        .bind(reply)
+        .execute(&mut *tx)
         .await?;
+        sqlx::query(&format!(
+            "DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5"
+        ))
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+        .bind(me)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
         Ok(())
     }
 }
@@ -183,13 +287,13 @@ mod tests {
     #[tokio::test]
     async fn answers_survive_reopening_the_file() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("hub.db");
+        let path = exchange::db::Location::File(dir.path().join("hub.db"));
         {
-            let pool = exchange::db::open(&path).await.expect("open");
-            let store = IdempotencyStore::open(pool.clone()).await.expect("store");
+            let store = IdempotencyStore::new(crate::store::open(&path).await.expect("open"));
             store
                 .put(
                     &key("r1"),
+                    "me",
                     "d1",
                     &json!({"answer": "first"}),
                     Some(&json!({"message": {}})),
@@ -197,22 +301,89 @@ mod tests {
                 )
                 .await
                 .expect("put");
+            store.store.close().await;
+        }
+        let store = IdempotencyStore::new(crate::store::open(&path).await.expect("reopen"));
+        let got = store.get(&key("r1")).await.expect("get").expect("stored");
+        assert_eq!(got.answer, json!({"answer": "first"}));
+        assert_eq!(got.trace_id, "t1");
+    }
+
+    /// The store's promises on both engines: the first answer wins, a key
+    /// is per caller, exactly one claim wins, a dead claim is taken over
+    /// once, an answer releases its claim.
+    #[tokio::test]
+    async fn one_claim_wins_and_the_first_answer_stays_on_every_engine() {
+        for t in crate::store::test_stores().await {
+            let engine = t.engine();
+            let store = IdempotencyStore::new(t.store.clone());
+            // Eight concurrent claims of one key: one wins.
+            let claims = (0..8).map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.claim(&key("r1"), &format!("p{i}")).await })
+            });
+            let mut won = Vec::new();
+            for (i, c) in claims.enumerate() {
+                if c.await.expect("task").expect("claim") == Claim::Won {
+                    won.push(format!("p{i}"));
+                }
+            }
+            assert_eq!(won.len(), 1, "{engine:?}: exactly one claim wins");
+            let holder = won[0].clone();
+            assert_eq!(
+                store.claim(&key("r1"), "late").await.expect("claim"),
+                Claim::HeldBy(holder.clone()),
+                "{engine:?}"
+            );
+            // Its process died: two take over, one wins.
+            let a = store.take_over(&key("r1"), &holder, "a").await.expect("a");
+            let b = store.take_over(&key("r1"), &holder, "b").await.expect("b");
+            assert!(a ^ b, "{engine:?}: one take-over wins ({a}, {b})");
             store
-                .put(&key("r1"), "d2", &json!({"answer": "second"}), None, "t2")
+                .put(
+                    &key("r1"),
+                    "a",
+                    "d1",
+                    &json!({"answer": "first"}),
+                    Some(&json!({"m": 1})),
+                    "t1",
+                )
                 .await
                 .expect("put");
-            pool.close().await;
+            assert_eq!(
+                store.claim(&key("r1"), "c").await.expect("claim"),
+                Claim::Won,
+                "{engine:?}: the answer released the claim"
+            );
+            store.release(&key("r1"), "c").await.expect("release");
+            store
+                .put(
+                    &key("r1"),
+                    "x",
+                    "d2",
+                    &json!({"answer": "second"}),
+                    None,
+                    "t2",
+                )
+                .await
+                .expect("put");
+            let got = store.get(&key("r1")).await.expect("get").expect("stored");
+            assert_eq!(
+                got.answer,
+                json!({"answer": "first"}),
+                "{engine:?}: first answer wins"
+            );
+            assert_eq!(got.trace_id, "t1");
+            assert_eq!(got.input_digest.as_deref(), Some("d1"));
+            assert_eq!(got.reply, Some(json!({"m": 1})));
+            assert!(store.get(&key("r2")).await.expect("get").is_none());
+            let mut other_caller = key("r1");
+            other_caller.caller = "hub".into();
+            assert!(
+                store.get(&other_caller).await.expect("get").is_none(),
+                "{engine:?}"
+            );
         }
-        let pool = exchange::db::open(&path).await.expect("reopen");
-        let store = IdempotencyStore::open(pool).await.expect("store");
-        let got = store.get(&key("r1")).await.expect("get").expect("stored");
-        assert_eq!(got.answer, json!({"answer": "first"}), "first answer wins");
-        assert_eq!(got.trace_id, "t1");
-        assert_eq!(got.input_digest.as_deref(), Some("d1"));
-        assert!(store.get(&key("r2")).await.expect("get").is_none());
-        let mut other_caller = key("r1");
-        other_caller.caller = "hub".into();
-        assert!(store.get(&other_caller).await.expect("get").is_none());
     }
 
     #[test]
@@ -232,29 +403,41 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_file_from_before_digests_gains_the_column() {
+    async fn a_file_from_before_migrations_is_adopted() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let pool = exchange::db::open(&dir.path().join("old.db"))
+        let path = dir.path().join("old.db");
+        {
+            let old = exchange::db::open_sqlite(&path).await.expect("open");
+            // The tables as the hub's code made them before migrations.
+            for sql in [
+                "CREATE TABLE idempotency (caller TEXT NOT NULL, provider TEXT NOT NULL,
+                    capability TEXT NOT NULL, request_id TEXT NOT NULL, answer TEXT NOT NULL,
+                    trace_id TEXT NOT NULL, created_at TEXT NOT NULL,
+                    PRIMARY KEY (caller, provider, capability, request_id))",
+                "INSERT INTO idempotency VALUES ('helpdesk', 'buyercorp', 'budget.consult', 'old', '{}', 't0', 'then')",
+                "CREATE TABLE edges (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                    consumer TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
+                    created_at TEXT NOT NULL)",
+            ] {
+                sqlx::query(sql).execute(&old).await.expect("old schema");
+            }
+            old.close().await;
+        }
+        let store = crate::store::open(&exchange::db::Location::File(path))
             .await
-            .expect("open");
-        sqlx::query(
-            "CREATE TABLE idempotency (caller TEXT NOT NULL, provider TEXT NOT NULL,
-                capability TEXT NOT NULL, request_id TEXT NOT NULL, answer TEXT NOT NULL,
-                trace_id TEXT NOT NULL, created_at TEXT NOT NULL,
-                PRIMARY KEY (caller, provider, capability, request_id))",
-        )
-        .execute(&pool)
-        .await
-        .expect("old table");
-        sqlx::query("INSERT INTO idempotency VALUES ('helpdesk', 'buyercorp', 'budget.consult', 'old', '{}', 't0', 'then')")
-            .execute(&pool)
-            .await
-            .expect("old row");
-        let store = IdempotencyStore::open(pool).await.expect("migrates");
+            .expect("adopts");
+        let marks: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM hub_marks WHERE name = 'edges_seeded'")
+                .fetch_one(store.pool())
+                .await
+                .expect("marks");
+        assert_eq!(marks, 1, "edges made by the old code count as seeded");
+        let store = IdempotencyStore::new(store);
         let old = store.get(&key("old")).await.expect("get").expect("row");
         assert_eq!(
             old.input_digest, None,
             "old rows keep replaying for any input"
         );
+        assert_eq!(old.reply, None);
     }
 }

@@ -32,6 +32,8 @@
 //! | [`api`] | the one error shape of every `/api` route |
 //! | [`ui_auth`] | who may use the canvas: login and its limits, sessions, CSRF, security headers |
 //! | [`web`] | the server-rendered Leptos pages |
+//! | [`store`] | where the hub's state lives: a SQLite file, or the PostgreSQL database replicas share; its migrations |
+//! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
 //! | [`hub`] | wiring it all into one process |
 //! | [`listen`] | how connections are accepted: header timeout, connection caps |
 
@@ -40,6 +42,7 @@ pub mod api;
 pub mod auth;
 pub mod bff;
 pub mod budget_plans;
+pub mod cluster;
 pub mod contract;
 pub mod edges;
 pub mod events;
@@ -51,6 +54,7 @@ pub mod negotiations;
 pub mod prober;
 pub mod redaction;
 pub mod registry;
+pub mod store;
 pub mod surface;
 pub mod task_owners;
 pub mod task_records;

@@ -2,7 +2,7 @@
 //! `000`, step 6: "the observer is a log reader"; DESIGN.md §2,
 //! "capability"): what each consumer sent, what the provider answered (or
 //! why nothing came back), in order, one row per turn, in the hub's own
-//! SQLite file.
+//! store.
 //!
 //! It is a trail, not a state: the drawer's transcript is these rows in
 //! order, the contract it shows is the grant of the newest granted turn,
@@ -13,8 +13,9 @@
 //! except through the redaction layer (the negotiation capability's
 //! contract).
 
+use exchange::db::Store;
 use serde_json::Value;
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -69,29 +70,13 @@ impl TurnRecord {
 /// The store, inside the hub's database.
 #[derive(Debug, Clone)]
 pub struct Negotiations {
-    pool: SqlitePool,
+    store: Store,
 }
 
 impl Negotiations {
-    /// Opens the store in `pool`, creating its table if needed.
-    pub async fn open(pool: SqlitePool) -> Result<Self, NegotiationsError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS negotiation_turns (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL,
-                context_id TEXT NOT NULL, consumer TEXT NOT NULL, provider TEXT NOT NULL,
-                capability TEXT NOT NULL, data_capability TEXT NOT NULL,
-                sent TEXT NOT NULL, answer TEXT, reason TEXT, detail TEXT NOT NULL,
-                trace_id TEXT NOT NULL)",
-        )
-        .execute(&pool)
-        .await?;
-        sqlx::query(
-            "CREATE INDEX IF NOT EXISTS negotiation_turns_pair
-             ON negotiation_turns (provider, data_capability, consumer, seq)",
-        )
-        .execute(&pool)
-        .await?;
-        Ok(Self { pool })
+    /// The record in the hub's (migrated) database.
+    pub fn new(store: Store) -> Self {
+        Self { store }
     }
 
     /// Appends one turn (`seq` and `at` are assigned here).
@@ -99,7 +84,7 @@ impl Negotiations {
         sqlx::query(
             "INSERT INTO negotiation_turns (at, context_id, consumer, provider, capability,
                 data_capability, sent, answer, reason, detail, trace_id)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(exchange::audit::now())
         .bind(&turn.context_id)
@@ -117,7 +102,7 @@ impl Negotiations {
         .bind(&turn.reason)
         .bind(&turn.detail)
         .bind(&turn.trace_id)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -135,14 +120,14 @@ impl Negotiations {
             "SELECT seq, at, context_id, consumer, provider, capability, data_capability,
                     sent, answer, reason, detail, trace_id
              FROM negotiation_turns
-             WHERE consumer = ? AND provider = ? AND data_capability = ?
-             ORDER BY seq DESC LIMIT ?",
+             WHERE consumer = $1 AND provider = $2 AND data_capability = $3
+             ORDER BY seq DESC LIMIT $4",
         )
         .bind(consumer)
         .bind(provider)
         .bind(data_capability)
-        .bind(limit)
-        .fetch_all(&self.pool)
+        .bind(i64::from(limit))
+        .fetch_all(self.store.pool())
         .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows.into_iter().rev() {
@@ -190,8 +175,13 @@ mod tests {
 
     #[tokio::test]
     async fn turns_come_back_in_order_per_consumer_and_survive_reopening() {
-        let pool = exchange::db::memory().await.expect("db");
-        let store = Negotiations::open(pool.clone()).await.expect("open");
+        for db in crate::store::test_stores().await {
+            turns_in_order(db.store).await;
+        }
+    }
+
+    async fn turns_in_order(pool: Store) {
+        let store = Negotiations::new(pool.clone());
         store
             .record(&turn(
                 "buyercorp",
@@ -209,7 +199,7 @@ mod tests {
             ))
             .await
             .expect("3");
-        let again = Negotiations::open(pool).await.expect("reopen");
+        let again = Negotiations::new(pool);
         let t = again
             .turns("buyercorp", "vendorcorp", "orders.query", 10)
             .await

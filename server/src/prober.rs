@@ -14,9 +14,15 @@
 //! last call failed on the provider's side; a successful call, or the probe
 //! seeing the system recover, clears a call failure. Every change of the
 //! combined status is published on the event bus.
+//!
+//! Replicas (`cluster`): only one of them probes (the leader), so the peers
+//! see one prober whatever the replica count. The board tells a
+//! [`ShareHealth`] what its own probes and calls changed; the other
+//! replicas apply it with [`StatusBoard::apply_shared`] and
+//! [`StatusBoard::apply_shared_call`], which share nothing further.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use app::dto::{HubEvent, NodeStatus};
@@ -166,6 +172,28 @@ impl ProviderCard {
     }
 }
 
+/// What a probe knows of one system, as one replica shares it with the
+/// others: the probe's status, the card, the data plane's status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthSnapshot {
+    /// The probe's own status (not combined with calls).
+    pub probe: PeerStatus,
+    /// The agent card last fetched.
+    pub card: Option<Arc<ProviderCard>>,
+    /// The data plane's last identity check.
+    pub plane: Option<PeerStatus>,
+}
+
+/// Where a board sends what its own probes and calls changed, so other
+/// hub processes on the same store can apply it (`cluster`).
+pub trait ShareHealth: Send + Sync + std::fmt::Debug {
+    /// A probe changed what is known of `system`.
+    fn probed(&self, system: &str, snapshot: HealthSnapshot);
+    /// A call changed `system`'s combined status: it failed (`Err`) or
+    /// cleared an earlier failure (`Ok`).
+    fn called(&self, system: &str, outcome: &Result<(), NotConnected>);
+}
+
 /// Every system's current health; the source of node and edge status.
 #[derive(Debug)]
 pub struct StatusBoard {
@@ -175,6 +203,8 @@ pub struct StatusBoard {
     /// this build's peer), apart from its system's agent.
     planes: RwLock<HashMap<String, PeerStatus>>,
     events: EventBus,
+    /// Where local changes go for other replicas (none: a single hub).
+    share: OnceLock<Arc<dyn ShareHealth>>,
 }
 
 impl StatusBoard {
@@ -185,7 +215,54 @@ impl StatusBoard {
             cards: RwLock::new(HashMap::new()),
             planes: RwLock::new(HashMap::new()),
             events,
+            share: OnceLock::new(),
         }
+    }
+
+    /// Sends every later change of this board's own probes and calls to
+    /// `share` (set once).
+    pub fn share_with(&self, share: Arc<dyn ShareHealth>) {
+        let _ = self.share.set(share);
+    }
+
+    /// What the probes know of `system` now.
+    pub fn snapshot(&self, system: &str) -> HealthSnapshot {
+        HealthSnapshot {
+            probe: self.probe_status(system),
+            card: self.card(system),
+            plane: self.plane_status(system),
+        }
+    }
+
+    fn share_probe(&self, system: &str) {
+        if let Some(share) = self.share.get() {
+            share.probed(system, self.snapshot(system));
+        }
+    }
+
+    /// Applies what another replica's probe found (its leader's): the same
+    /// changes and events as a probe here, shared no further.
+    pub fn apply_shared(&self, system: &str, snapshot: HealthSnapshot) {
+        if let Some(card) = snapshot.card {
+            if let Ok(mut m) = self.cards.write() {
+                m.insert(system.to_string(), card);
+            }
+        }
+        if let Some(plane) = snapshot.plane {
+            self.set_plane(system, plane);
+        }
+        let _ = match snapshot.probe {
+            PeerStatus::Healthy => self.probe_result(system, Ok(())),
+            PeerStatus::Degraded { reason, detail, .. } => {
+                self.probe_result(system, Err(NotConnected::new(reason, detail)))
+            }
+            PeerStatus::Unknown => false,
+        };
+    }
+
+    /// Applies a call outcome another replica shared.
+    pub fn apply_shared_call(&self, system: &str, outcome: Result<(), NotConnected>) {
+        self.call_result(system, outcome);
     }
 
     /// The agent card `system` last served, if the prober has fetched one.
@@ -208,8 +285,13 @@ impl StatusBoard {
                 NotConnected::new(ReasonCode::PeerError, format!("agent card (v0.3): {e}"))
             })?,
         };
-        if let Ok(mut m) = self.cards.write() {
-            m.insert(system.to_string(), Arc::new(ProviderCard { version, card }));
+        let card = Arc::new(ProviderCard { version, card });
+        let changed = match self.cards.write() {
+            Ok(mut m) => m.insert(system.to_string(), card.clone()).as_ref() != Some(&card),
+            Err(_) => false,
+        };
+        if changed {
+            self.share_probe(system);
         }
         Ok(())
     }
@@ -234,7 +316,15 @@ impl StatusBoard {
 
     /// Records a probe result.
     pub fn record_probe(&self, system: &str, outcome: Result<(), NotConnected>) {
-        self.update(system, |e| {
+        if self.probe_result(system, outcome) {
+            self.share_probe(system);
+        }
+    }
+
+    /// Applies a probe result; whether the probe's own state changed.
+    fn probe_result(&self, system: &str, outcome: Result<(), NotConnected>) -> bool {
+        let before = self.probe_status(system);
+        let _ = self.update(system, |e| {
             let was_degraded = matches!(e.probe, PeerStatus::Degraded { .. });
             match outcome {
                 Ok(()) => {
@@ -248,10 +338,21 @@ impl StatusBoard {
                 Err(nc) => e.probe = PeerStatus::degraded(nc, &e.probe),
             }
         });
+        !self.probe_status(system).same_state(&before)
     }
 
     /// Records the provider-side outcome of a gateway call.
     pub fn record_call(&self, system: &str, outcome: Result<(), NotConnected>) {
+        let shared = self.share.get().map(|_| outcome.clone());
+        if self.call_result(system, outcome) {
+            if let (Some(share), Some(outcome)) = (self.share.get(), shared) {
+                share.called(system, &outcome);
+            }
+        }
+    }
+
+    /// Applies a call outcome; whether the combined status changed.
+    fn call_result(&self, system: &str, outcome: Result<(), NotConnected>) -> bool {
         self.update(system, |e| match outcome {
             Ok(()) => {
                 e.call_failure = None;
@@ -263,7 +364,7 @@ impl StatusBoard {
                 let previous = e.call_failure.clone().unwrap_or(PeerStatus::Unknown);
                 e.call_failure = Some(PeerStatus::degraded(nc, &previous));
             }
-        });
+        })
     }
 
     /// The data plane of `system`: `None` before its first check (or for
@@ -276,23 +377,32 @@ impl StatusBoard {
     /// (its datasource nodes show the plane), nothing else: a dead data
     /// plane does not degrade the agent, which still answers.
     pub fn record_plane(&self, system: &str, outcome: Result<(), NotConnected>) {
+        let previous = self.plane_status(system).unwrap_or(PeerStatus::Healthy);
+        let next = match outcome {
+            Ok(()) => PeerStatus::Healthy,
+            Err(nc) => PeerStatus::degraded(nc, &previous),
+        };
+        if self.set_plane(system, next) {
+            self.share_probe(system);
+        }
+    }
+
+    /// Sets a data plane's status; whether it changed (then the canvas is
+    /// told to redraw).
+    fn set_plane(&self, system: &str, next: PeerStatus) -> bool {
         let changed = {
             let Ok(mut m) = self.planes.write() else {
-                return;
-            };
-            let previous = m.get(system).cloned().unwrap_or(PeerStatus::Healthy);
-            let next = match outcome {
-                Ok(()) => PeerStatus::Healthy,
-                Err(nc) => PeerStatus::degraded(nc, &previous),
+                return false;
             };
             let changed = m.get(system).is_none_or(|p| !p.same_state(&next));
             m.insert(system.to_string(), next.clone());
-            changed.then_some(next)
+            changed
         };
-        if let Some(next) = changed {
+        if changed {
             tracing::info!(%system, status = ?next.node_status(), reason = ?next.reason(), "data plane status changed");
             self.events.publish(HubEvent::TopologyChanged);
         }
+        changed
     }
 
     /// Forgets systems no longer in the topology.
@@ -308,10 +418,12 @@ impl StatusBoard {
         }
     }
 
-    fn update(&self, system: &str, change: impl FnOnce(&mut Entry)) {
+    /// Changes `system`'s entry; whether its combined status changed (then
+    /// the change is published).
+    fn update(&self, system: &str, change: impl FnOnce(&mut Entry)) -> bool {
         let event = {
             let Ok(mut m) = self.entries.write() else {
-                return;
+                return false;
             };
             let entry = m.entry(system.to_string()).or_insert_with(Entry::new);
             change(entry);
@@ -342,7 +454,9 @@ impl StatusBoard {
                 | HubEvent::Traffic { .. } => {}
             }
             self.events.publish(ev);
+            return true;
         }
+        false
     }
 }
 

@@ -6,11 +6,12 @@
 //! token), so it cannot tell two members' tasks apart: that is decided
 //! here. Another caller's task id answers exactly like an id that does not
 //! exist (`TaskNotFoundError`), never revealing that it does. The table
-//! lives in the hub's SQLite file, so ownership survives a restart.
+//! lives in the hub's store, so ownership survives a restart and is shared
+//! by every replica.
 
 use std::collections::HashSet;
 
-use sqlx::SqlitePool;
+use exchange::db::Store;
 
 /// Why the ownership table could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -20,21 +21,13 @@ pub struct TaskOwnersError(#[from] sqlx::Error);
 /// The ownership table, inside the hub's database.
 #[derive(Debug, Clone)]
 pub struct TaskOwners {
-    pool: SqlitePool,
+    store: Store,
 }
 
 impl TaskOwners {
-    /// Opens the table in `pool`, creating it if needed.
-    pub async fn open(pool: SqlitePool) -> Result<Self, TaskOwnersError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS task_owners (
-                provider TEXT NOT NULL, task_id TEXT NOT NULL, caller TEXT NOT NULL,
-                capability TEXT NOT NULL, created_at TEXT NOT NULL,
-                PRIMARY KEY (provider, task_id))",
-        )
-        .execute(&pool)
-        .await?;
-        Ok(Self { pool })
+    /// The table in the hub's (migrated) database.
+    pub fn new(store: Store) -> Self {
+        Self { store }
     }
 
     /// Records that `caller` created `task_id` at `provider`. The first
@@ -48,15 +41,15 @@ impl TaskOwners {
         capability: &str,
     ) -> Result<(), TaskOwnersError> {
         sqlx::query(
-            "INSERT OR IGNORE INTO task_owners (provider, task_id, caller, capability, created_at)
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO task_owners (provider, task_id, caller, capability, created_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (provider, task_id) DO NOTHING",
         )
         .bind(provider)
         .bind(task_id)
         .bind(caller)
         .bind(capability)
         .bind(exchange::audit::now())
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -69,12 +62,12 @@ impl TaskOwners {
         caller: &str,
     ) -> Result<bool, TaskOwnersError> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM task_owners WHERE provider = ? AND task_id = ? AND caller = ?",
+            "SELECT COUNT(*) FROM task_owners WHERE provider = $1 AND task_id = $2 AND caller = $3",
         )
         .bind(provider)
         .bind(task_id)
         .bind(caller)
-        .fetch_one(&self.pool)
+        .fetch_one(self.store.pool())
         .await?;
         Ok(n > 0)
     }
@@ -85,12 +78,13 @@ impl TaskOwners {
         provider: &str,
         caller: &str,
     ) -> Result<HashSet<String>, TaskOwnersError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT task_id FROM task_owners WHERE provider = ? AND caller = ?")
-                .bind(provider)
-                .bind(caller)
-                .fetch_all(&self.pool)
-                .await?;
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT task_id FROM task_owners WHERE provider = $1 AND caller = $2",
+        )
+        .bind(provider)
+        .bind(caller)
+        .fetch_all(self.store.pool())
+        .await?;
         Ok(ids.into_iter().collect())
     }
 }
@@ -101,11 +95,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_task_belongs_to_its_first_caller_and_survives_a_reopen() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("hub.db");
-        let owners = TaskOwners::open(exchange::db::open(&path).await.expect("db"))
-            .await
-            .expect("open");
+        for db in crate::store::test_stores().await {
+            first_caller_owns(db.store).await;
+        }
+    }
+
+    async fn first_caller_owns(db: Store) {
+        let owners = TaskOwners::new(db.clone());
         owners
             .record("helpdesk", "t-1", "buyercorp", "ticket.classify")
             .await
@@ -129,9 +125,7 @@ mod tests {
             .await
             .expect("q"));
         drop(owners);
-        let reopened = TaskOwners::open(exchange::db::open(&path).await.expect("db"))
-            .await
-            .expect("open");
+        let reopened = TaskOwners::new(db);
         assert_eq!(
             reopened.owned("helpdesk", "buyercorp").await.expect("q"),
             HashSet::from(["t-1".to_string()])

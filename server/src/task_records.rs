@@ -6,8 +6,8 @@
 //! idempotency key (its `X-Request-Id`, which is the A2A `messageId`):
 //! caller, provider, capability, the provider's task id once it is known,
 //! the state, the deadline and the timings. "Unfinished tasks" is a query
-//! ([`TaskRecords::unfinished`]), and the rows live in the hub's SQLite
-//! file, so a restart loses none.
+//! ([`TaskRecords::unfinished`]), and the rows live in the hub's store, so
+//! a restart loses none and every replica sees the same rows.
 //!
 //! The key is what makes a retry safe. `UNIQUE (caller, idempotency_key)`
 //! is enforced by the database, not by a lock in this process: of two
@@ -15,9 +15,17 @@
 //! inserts the row and forwards; the other reads the row and follows the
 //! state machine in `gateway::task_submit` (documented in NOTES.md,
 //! "Tasks, metrics and traces").
+//!
+//! A row being forwarded names the hub process forwarding it
+//! (`claimed_by`, its instance id). A process that dies mid-forward will
+//! never learn the answer: its rows are `unknown` once anyone sees that it
+//! is gone ([`TaskRecords::orphan`], called at start-up for every dead
+//! claimer and by a retry that finds one).
 
+use exchange::db::Store;
 use serde::Serialize;
-use sqlx::{Row, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::Row;
 
 /// Why the task table could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +140,8 @@ pub struct TaskRecord {
     pub finished_at: Option<String>,
     /// How many times a submission with this key came in after the first.
     pub retries: u32,
+    /// The hub process forwarding it while `submitting` (its instance id).
+    pub claimed_by: Option<String>,
 }
 
 /// What a [`claim`](TaskRecords::claim) found.
@@ -157,39 +167,51 @@ pub struct Submission<'a> {
 /// The task table, inside the hub's database.
 #[derive(Debug, Clone)]
 pub struct TaskRecords {
-    pool: SqlitePool,
+    store: Store,
+    /// This hub process's instance id: the claimer of what it forwards.
+    me: String,
 }
 
 const COLUMNS: &str = "caller, idempotency_key, provider, capability, input_digest, task_id, \
-                       state, deadline, created_at, updated_at, finished_at, retries";
+                       state, deadline, created_at, updated_at, finished_at, retries, claimed_by";
 
 impl TaskRecords {
-    /// Opens the table in `pool`, creating it if needed. A row a hub
-    /// process was still forwarding when it stopped is `unknown` now: that
-    /// process will never learn its answer.
-    pub async fn open(pool: SqlitePool) -> Result<Self, TaskRecordsError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS tasks (
-                caller TEXT NOT NULL, idempotency_key TEXT NOT NULL,
-                provider TEXT NOT NULL, capability TEXT NOT NULL,
-                input_digest TEXT NOT NULL, task_id TEXT, state TEXT NOT NULL,
-                deadline TEXT NOT NULL, created_at TEXT NOT NULL,
-                updated_at TEXT NOT NULL, finished_at TEXT,
-                retries INTEGER NOT NULL DEFAULT 0,
-                UNIQUE (caller, idempotency_key))",
+    /// The table in the hub's (migrated) database, for the hub process
+    /// `me` (its instance id).
+    pub fn new(store: Store, me: impl Into<String>) -> Self {
+        Self {
+            store,
+            me: me.into(),
+        }
+    }
+
+    /// The processes named by rows still `submitting` (`None`: a row from
+    /// before claimers were recorded).
+    pub async fn submitters(&self) -> Result<Vec<Option<String>>, TaskRecordsError> {
+        Ok(
+            sqlx::query_scalar("SELECT DISTINCT claimed_by FROM tasks WHERE state = 'submitting'")
+                .fetch_all(self.store.pool())
+                .await?,
         )
-        .execute(&pool)
-        .await?;
-        sqlx::query("CREATE INDEX IF NOT EXISTS tasks_by_task ON tasks (provider, task_id)")
-            .execute(&pool)
-            .await?;
-        sqlx::query(
-            "UPDATE tasks SET state = 'unknown', updated_at = ? WHERE state = 'submitting'",
-        )
-        .bind(exchange::audit::now())
-        .execute(&pool)
-        .await?;
-        Ok(Self { pool })
+    }
+
+    /// Every row `dead` (a process that is gone) was forwarding is
+    /// `unknown` now: nobody will learn its answer. Returns how many.
+    pub async fn orphan(&self, dead: Option<&str>) -> Result<u64, TaskRecordsError> {
+        let done = match dead {
+            Some(d) => sqlx::query(
+                "UPDATE tasks SET state = 'unknown', updated_at = $1
+                 WHERE state = 'submitting' AND claimed_by = $2",
+            )
+            .bind(exchange::audit::now())
+            .bind(d),
+            None => sqlx::query(
+                "UPDATE tasks SET state = 'unknown', updated_at = $1
+                 WHERE state = 'submitting' AND claimed_by IS NULL",
+            )
+            .bind(exchange::audit::now()),
+        };
+        Ok(done.execute(self.store.pool()).await?.rows_affected())
     }
 
     /// Claims the key for a submission: inserts the row (`submitting`) if
@@ -199,8 +221,8 @@ impl TaskRecords {
         let now = exchange::audit::now();
         let inserted = sqlx::query(
             "INSERT INTO tasks (caller, idempotency_key, provider, capability, input_digest,
-                                state, deadline, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)
+                                state, deadline, created_at, updated_at, claimed_by)
+             VALUES ($1, $2, $3, $4, $5, 'submitting', $6, $7, $7, $8)
              ON CONFLICT (caller, idempotency_key) DO NOTHING",
         )
         .bind(s.caller)
@@ -210,19 +232,19 @@ impl TaskRecords {
         .bind(s.input_digest)
         .bind(s.deadline)
         .bind(&now)
-        .bind(&now)
-        .execute(&self.pool)
+        .bind(&self.me)
+        .execute(self.store.pool())
         .await?
         .rows_affected();
         if inserted == 1 {
             return Ok(Claim::New);
         }
         sqlx::query(
-            "UPDATE tasks SET retries = retries + 1 WHERE caller = ? AND idempotency_key = ?",
+            "UPDATE tasks SET retries = retries + 1 WHERE caller = $1 AND idempotency_key = $2",
         )
         .bind(s.caller)
         .bind(s.idempotency_key)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         match self.get(s.caller, s.idempotency_key).await? {
             Some(row) => Ok(Claim::Existing(row)),
@@ -239,11 +261,11 @@ impl TaskRecords {
         key: &str,
     ) -> Result<Option<TaskRecord>, TaskRecordsError> {
         let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE caller = ? AND idempotency_key = ?"
+            "SELECT {COLUMNS} FROM tasks WHERE caller = $1 AND idempotency_key = $2"
         ))
         .bind(caller)
         .bind(key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.store.pool())
         .await?;
         row.map(|r| read_row(&r)).transpose()
     }
@@ -252,13 +274,14 @@ impl TaskRecords {
     /// `unknown`: true for the one caller that wins (it resubmits).
     pub async fn retake(&self, caller: &str, key: &str) -> Result<bool, TaskRecordsError> {
         let n = sqlx::query(
-            "UPDATE tasks SET state = 'submitting', updated_at = ?
-             WHERE caller = ? AND idempotency_key = ? AND state = 'unknown'",
+            "UPDATE tasks SET state = 'submitting', updated_at = $1, claimed_by = $2
+             WHERE caller = $3 AND idempotency_key = $4 AND state = 'unknown'",
         )
         .bind(exchange::audit::now())
+        .bind(&self.me)
         .bind(caller)
         .bind(key)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?
         .rows_affected();
         Ok(n == 1)
@@ -276,9 +299,9 @@ impl TaskRecords {
         let now = exchange::audit::now();
         let finished = state.is_final().then(|| now.clone());
         sqlx::query(
-            "UPDATE tasks SET task_id = ?, state = ?, updated_at = ?,
-                    finished_at = COALESCE(finished_at, ?)
-             WHERE caller = ? AND idempotency_key = ?
+            "UPDATE tasks SET task_id = $1, state = $2, updated_at = $3,
+                    finished_at = COALESCE(finished_at, $4)
+             WHERE caller = $5 AND idempotency_key = $6
                AND state NOT IN ('completed', 'failed', 'canceled', 'rejected')",
         )
         .bind(task_id)
@@ -287,7 +310,7 @@ impl TaskRecords {
         .bind(finished)
         .bind(caller)
         .bind(key)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -315,15 +338,17 @@ impl TaskRecords {
         let now = exchange::audit::now();
         let finished = state.is_final().then(|| now.clone());
         sqlx::query(
-            "UPDATE tasks SET state = ?, updated_at = ?, finished_at = ?
-             WHERE caller = ? AND idempotency_key = ? AND state = 'submitting'",
+            "UPDATE tasks SET state = $1, updated_at = $2, finished_at = $3
+             WHERE caller = $4 AND idempotency_key = $5 AND state = 'submitting'
+               AND claimed_by = $6",
         )
         .bind(state.as_str())
         .bind(&now)
         .bind(finished)
         .bind(caller)
         .bind(key)
-        .execute(&self.pool)
+        .bind(&self.me)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -332,11 +357,11 @@ impl TaskRecords {
     /// submission): the key is free again.
     pub async fn release(&self, caller: &str, key: &str) -> Result<(), TaskRecordsError> {
         sqlx::query(
-            "DELETE FROM tasks WHERE caller = ? AND idempotency_key = ? AND task_id IS NULL",
+            "DELETE FROM tasks WHERE caller = $1 AND idempotency_key = $2 AND task_id IS NULL",
         )
         .bind(caller)
         .bind(key)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -351,8 +376,8 @@ impl TaskRecords {
         let now = exchange::audit::now();
         let finished = state.is_final().then(|| now.clone());
         sqlx::query(
-            "UPDATE tasks SET state = ?, updated_at = ?, finished_at = COALESCE(finished_at, ?)
-             WHERE provider = ? AND task_id = ?
+            "UPDATE tasks SET state = $1, updated_at = $2, finished_at = COALESCE(finished_at, $3)
+             WHERE provider = $4 AND task_id = $5
                AND state NOT IN ('completed', 'failed', 'canceled', 'rejected')",
         )
         .bind(state.as_str())
@@ -360,7 +385,7 @@ impl TaskRecords {
         .bind(finished)
         .bind(provider)
         .bind(task_id)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -372,11 +397,11 @@ impl TaskRecords {
         task_id: &str,
     ) -> Result<Option<(String, String)>, TaskRecordsError> {
         let row = sqlx::query(
-            "SELECT caller, capability FROM tasks WHERE provider = ? AND task_id = ? LIMIT 1",
+            "SELECT caller, capability FROM tasks WHERE provider = $1 AND task_id = $2 LIMIT 1",
         )
         .bind(provider)
         .bind(task_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.store.pool())
         .await?;
         row.map(|r| Ok((r.try_get("caller")?, r.try_get("capability")?)))
             .transpose()
@@ -389,7 +414,7 @@ impl TaskRecords {
              WHERE state NOT IN ('completed', 'failed', 'canceled', 'rejected')
              ORDER BY created_at"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.store.pool())
         .await?;
         rows.iter().map(read_row).collect()
     }
@@ -403,7 +428,7 @@ impl TaskRecords {
             "SELECT caller, provider, capability, state, COUNT(*) AS n FROM tasks
              GROUP BY caller, provider, capability, state",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.store.pool())
         .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
@@ -423,7 +448,7 @@ impl TaskRecords {
     }
 }
 
-fn read_row(r: &sqlx::sqlite::SqliteRow) -> Result<TaskRecord, TaskRecordsError> {
+fn read_row(r: &AnyRow) -> Result<TaskRecord, TaskRecordsError> {
     let state: String = r.try_get("state")?;
     let retries: i64 = r.try_get("retries")?;
     Ok(TaskRecord {
@@ -440,6 +465,7 @@ fn read_row(r: &sqlx::sqlite::SqliteRow) -> Result<TaskRecord, TaskRecordsError>
         updated_at: r.try_get("updated_at")?,
         finished_at: r.try_get("finished_at")?,
         retries: u32::try_from(retries).unwrap_or(u32::MAX),
+        claimed_by: r.try_get("claimed_by")?,
     })
 }
 

@@ -1,4 +1,4 @@
-//! The task record's key and states against a real SQLite file.
+//! The task record's key and states, on both engines.
 
 use super::*;
 
@@ -13,16 +13,14 @@ fn submission<'a>(key: &'a str, digest: &'a str) -> Submission<'a> {
     }
 }
 
-async fn open(path: &std::path::Path) -> TaskRecords {
-    TaskRecords::open(exchange::db::open(path).await.expect("db"))
-        .await
-        .expect("open")
-}
-
 #[tokio::test]
 async fn one_claim_per_key_even_when_concurrent() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let records = open(&dir.path().join("hub.db")).await;
+    for db in crate::store::test_stores().await {
+        one_claim_per_key(TaskRecords::new(db.store.clone(), "p1")).await;
+    }
+}
+
+async fn one_claim_per_key(records: TaskRecords) {
     let claims = futures::future::join_all((0..8).map(|_| {
         let r = records.clone();
         async move { r.claim(&submission("k-1", "d")).await.expect("claim") }
@@ -47,9 +45,13 @@ async fn one_claim_per_key_even_when_concurrent() {
 
 #[tokio::test]
 async fn states_move_forward_and_survive_a_restart() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("hub.db");
-    let records = open(&path).await;
+    for db in crate::store::test_stores().await {
+        states_move_forward(db.store.clone()).await;
+    }
+}
+
+async fn states_move_forward(db: exchange::db::Store) {
+    let records = TaskRecords::new(db.clone(), "p1");
     records.claim(&submission("a", "d")).await.expect("claim");
     records.claim(&submission("b", "d")).await.expect("claim");
     records
@@ -77,8 +79,14 @@ async fn states_move_forward_and_survive_a_restart() {
     assert_eq!(a.state, RecordState::Completed);
     assert!(a.finished_at.is_some());
     drop(records);
-    // "b" was being forwarded when the process stopped: unknown now.
-    let reopened = open(&path).await;
+    // "b" was being forwarded when its process ("p1") stopped: another
+    // (a restart, or a replica) finds it dead and orphans its rows.
+    let reopened = TaskRecords::new(db, "p2");
+    assert_eq!(
+        reopened.submitters().await.expect("q"),
+        vec![Some("p1".to_string())]
+    );
+    assert_eq!(reopened.orphan(Some("p1")).await.expect("orphan"), 1);
     let b = reopened
         .get("buyercorp", "b")
         .await
@@ -91,6 +99,18 @@ async fn states_move_forward_and_survive_a_restart() {
     // Only one of two retakes of an unknown row wins.
     assert!(reopened.retake("buyercorp", "b").await.expect("retake"));
     assert!(!reopened.retake("buyercorp", "b").await.expect("retake"));
+    // The old claimer's late word changes nothing: the row is p2's now.
+    let late = TaskRecords::new(db_of(&reopened), "p1");
+    late.unknown("buyercorp", "b").await.expect("late");
+    let b = reopened
+        .get("buyercorp", "b")
+        .await
+        .expect("get")
+        .expect("row");
+    assert_eq!(
+        (b.state, b.claimed_by.as_deref()),
+        (RecordState::Submitting, Some("p2"))
+    );
     // A released key (the provider refused it) is free again.
     reopened.release("buyercorp", "b").await.expect("release");
     assert_eq!(
@@ -122,4 +142,8 @@ async fn states_move_forward_and_survive_a_restart() {
         RecordState::Completed,
         2
     )));
+}
+
+fn db_of(records: &TaskRecords) -> exchange::db::Store {
+    records.store.clone()
 }

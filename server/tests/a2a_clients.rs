@@ -55,13 +55,11 @@ fn sdk03(url: &str, token: &str, args: &[&str]) -> Value {
 /// objects of the columns tests assert on.
 async fn hub_audit(stack: &Stack, filter: &str) -> Vec<Value> {
     use sqlx::Row;
-    let pool = exchange::db::open_read_only(&stack.hub_db())
-        .await
-        .expect("open the hub's database");
+    let store = stack.hub_store().await;
     let rows = sqlx::query(&format!(
         "SELECT caller, provider, capability, outcome, reason FROM audit_trail WHERE {filter} ORDER BY seq"
     ))
-    .fetch_all(&pool)
+    .fetch_all(store.pool())
     .await
     .expect("read the hub's trail");
     rows.iter()

@@ -49,7 +49,8 @@ async fn assert_refused(
     rpc_code: i64,
 ) {
     assert_refusal(stack, a, sent_trace, reason, rpc_code);
-    let records = common::trail(&stack.hub_db(), "hub")
+    let records = stack
+        .hub_trail()
         .await
         .by_trace(sent_trace)
         .await

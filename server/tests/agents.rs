@@ -186,7 +186,7 @@ async fn without_a_tier_every_agent_is_deterministic_and_nothing_calls_a_model()
     // No model was called by any of it.
     assert!(standin.log().await.is_empty());
     // Nothing of the agents is in the trail either: no run started.
-    let trail = common::trail(&stack.hub_db(), "hub").await;
+    let trail = stack.hub_trail().await;
     let lines = trail.recent(500).await.unwrap();
     assert!(
         lines.iter().all(|l| !l.capability.starts_with("agent.")),
@@ -276,7 +276,7 @@ async fn with_the_standin_every_model_path_runs_and_every_rule_holds_in_code() {
     );
     // Every step is in the hub's trail under the run's trace id, and the
     // tool's call through the gateway carries the same trace.
-    let trail = common::trail(&stack.hub_db(), "hub").await;
+    let trail = stack.hub_trail().await;
     let trace_id = t["trace_id"].as_str().unwrap();
     let lines = trail.by_trace(trace_id).await.unwrap();
     let agent_lines = lines

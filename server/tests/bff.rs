@@ -673,9 +673,7 @@ async fn a_data_share_drawer_shows_what_the_provider_holds_and_failures_are_answ
     assert_eq!(trace_id.len(), 32);
 
     // Recomputed independently from VendorCorp's own file.
-    let pool = exchange::db::open_read_only(&stack.peer_db("vendorcorp"))
-        .await
-        .expect("open the peer's file");
+    let pool = common::peer_pool(&stack.peer_db("vendorcorp")).await;
     let want = sqlx::query(
         "SELECT region, COUNT(*) AS n, AVG(order_value) AS v FROM orders GROUP BY region ORDER BY region",
     )
@@ -816,9 +814,7 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
 
     // BuyerCorp's budgets before the consult that proposes a change.
     let budgets = || async {
-        let pool = exchange::db::open_read_only(&stack.peer_db("buyercorp"))
-            .await
-            .expect("open");
+        let pool = common::peer_pool(&stack.peer_db("buyercorp")).await;
         sqlx::query("SELECT department, budget, spent FROM budgets ORDER BY department")
             .fetch_all(&pool)
             .await
@@ -890,12 +886,10 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     assert_eq!(inbox[0]["status"], "pending");
     // Nothing ran: BuyerCorp's budgets are what they were.
     assert_eq!(budgets().await, before);
-    let hub_db = exchange::db::open_read_only(&stack.hub_db())
-        .await
-        .expect("hub db");
+    let hub_db = stack.hub_store().await;
     let pending: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM approval_inbox WHERE status = 'pending'")
-            .fetch_one(&hub_db)
+            .fetch_one(hub_db.pool())
             .await
             .expect("count");
     assert_eq!(pending, 1);
@@ -980,7 +974,7 @@ async fn a_consult_answer_is_untrusted_text_and_its_proposals_wait_for_a_human_o
     assert_eq!(status, 400, "{text}");
 
     // Both decisions are in the hub's trail under the proposals' trace ids.
-    let hub_trail = common::trail(&stack.hub_db(), "hub").await;
+    let hub_trail = stack.hub_trail().await;
     for (entry, verb) in [(&approved, "approved"), (&rejected, "rejected")] {
         let lines = hub_trail
             .by_trace(entry["trace_id"].as_str().unwrap_or_default())
@@ -1139,9 +1133,7 @@ async fn no_api_answer_carries_a_secret_an_internal_address_or_a_customer() {
         forbidden.push(stack.peer_url(id));
         forbidden.push(format!("127.0.0.1:{}", stack.peer_ports[id]));
     }
-    let pool = exchange::db::open_read_only(&stack.peer_db("vendorcorp"))
-        .await
-        .expect("open");
+    let pool = common::peer_pool(&stack.peer_db("vendorcorp")).await;
     let names: Vec<String> = sqlx::query_scalar("SELECT DISTINCT customer_name FROM orders")
         .fetch_all(&pool)
         .await

@@ -122,11 +122,7 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
         .by_trace(trace_id)
         .await
         .unwrap();
-    let hub = trail(&stack.hub_db(), "hub")
-        .await
-        .by_trace(trace_id)
-        .await
-        .unwrap();
+    let hub = stack.hub_trail().await.by_trace(trace_id).await.unwrap();
     let responder = trail(&stack.peer_db("vendorcorp"), "vendorcorp")
         .await
         .by_trace(trace_id)
@@ -152,7 +148,7 @@ async fn one_trace_id_runs_through_three_trails_and_the_rebuild_command_joins_th
     let rebuilt = Command::new(env!("CARGO_BIN_EXE_hub"))
         .args(["trail", "--trace-id", trace_id, "--json"])
         .arg("--db")
-        .arg(stack.hub_db())
+        .arg(stack.hub_store.to_argument())
         .arg("--db")
         .arg(stack.peer_db("vendorcorp"))
         .arg("--db")
@@ -535,7 +531,7 @@ async fn every_answered_call_has_its_audit_record_after_the_hub_is_killed() {
     while let Some(id) = answers.recv().await {
         ids.push(id);
     }
-    let hub = trail(&stack.hub_db(), "hub").await;
+    let hub = stack.hub_trail().await;
     for id in &ids {
         assert_eq!(
             hub.count(id, Outcome::Connected).await.expect("trail"),

@@ -148,12 +148,11 @@ async fn an_independent_mcp_client_gets_a_refusal_and_a_granted_answer_through_t
         .expect("hub answers");
     assert_eq!(resp.status().as_u16(), 401);
     // Every call left a record in the hub's trail under orders.query.
-    let url = format!("sqlite://{}?mode=ro", stack.hub_db().display());
-    let pool = sqlx::SqlitePool::connect(&url).await.expect("hub db");
+    let store = stack.hub_store().await;
     let details: Vec<(String,)> = sqlx::query_as(
         "SELECT detail FROM audit_trail WHERE capability = 'orders.query' AND caller = 'buyercorp' ORDER BY seq",
     )
-    .fetch_all(&pool)
+    .fetch_all(store.pool())
     .await
     .expect("trail");
     let details: Vec<&str> = details.iter().map(|d| d.0.as_str()).collect();

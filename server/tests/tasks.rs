@@ -70,27 +70,23 @@ async fn until_final(stack: &Stack, caller: &str, id: &str) -> Json {
 
 /// The hub's row of a key: (task id, state, retries).
 async fn hub_row(stack: &Stack, caller: &str, key: &str) -> Option<(Option<String>, String, i64)> {
-    let pool = exchange::db::open_read_only(&stack.hub_db())
-        .await
-        .expect("hub db");
+    let store = stack.hub_store().await;
     let row = sqlx::query_as::<_, (Option<String>, String, i64)>(
-        "SELECT task_id, state, retries FROM tasks WHERE caller = ? AND idempotency_key = ?",
+        "SELECT task_id, state, retries FROM tasks WHERE caller = $1 AND idempotency_key = $2",
     )
     .bind(caller)
     .bind(key)
-    .fetch_optional(&pool)
+    .fetch_optional(store.pool())
     .await
     .expect("query");
-    pool.close().await;
+    store.close().await;
     row
 }
 
 /// The provider's own trail lines about one task: how many say it was
 /// executed, how many were duplicate submissions.
 async fn provider_lines(stack: &Stack, task_id: &str) -> (usize, usize) {
-    let pool = exchange::db::open_read_only(&stack.peer_db("helpdesk"))
-        .await
-        .expect("peer db");
+    let pool = common::peer_pool(&stack.peer_db("helpdesk")).await;
     let details: Vec<String> = sqlx::query_scalar("SELECT detail FROM audit_trail")
         .fetch_all(&pool)
         .await

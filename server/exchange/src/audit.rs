@@ -1,6 +1,6 @@
 //! Append-only audit trails.
 //!
-//! The hub and every peer keep their own trail in their own SQLite file. A
+//! The hub and every peer keep their own trail in their own store. A
 //! record names who called which capability of whom, with the request id,
 //! the trace id, the outcome and timings. It never holds a token or any of
 //! the payload: the trail must be safe to read by anyone who may read logs.
@@ -16,18 +16,24 @@
 //! is in the database — a crash of the process (kill -9 included) loses no
 //! record of an answered call — while concurrent calls share one commit
 //! instead of queueing for SQLite's write lock one by one (and sleeping in
-//! its busy handler). The store's durability is the file's
-//! (`crate::db::open`: WAL, `synchronous = NORMAL`): a committed
-//! transaction survives a process crash; an OS crash or power loss may
-//! roll back the last ones before a checkpoint, as it could before.
+//! its busy handler). The store's durability is its engine's: a SQLite
+//! file (`crate::db::Store::open`: WAL, `synchronous = NORMAL`) keeps a
+//! committed transaction through a process crash, an OS crash or power
+//! loss may roll back the last ones before a checkpoint; PostgreSQL keeps
+//! it through both.
+//!
+//! The table is `crate::db::SCHEMA`'s (migrations `1_audit_trail.sql`):
+//! append-only is enforced by the store (triggers), not by care.
 
+use crate::db::Store;
 use crate::reason::ReasonCode;
 use serde::{Deserialize, Serialize};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most records one commit of the writer holds (12 bound values each,
-/// far below SQLite's limit on a statement's parameters).
+/// far below either engine's limit on a statement's parameters).
 pub const MAX_BATCH: usize = 128;
 
 /// How many records may wait for the writer before `append` waits to
@@ -137,7 +143,7 @@ pub enum AuditError {
 /// A system's own trail.
 #[derive(Clone)]
 pub struct AuditTrail {
-    pool: SqlitePool,
+    store: Store,
     system: String,
     /// The writer task's queue (`None` for a read-only trail: its
     /// appends write directly).
@@ -151,39 +157,23 @@ struct Pending {
 }
 
 impl AuditTrail {
-    /// Opens the trail inside `pool`, creating its table. Triggers refuse
-    /// UPDATE and DELETE: append-only is enforced by the store, not by care.
-    pub async fn open(pool: SqlitePool, system: impl Into<String>) -> Result<Self, AuditError> {
-        for stmt in [
-            "CREATE TABLE IF NOT EXISTS audit_trail (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                system TEXT NOT NULL, role TEXT NOT NULL, at TEXT NOT NULL,
-                caller TEXT NOT NULL, provider TEXT NOT NULL, capability TEXT NOT NULL,
-                request_id TEXT NOT NULL, trace_id TEXT NOT NULL,
-                outcome TEXT NOT NULL, reason TEXT, duration_ms INTEGER NOT NULL,
-                detail TEXT NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS audit_trail_trace ON audit_trail(trace_id)",
-            "CREATE TRIGGER IF NOT EXISTS audit_trail_no_update BEFORE UPDATE ON audit_trail
-                BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END",
-            "CREATE TRIGGER IF NOT EXISTS audit_trail_no_delete BEFORE DELETE ON audit_trail
-                BEGIN SELECT RAISE(ABORT, 'audit trail is append-only'); END",
-        ] {
-            sqlx::query(stmt).execute(&pool).await?;
-        }
+    /// The trail inside `store` (migrated: `crate::db::SCHEMA`), with its
+    /// writer task.
+    pub fn open(store: Store, system: impl Into<String>) -> Self {
         let (writer, queue) = mpsc::channel(QUEUE);
-        tokio::spawn(write_batches(pool.clone(), queue));
-        Ok(Self {
-            pool,
+        tokio::spawn(write_batches(store.clone(), queue));
+        Self {
+            store,
             system: system.into(),
             writer: Some(writer),
-        })
+        }
     }
 
-    /// Reads an existing trail without touching its schema: what the
-    /// rebuild command and tests use on another process's file.
-    pub fn read_only(pool: SqlitePool, system: impl Into<String>) -> Self {
+    /// Reads an existing trail without a writer: what the rebuild command
+    /// and tests use on another process's store.
+    pub fn read_only(store: Store, system: impl Into<String>) -> Self {
         Self {
-            pool,
+            store,
             system: system.into(),
             writer: None,
         }
@@ -201,22 +191,22 @@ impl AuditTrail {
     pub async fn append(&self, mut record: AuditRecord) -> Result<(), AuditError> {
         record.system.clone_from(&self.system);
         let Some(writer) = &self.writer else {
-            return insert(&self.pool, [&record]).await;
+            return insert(&self.store, [&record]).await;
         };
         let (committed, done) = oneshot::channel();
         match writer.send(Pending { record, committed }).await {
             Ok(()) => done.await.unwrap_or(Err(AuditError::WriterStopped)),
             // The writer is gone (its runtime is shutting down): write
             // this one directly rather than lose it.
-            Err(mpsc::error::SendError(p)) => insert(&self.pool, [&p.record]).await,
+            Err(mpsc::error::SendError(p)) => insert(&self.store, [&p.record]).await,
         }
     }
 
     /// Every record of one trace, oldest first.
     pub async fn by_trace(&self, trace_id: &str) -> Result<Vec<AuditRecord>, AuditError> {
         read_rows(
-            &self.pool,
-            "WHERE trace_id = ? ORDER BY seq",
+            &self.store,
+            "WHERE trace_id = $1 ORDER BY seq",
             Some(trace_id),
             None,
         )
@@ -225,7 +215,7 @@ impl AuditTrail {
 
     /// The latest `limit` records, newest first (drawers show these).
     pub async fn recent(&self, limit: u32) -> Result<Vec<AuditRecord>, AuditError> {
-        read_rows(&self.pool, "ORDER BY seq DESC LIMIT ?", None, Some(limit)).await
+        read_rows(&self.store, "ORDER BY seq DESC LIMIT $1", None, Some(limit)).await
     }
 
     /// The latest `limit` records where `system` was the caller or the
@@ -237,12 +227,11 @@ impl AuditTrail {
     ) -> Result<Vec<AuditRecord>, AuditError> {
         let sql = "SELECT system, role, at, caller, provider, capability, request_id, trace_id,
                 outcome, reason, duration_ms, detail FROM audit_trail
-             WHERE caller = ? OR provider = ? ORDER BY seq DESC LIMIT ?";
+             WHERE caller = $1 OR provider = $1 ORDER BY seq DESC LIMIT $2";
         let rows = sqlx::query(sql)
             .bind(system)
-            .bind(system)
             .bind(i64::from(limit))
-            .fetch_all(&self.pool)
+            .fetch_all(self.store.pool())
             .await?;
         rows.iter().map(read_row).collect()
     }
@@ -251,11 +240,11 @@ impl AuditTrail {
     /// idempotency tests count executions with it.
     pub async fn count(&self, request_id: &str, outcome: Outcome) -> Result<u64, AuditError> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM audit_trail WHERE request_id = ? AND outcome = ?",
+            "SELECT COUNT(*) FROM audit_trail WHERE request_id = $1 AND outcome = $2",
         )
         .bind(request_id)
         .bind(outcome.as_str())
-        .fetch_one(&self.pool)
+        .fetch_one(self.store.pool())
         .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -265,10 +254,10 @@ impl AuditTrail {
 /// statement, then each waiter told. A batch the store refuses is retried
 /// record by record, so one bad record cannot fail the others. Ends when
 /// every [`AuditTrail`] holding its queue is gone.
-async fn write_batches(pool: SqlitePool, mut queue: mpsc::Receiver<Pending>) {
+async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        match insert(&pool, batch.iter().map(|p| &p.record)).await {
+        match insert(&store, batch.iter().map(|p| &p.record)).await {
             Ok(()) => {
                 for p in batch.drain(..) {
                     let _ = p.committed.send(Ok(()));
@@ -276,7 +265,7 @@ async fn write_batches(pool: SqlitePool, mut queue: mpsc::Receiver<Pending>) {
             }
             Err(_) => {
                 for p in batch.drain(..) {
-                    let one = insert(&pool, [&p.record]).await;
+                    let one = insert(&store, [&p.record]).await;
                     let _ = p.committed.send(one);
                 }
             }
@@ -286,33 +275,37 @@ async fn write_batches(pool: SqlitePool, mut queue: mpsc::Receiver<Pending>) {
 
 /// One multi-row `INSERT` (one implicit transaction) of `records`.
 async fn insert<'a>(
-    pool: &SqlitePool,
+    store: &Store,
     records: impl IntoIterator<Item = &'a AuditRecord>,
 ) -> Result<(), AuditError> {
-    let mut query: QueryBuilder<'a, Sqlite> = QueryBuilder::new(
+    let records: Vec<&AuditRecord> = records.into_iter().collect();
+    let sql = format!(
         "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
-            trace_id, outcome, reason, duration_ms, detail) ",
+            trace_id, outcome, reason, duration_ms, detail) VALUES {}",
+        crate::db::value_rows(records.len(), 12)
     );
-    query.push_values(records, |mut row, r| {
-        row.push_bind(&r.system)
-            .push_bind(r.role.as_str())
-            .push_bind(&r.at)
-            .push_bind(&r.caller)
-            .push_bind(&r.provider)
-            .push_bind(&r.capability)
-            .push_bind(&r.request_id)
-            .push_bind(&r.trace_id)
-            .push_bind(r.outcome.as_str())
-            .push_bind(r.reason.map(|r| r.as_str()))
-            .push_bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
-            .push_bind(&r.detail);
-    });
-    query.build().execute(pool).await?;
+    let mut query = sqlx::query(&sql);
+    for r in records {
+        query = query
+            .bind(&r.system)
+            .bind(r.role.as_str())
+            .bind(&r.at)
+            .bind(&r.caller)
+            .bind(&r.provider)
+            .bind(&r.capability)
+            .bind(&r.request_id)
+            .bind(&r.trace_id)
+            .bind(r.outcome.as_str())
+            .bind(r.reason.map(|r| r.as_str()))
+            .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
+            .bind(&r.detail);
+    }
+    query.execute(store.pool()).await?;
     Ok(())
 }
 
 async fn read_rows(
-    pool: &SqlitePool,
+    store: &Store,
     tail: &str,
     trace_id: Option<&str>,
     limit: Option<u32>,
@@ -328,11 +321,11 @@ async fn read_rows(
     if let Some(l) = limit {
         query = query.bind(i64::from(l));
     }
-    let rows = query.fetch_all(pool).await?;
+    let rows = query.fetch_all(store.pool()).await?;
     rows.iter().map(read_row).collect()
 }
 
-fn read_row(row: &sqlx::sqlite::SqliteRow) -> Result<AuditRecord, AuditError> {
+fn read_row(row: &AnyRow) -> Result<AuditRecord, AuditError> {
     let role: String = row.try_get("role")?;
     let outcome: String = row.try_get("outcome")?;
     let reason: Option<String> = row.try_get("reason")?;
@@ -399,12 +392,72 @@ mod tests {
     use super::*;
 
     async fn trail(system: &str) -> AuditTrail {
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect("sqlite::memory:")
-            .await
-            .unwrap();
-        AuditTrail::open(pool, system).await.unwrap()
+        AuditTrail::open(crate::db::memory().await.unwrap(), system)
+    }
+
+    /// The trail's promises on both engines: read back by trace, filtered
+    /// by system, counted, and never rewritten.
+    #[tokio::test]
+    async fn the_trail_keeps_its_promises_on_every_engine() {
+        for t in crate::testing::engines(&[&crate::db::SCHEMA]).await {
+            let engine = t.engine();
+            let trail = AuditTrail::open(t.store.clone(), "hub");
+            // Concurrent appends share commits and all land.
+            let appends = (0..300).map(|i| {
+                let trail = trail.clone();
+                async move {
+                    let mut r = record(&format!("t{}", i % 3), Outcome::Connected);
+                    r.request_id = format!("r{i}");
+                    trail.append(r).await
+                }
+            });
+            for done in futures_join_all(appends).await {
+                done.unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+            }
+            assert_eq!(trail.by_trace("t1").await.unwrap().len(), 100, "{engine:?}");
+            assert_eq!(trail.recent(5).await.unwrap().len(), 5, "{engine:?}");
+            assert_eq!(
+                trail.count("r7", Outcome::Connected).await.unwrap(),
+                1,
+                "{engine:?}"
+            );
+            let reason = record("nc", Outcome::NotConnected);
+            trail.append(reason).await.unwrap();
+            let got = trail.by_trace("nc").await.unwrap();
+            assert_eq!(got[0].reason, Some(ReasonCode::Timeout), "{engine:?}");
+            assert_eq!(got[0].duration_ms, 12, "{engine:?}");
+            for sql in [
+                "UPDATE audit_trail SET outcome = 'replayed'",
+                "DELETE FROM audit_trail",
+            ] {
+                assert!(
+                    sqlx::query(sql).execute(t.store.pool()).await.is_err(),
+                    "{engine:?}: {sql} must be refused"
+                );
+            }
+            assert_eq!(
+                trail
+                    .recent_involving("vendorcorp", 1000)
+                    .await
+                    .unwrap()
+                    .len(),
+                301,
+                "{engine:?}"
+            );
+        }
+    }
+
+    async fn futures_join_all<F: std::future::Future>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
+    where
+        F: Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let handles: Vec<_> = fs.map(tokio::spawn).collect();
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            out.push(h.await.expect("task"));
+        }
+        out
     }
 
     fn record(trace: &str, outcome: Outcome) -> AuditRecord {
@@ -471,11 +524,11 @@ mod tests {
         let t = trail("hub").await;
         t.append(record("aaa", Outcome::Connected)).await.unwrap();
         let upd = sqlx::query("UPDATE audit_trail SET outcome = 'replayed'")
-            .execute(&t.pool)
+            .execute(t.store.pool())
             .await;
         assert!(upd.is_err());
         let del = sqlx::query("DELETE FROM audit_trail")
-            .execute(&t.pool)
+            .execute(t.store.pool())
             .await;
         assert!(del.is_err());
         assert_eq!(t.by_trace("aaa").await.unwrap().len(), 1);

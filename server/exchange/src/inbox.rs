@@ -5,7 +5,7 @@
 //! produced them: a peer in its own store when the peer asked, the hub in
 //! the hub's database when the hub asked (a canvas drawer's consult).
 //! Nothing runs a proposal as given: approving records who decided and
-//! when and, in the same SQLite transaction, lets the receiver's own code
+//! when and, in the same transaction, lets the receiver's own code
 //! ([`LocalEffects`], implemented by each receiver next to
 //! its own store) perform its own local write. An
 //! approval the receiver cannot perform is refused and stays pending;
@@ -14,10 +14,13 @@
 use std::sync::Arc;
 
 use crate::actions::{ActionError, LocalAction, NotExecutable};
+use crate::db::Store;
 use crate::text::clip;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+use sqlx::Row;
 
 /// Where an inbox entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,7 +104,7 @@ pub struct InboxEntry {
 #[derive(Debug, thiserror::Error)]
 pub enum InboxError {
     #[error("inbox store: {0}")]
-    /// The SQLite store failed.
+    /// The store failed.
     Store(#[from] sqlx::Error),
     #[error("no inbox entry {0}")]
     /// No such entry.
@@ -161,39 +164,16 @@ pub struct Origin<'a> {
 /// actions an approval may perform there.
 #[derive(Debug, Clone)]
 pub struct Inbox {
-    pool: SqlitePool,
+    store: Store,
     effects: Arc<dyn LocalEffects>,
 }
 
 impl Inbox {
-    /// Opens the inbox, creating its tables; `effects` is what this
-    /// receiver's own code does with an approved proposal.
-    pub async fn open(
-        pool: SqlitePool,
-        effects: Arc<dyn LocalEffects>,
-    ) -> Result<Self, InboxError> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS approval_inbox (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                received_at TEXT NOT NULL, trace_id TEXT NOT NULL, request_id TEXT NOT NULL,
-                position INTEGER NOT NULL, from_system TEXT NOT NULL, capability TEXT NOT NULL,
-                action_type TEXT NOT NULL, target TEXT NOT NULL, parameters_json TEXT NOT NULL,
-                rationale TEXT NOT NULL,
-                status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected')),
-                decided_by TEXT, decided_at TEXT,
-                UNIQUE (from_system, request_id, position))",
-        )
-        .execute(&pool)
-        .await?;
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS inbox_effects (
-                inbox_id INTEGER PRIMARY KEY REFERENCES approval_inbox (id),
-                applied_at TEXT NOT NULL, effect TEXT NOT NULL)",
-        )
-        .execute(&pool)
-        .await?;
-        effects.prepare(&pool).await?;
-        Ok(Self { pool, effects })
+    /// The inbox inside `store` (migrated: `crate::db::SCHEMA`);
+    /// `effects` is what this receiver's own code does with an approved
+    /// proposal.
+    pub fn open(store: Store, effects: Arc<dyn LocalEffects>) -> Self {
+        Self { store, effects }
     }
 
     /// Stores the proposals of one answer as pending. A replayed answer
@@ -208,9 +188,10 @@ impl Inbox {
         for (position, a) in actions.iter().enumerate() {
             let position = i64::try_from(position).unwrap_or(i64::MAX);
             sqlx::query(
-                "INSERT OR IGNORE INTO approval_inbox (received_at, trace_id, request_id, position,
+                "INSERT INTO approval_inbox (received_at, trace_id, request_id, position,
                     from_system, capability, action_type, target, parameters_json, rationale, status)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending')
+                 ON CONFLICT (from_system, request_id, position) DO NOTHING",
             )
             .bind(crate::audit::now())
             .bind(origin.trace_id)
@@ -222,15 +203,16 @@ impl Inbox {
             .bind(&a.target)
             .bind(a.parameters.to_string())
             .bind(&a.rationale)
-            .execute(&self.pool)
+            .execute(self.store.pool())
             .await?;
             let id: i64 = sqlx::query_scalar(
-                "SELECT id FROM approval_inbox WHERE from_system = ? AND request_id = ? AND position = ?",
+                "SELECT id FROM approval_inbox
+                 WHERE from_system = $1 AND request_id = $2 AND position = $3",
             )
             .bind(origin.from_system)
             .bind(origin.request_id)
             .bind(position)
-            .fetch_one(&self.pool)
+            .fetch_one(self.store.pool())
             .await?;
             ids.push(id);
         }
@@ -238,15 +220,15 @@ impl Inbox {
     }
 
     /// The store this inbox lives in (the receiver's own).
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// How many entries wait for a decision.
     pub async fn pending_count(&self) -> Result<u64, InboxError> {
         let n: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM approval_inbox WHERE status = 'pending'")
-                .fetch_one(&self.pool)
+                .fetch_one(self.store.pool())
                 .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -257,10 +239,11 @@ impl Inbox {
     pub async fn decision_counts(&self) -> Result<Vec<(String, String, u64, u64)>, InboxError> {
         let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
             "SELECT from_system, capability,
-                    SUM(status = 'approved'), SUM(status = 'rejected')
+                    COUNT(CASE WHEN status = 'approved' THEN 1 END),
+                    COUNT(CASE WHEN status = 'rejected' THEN 1 END)
              FROM approval_inbox GROUP BY from_system, capability",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.store.pool())
         .await?;
         Ok(rows
             .into_iter()
@@ -279,14 +262,14 @@ impl Inbox {
     pub async fn list(&self, status: Option<Status>) -> Result<Vec<InboxEntry>, InboxError> {
         let rows = match status {
             Some(s) => {
-                sqlx::query(&format!("{SELECT} WHERE status = ? ORDER BY id DESC"))
+                sqlx::query(&format!("{SELECT} WHERE status = $1 ORDER BY id DESC"))
                     .bind(s.as_str())
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.store.pool())
                     .await?
             }
             None => {
                 sqlx::query(&format!("{SELECT} ORDER BY id DESC"))
-                    .fetch_all(&self.pool)
+                    .fetch_all(self.store.pool())
                     .await?
             }
         };
@@ -295,9 +278,9 @@ impl Inbox {
 
     /// One entry.
     pub async fn get(&self, id: i64) -> Result<InboxEntry, InboxError> {
-        let row = sqlx::query(&format!("{SELECT} WHERE id = ?"))
+        let row = sqlx::query(&format!("{SELECT} WHERE id = $1"))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.store.pool())
             .await?
             .ok_or(InboxError::NotFound(id))?;
         read_entry(&row)
@@ -322,11 +305,11 @@ impl Inbox {
                 .check(&current)
                 .map_err(|why| InboxError::NotExecutable { id, why })?;
             let at = crate::audit::now();
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.store.pool().begin().await?;
             // Conditional: two concurrent deciders cannot both win.
             let won = sqlx::query(
-                "UPDATE approval_inbox SET status = 'approved', decided_by = ?, decided_at = ?
-                 WHERE id = ? AND status = 'pending'",
+                "UPDATE approval_inbox SET status = 'approved', decided_by = $1, decided_at = $2
+                 WHERE id = $3 AND status = 'pending'",
             )
             .bind(by)
             .bind(&at)
@@ -345,7 +328,7 @@ impl Inbox {
                         ActionError::Store(e) => InboxError::Store(e),
                     })?;
                 sqlx::query(
-                    "INSERT INTO inbox_effects (inbox_id, applied_at, effect) VALUES (?, ?, ?)",
+                    "INSERT INTO inbox_effects (inbox_id, applied_at, effect) VALUES ($1, $2, $3)",
                 )
                 .bind(id)
                 .bind(&at)
@@ -367,13 +350,13 @@ impl Inbox {
             return Err(InboxError::NoDecider);
         }
         let done = sqlx::query(
-            "UPDATE approval_inbox SET status = 'rejected', decided_by = ?, decided_at = ?
-             WHERE id = ? AND status = 'pending'",
+            "UPDATE approval_inbox SET status = 'rejected', decided_by = $1, decided_at = $2
+             WHERE id = $3 AND status = 'pending'",
         )
         .bind(by)
         .bind(crate::audit::now())
         .bind(id)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         self.expect(id, Status::Rejected, done.rows_affected() == 1)
             .await
@@ -404,7 +387,7 @@ const SELECT: &str =
     target, parameters_json, rationale, status, decided_by, decided_at, effect
     FROM approval_inbox LEFT JOIN inbox_effects ON inbox_effects.inbox_id = approval_inbox.id";
 
-fn read_entry(row: &sqlx::sqlite::SqliteRow) -> Result<InboxEntry, InboxError> {
+fn read_entry(row: &AnyRow) -> Result<InboxEntry, InboxError> {
     let id: i64 = row.try_get("id")?;
     let status: String = row.try_get("status")?;
     let params: String = row.try_get("parameters_json")?;
@@ -453,11 +436,6 @@ pub trait LocalEffects: Send + Sync + std::fmt::Debug {
     /// Who this receiver is, in messages (`the hub`, `this system`).
     fn receiver(&self) -> &'static str;
 
-    /// Creates the tables this receiver writes, if any.
-    async fn prepare(&self, _pool: &SqlitePool) -> Result<(), sqlx::Error> {
-        Ok(())
-    }
-
     /// Checks that `entry` could run here, without running it: approval
     /// is refused up front for what this receiver cannot do.
     fn check(&self, entry: &InboxEntry) -> Result<LocalAction, NotExecutable> {
@@ -472,10 +450,11 @@ pub trait LocalEffects: Send + Sync + std::fmt::Debug {
     /// Performs `action` (what [`Self::check`] made of the approved
     /// `entry`) on this receiver's own store, inside the caller's
     /// transaction; returns a one-line description of the write for the
-    /// inbox and the audit trail.
+    /// inbox and the audit trail. The tables it writes are the receiver's
+    /// own schema's.
     async fn apply(
         &self,
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
         action: LocalAction,
         entry: &InboxEntry,
         approved_by: &str,
@@ -509,7 +488,7 @@ impl LocalEffects for NoLocalActions {
 
     async fn apply(
         &self,
-        _conn: &mut SqliteConnection,
+        _conn: &mut AnyConnection,
         _action: LocalAction,
         entry: &InboxEntry,
         _approved_by: &str,
@@ -523,9 +502,9 @@ impl LocalEffects for NoLocalActions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{engines, TestStore};
     use async_trait::async_trait;
     use serde_json::json;
-    use sqlx::SqliteConnection;
 
     fn origin(request_id: &str) -> Origin<'_> {
         Origin {
@@ -556,23 +535,16 @@ mod tests {
             "the ledger"
         }
 
-        async fn prepare(&self, pool: &SqlitePool) -> Result<(), sqlx::Error> {
-            sqlx::query("CREATE TABLE IF NOT EXISTS ledger (department TEXT, amount REAL)")
-                .execute(pool)
-                .await?;
-            Ok(())
-        }
-
         async fn apply(
             &self,
-            conn: &mut SqliteConnection,
+            conn: &mut AnyConnection,
             action: LocalAction,
             _entry: &InboxEntry,
             _approved_by: &str,
             _approved_at: &str,
         ) -> Result<String, ActionError> {
             let LocalAction::SetBudget { department, amount } = action;
-            sqlx::query("INSERT INTO ledger VALUES (?, ?)")
+            sqlx::query("INSERT INTO ledger VALUES ($1, $2)")
                 .bind(&department)
                 .bind(amount)
                 .execute(&mut *conn)
@@ -586,17 +558,26 @@ mod tests {
         }
     }
 
-    async fn rows(pool: &SqlitePool) -> i64 {
+    async fn rows(store: &Store) -> i64 {
         sqlx::query_scalar("SELECT COUNT(*) FROM ledger")
-            .fetch_one(pool)
+            .fetch_one(store.pool())
             .await
             .unwrap()
     }
 
+    async fn inbox_stores() -> Vec<TestStore> {
+        engines(&[&crate::db::SCHEMA]).await
+    }
+
     #[tokio::test]
     async fn a_receiver_without_local_actions_refuses_approval_and_can_reject() {
-        let pool = crate::db::memory().await.unwrap();
-        let inbox = Inbox::open(pool, Arc::new(NoLocalActions)).await.unwrap();
+        for t in inbox_stores().await {
+            refuses_and_rejects(t.store).await;
+        }
+    }
+
+    async fn refuses_and_rejects(store: Store) {
+        let inbox = Inbox::open(store, Arc::new(NoLocalActions));
         let ids = inbox
             .add_pending(&origin("r1"), &one_set_budget())
             .await
@@ -616,15 +597,22 @@ mod tests {
 
     #[tokio::test]
     async fn the_local_write_and_the_approval_commit_or_roll_back_together() {
-        let pool = crate::db::memory().await.unwrap();
+        for t in inbox_stores().await {
+            commit_or_roll_back_together(t.store).await;
+        }
+    }
+
+    async fn commit_or_roll_back_together(pool: Store) {
+        sqlx::query("CREATE TABLE ledger (department TEXT, amount DOUBLE PRECISION)")
+            .execute(pool.pool())
+            .await
+            .unwrap();
         let failing = Inbox::open(
             pool.clone(),
             Arc::new(Ledger {
                 fail_after_write: true,
             }),
-        )
-        .await
-        .unwrap();
+        );
         let ids = failing
             .add_pending(&origin("r2"), &one_set_budget())
             .await
@@ -638,9 +626,7 @@ mod tests {
             Arc::new(Ledger {
                 fail_after_write: false,
             }),
-        )
-        .await
-        .unwrap();
+        );
         let decided = working.approve(ids[0], "erin").await.unwrap();
         assert_eq!(rows(&pool).await, 1, "one write, with the approval");
         assert_eq!(decided.entry.effect.as_deref(), Some("ledger: marketing 5"));

@@ -21,11 +21,12 @@
 //! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
 //! | [`inbox`] | the approval inbox every receiver keeps in its own store |
 //! | [`untrusted`] | free text from another system: data, never instructions |
-//! | [`db`] | opening a system's own SQLite store |
+//! | [`db`] | opening a system's own store: a SQLite file, or PostgreSQL for hub replicas; the schema as migrations per engine |
 //! | [`located`] | config-file problems located at file:line:column:field |
 //! | [`model`] | the one model client every agent uses: a tier, a deadline, JSON replies, provider quirks |
 //! | [`prompts`] | the prompt library: system prompts by language and key, from files |
 //! | [`telemetry`] | the log lines both binaries print, and OpenTelemetry spans whose trace id is the envelope's (feature `otel`) |
+//! | [`testing`] | stores for tests on both engines: a throwaway PostgreSQL cluster, fresh databases (feature `testing`) |
 //!
 //! Without the default `runtime` feature only [`reason`], [`id`],
 //! [`text`] and [`negotiation`] compile: the browser crate may use them on
@@ -60,6 +61,8 @@ pub mod negotiator;
 pub mod prompts;
 #[cfg(feature = "otel")]
 pub mod telemetry;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(feature = "runtime")]
 pub mod untrusted;
 #[cfg(feature = "runtime")]

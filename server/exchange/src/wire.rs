@@ -209,6 +209,12 @@ pub fn input_digest(input: &Value) -> String {
     }
     let mut text = String::new();
     canonical(input, &mut text);
+    text_digest(&text)
+}
+
+/// SHA-256 of `text`, as 64 lower-case hex digits: what identifies a
+/// version of a text (an input, a config file) without holding it.
+pub fn text_digest(text: &str) -> String {
     <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use exchange::actions::{ActionError, LocalAction, NotExecutable};
 use exchange::inbox::InboxEntry;
 use exchange::inbox::{LocalEffects, NoLocalActions};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use crate::config::{DatasetConfig, PeerConfig};
 
@@ -29,14 +29,14 @@ impl LocalEffects for OwnBudgets {
 
     async fn apply(
         &self,
-        conn: &mut SqliteConnection,
+        conn: &mut AnyConnection,
         action: LocalAction,
         _entry: &InboxEntry,
         _approved_by: &str,
         _approved_at: &str,
     ) -> Result<String, ActionError> {
         let LocalAction::SetBudget { department, amount } = action;
-        let done = sqlx::query("UPDATE budgets SET budget = ? WHERE department = ?")
+        let done = sqlx::query("UPDATE budgets SET budget = $1 WHERE department = $2")
             .bind(amount)
             .bind(&department)
             .execute(&mut *conn)
@@ -78,13 +78,19 @@ mod tests {
 
     #[tokio::test]
     async fn a_budget_owner_updates_its_own_row_and_refuses_an_unknown_department() {
-        let pool = exchange::db::memory().await.expect("in-memory store");
+        // One file, as the peer runs: its own pool and the exchange's.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("buyercorp.db");
+        let pool = exchange::db::open_sqlite(&path).await.expect("store");
         crate::datasets::ensure_seeded(&pool, &DatasetConfig::Budgets { seed: 7 })
             .await
             .unwrap();
-        let inbox = Inbox::open(pool.clone(), Arc::new(OwnBudgets))
-            .await
-            .unwrap();
+        let inbox = Inbox::open(
+            exchange::db::open(path.as_path())
+                .await
+                .expect("exchange store"),
+            Arc::new(OwnBudgets),
+        );
         let actions = proposed_actions(&json!({"proposed_actions": [
             {"action_type": "set_budget", "target": "marketing", "parameters": {"amount": 123456}, "rationale": "x"},
             {"action_type": "set_budget", "target": "nowhere", "parameters": {"amount": 1}, "rationale": "y"},

@@ -372,12 +372,10 @@ mod tests {
     }
 
     async fn store() -> (AuditTrail, Inbox) {
-        let pool = exchange::db::memory().await.unwrap();
+        let store = exchange::db::memory().await.unwrap();
         (
-            AuditTrail::open(pool.clone(), "buyercorp").await.unwrap(),
-            Inbox::open(pool, std::sync::Arc::new(exchange::inbox::NoLocalActions))
-                .await
-                .unwrap(),
+            AuditTrail::open(store.clone(), "buyercorp"),
+            Inbox::open(store, std::sync::Arc::new(exchange::inbox::NoLocalActions)),
         )
     }
 

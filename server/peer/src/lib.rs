@@ -184,14 +184,19 @@ fn check_grants(config: &PeerConfig, schema: &TableSchema) -> anyhow::Result<()>
 }
 
 /// Opens the peer's store with its trail and inbox, without touching the
-/// dataset: what `peer call` and the inbox commands need.
+/// dataset: what `peer call` and the inbox commands need. One SQLite file,
+/// two pools on it: a native one for the peer's own tables, and the
+/// exchange's store (its `Any` pool, its migrations) for the trail and
+/// the inbox, whose approval writes the peer's own row in the same
+/// transaction.
 pub async fn open_store(
     config: &PeerConfig,
     database: &Path,
 ) -> anyhow::Result<(SqlitePool, AuditTrail, Inbox)> {
-    let pool = exchange::db::open(database).await?;
-    let trail = AuditTrail::open(pool.clone(), config.system.clone()).await?;
-    let inbox = Inbox::open(pool.clone(), approvals::local_effects(config)).await?;
+    let pool = exchange::db::open_sqlite(database).await?;
+    let store = exchange::db::open(database).await?;
+    let trail = AuditTrail::open(store.clone(), config.system.clone());
+    let inbox = Inbox::open(store, approvals::local_effects(config));
     Ok((pool, trail, inbox))
 }
 

@@ -981,7 +981,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_is_claimed_once_per_caller() {
-        let keys = TaskKeys::new(exchange::db::memory().await.unwrap());
+        let keys = TaskKeys::new(exchange::db::memory_sqlite().await.unwrap());
         let a = input_digest(&json!({"ticket_id": "T-1003"}));
         let b = input_digest(&json!({"ticket_id": "T-1004"}));
         assert_eq!(

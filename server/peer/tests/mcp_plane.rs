@@ -217,7 +217,7 @@ impl Vendor {
 
     /// A read-only pool on the peer's file, for independent checks.
     async fn pool(&self) -> sqlx::SqlitePool {
-        exchange::db::open(&self.database)
+        exchange::db::open_sqlite(&self.database)
             .await
             .expect("open the peer's store")
     }

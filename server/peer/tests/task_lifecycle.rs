@@ -234,7 +234,7 @@ impl Helpdesk {
 
     /// The peer's own trail, oldest first.
     async fn trail(&self) -> Vec<AuditRecord> {
-        let pool = exchange::db::open(&self.database)
+        let pool = exchange::db::Store::open_read_only(&self.database)
             .await
             .expect("open the peer's store");
         let mut records = AuditTrail::read_only(pool, "helpdesk")

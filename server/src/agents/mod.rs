@@ -217,11 +217,17 @@ impl Runner {
 }
 
 /// Starts the watcher that re-reads the agent config when its file
-/// changes (and on SIGHUP), like the topology's.
-pub fn watch(agents: Arc<Agents>) -> tokio::task::JoinHandle<()> {
+/// changes (and on SIGHUP), like the topology's; `reloaded` runs after
+/// each reload that took (the hub tells its other replicas).
+pub fn watch(
+    agents: Arc<Agents>,
+    reloaded: impl Fn() + Send + Sync + 'static,
+) -> tokio::task::JoinHandle<()> {
     match agents.source().map(Path::to_path_buf) {
         Some(path) => crate::registry::watch::spawn_for(path, "the agent config", move || {
-            let _ = agents.reload();
+            if agents.reload().is_ok() {
+                reloaded();
+            }
         }),
         None => tokio::spawn(async {}),
     }

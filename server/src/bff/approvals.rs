@@ -32,7 +32,7 @@ const MAX_INBOX: usize = 500;
 /// `GET /api/inbox/page`: the hub's entries and its own budget plans.
 pub async fn page(State(state): State<BffState>) -> Result<Json<InboxPageView>, ApiFailure> {
     let (entries, hub_id) = inbox_entries(&state).await?;
-    let plans = crate::budget_plans::list(state.inbox.pool())
+    let plans = crate::budget_plans::list(state.inbox.store().pool())
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
     Ok(Json(inbox_page_view(&entries, &hub_id, &plans)))
@@ -73,9 +73,10 @@ pub async fn pending(
 }
 
 /// Tells open pages how many proposals wait now (after one arrived or a
-/// decision was taken). A count that cannot be read is only logged: the
-/// change itself already happened.
+/// decision was taken), here and in the other replicas. A count that
+/// cannot be read is only logged: the change itself already happened.
 pub(super) async fn announce(state: &BffState) {
+    state.cluster.announce(crate::cluster::Change::Inbox);
     match state.inbox.pending_count().await {
         Ok(pending) => state.events.publish(HubEvent::InboxChanged { pending }),
         Err(e) => tracing::warn!(error = %e, "could not count the inbox for the live channel"),

@@ -10,6 +10,7 @@ use axum::Json;
 use super::topology::edge_view;
 use super::BffState;
 use crate::api::{ApiFailure, ApiJson, ApiPath};
+use crate::cluster::Change;
 use crate::edges::EdgeError;
 
 /// `POST /api/edges`: 201 with the edge, or the reason it was refused.
@@ -26,6 +27,7 @@ pub async fn create(
         .map_err(edge_failure)?;
     tracing::info!(edge = %edge.id, "edge established");
     state.events.publish(HubEvent::TopologyChanged);
+    state.cluster.announce(Change::Edges);
     let view = edge_view(t, &state.board, &edge).ok_or_else(|| {
         ApiFailure::new(
             StatusCode::CONFLICT,
@@ -43,6 +45,7 @@ pub async fn remove(
     state.edges.delete(&id).await.map_err(edge_failure)?;
     tracing::info!(edge = %id, "edge removed");
     state.events.publish(HubEvent::TopologyChanged);
+    state.cluster.announce(Change::Edges);
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -61,6 +64,7 @@ pub async fn save_positions(
         .save_positions(&positions)
         .await
         .map_err(edge_failure)?;
+    state.cluster.announce(Change::Edges);
     Ok(StatusCode::NO_CONTENT)
 }
 

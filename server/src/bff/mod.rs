@@ -71,6 +71,8 @@ pub struct BffState {
     pub inbox: Inbox,
     /// The hub's own agents (recommender, interpreter, orchestrator).
     pub agents: Arc<crate::agents::Agents>,
+    /// The other replicas, told what a handler changed.
+    pub cluster: crate::cluster::Cluster,
 }
 
 impl BffState {

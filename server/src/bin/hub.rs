@@ -6,13 +6,16 @@
 //! sets it (with the site root `scripts/build` writes).
 //!
 //! `hub trail --trace-id X --db a.db --db b.db ...`: rebuilds one
-//! interaction from several independent audit trails, read-only.
+//! interaction from several independent audit trails, read-only (a `--db`
+//! may be the replicas' `postgres://` URL).
 //!
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use exchange::db::{Location, Store};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -53,9 +56,10 @@ struct ServeArgs {
     /// The topology file.
     #[arg(long, env = "WS_TOPOLOGY", default_value = "config/topology.yaml")]
     topology: PathBuf,
-    /// The hub's SQLite database.
+    /// The hub's store: a SQLite file (the default), or a
+    /// `postgres://USER@HOST:PORT/DB` URL that several hub replicas share.
     #[arg(long, env = "WS_HUB_DB", default_value = "var/hub.db")]
-    database: PathBuf,
+    database: Location,
     /// The UI users file (usernames and argon2 hashes). Without it nobody
     /// can log in to the canvas; the gateway works regardless.
     #[arg(long, env = "WS_UI_USERS")]
@@ -72,9 +76,10 @@ struct TrailArgs {
     /// The trace id (32 hex digits) of the interaction.
     #[arg(long)]
     trace_id: String,
-    /// A trail database to read (repeat for each system's file).
+    /// A trail database to read (repeat for each system's file; the
+    /// replicas' `postgres://` URL for theirs).
     #[arg(long = "db", required = true)]
-    dbs: Vec<PathBuf>,
+    dbs: Vec<Location>,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -142,7 +147,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding the hub to {addr}"))?;
-    tracing::info!(%addr, topology = %args.topology.display(), database = %args.database.display(), "hub listening");
+    tracing::info!(%addr, topology = %args.topology.display(), database = %args.database,
+        instance = %hub.cluster.instance(), "hub listening");
 
     let shutdown = hub.shutdown.clone();
     let server = server::listen::serve(listener, app, limits, async move {
@@ -190,15 +196,19 @@ async fn stop_signal() {
 
 async fn trail(args: TrailArgs) -> anyhow::Result<()> {
     let mut trails = Vec::new();
-    for path in &args.dbs {
-        let pool = exchange::db::open_read_only(path).await?;
+    for location in &args.dbs {
         // The owner name is only used when appending, which this never does:
         // each record names its own system.
-        let owner = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        trails.push(AuditTrail::read_only(pool, owner));
+        let (store, owner) = match location {
+            Location::File(path) => (
+                Store::open_read_only(path).await?,
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+            other => (Store::open(other).await?, "hub".to_string()),
+        };
+        trails.push(AuditTrail::read_only(store, owner));
     }
     let records = audit::rebuild(&trails, &args.trace_id)
         .await

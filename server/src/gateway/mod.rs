@@ -39,8 +39,8 @@
 //! - `negotiation`: a negotiation capability's turns, also written to the
 //!   hub's negotiation record; the hub negotiating its own contract.
 //! - `replay`: step 6 and 9, at most one execution of a consult per
-//!   request id, and the in-flight map that makes concurrent duplicates
-//!   wait for the first one.
+//!   request id: the claim that makes concurrent duplicates (in this
+//!   process or another replica) wait for the first one.
 //! - `task_submit`: a `task` capability's submission under the caller's
 //!   idempotency key and deadline, and the state machine that makes a
 //!   retry never execute twice (`tasks` is the task operations that
@@ -58,6 +58,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::auth::AuthChain;
+use crate::cluster::Cluster;
 use crate::idempotency::IdempotencyStore;
 use crate::negotiations::Negotiations;
 use crate::prober::StatusBoard;
@@ -114,10 +115,9 @@ pub struct Gateway {
     negotiations: Negotiations,
     /// The pooled HTTP client for providers.
     providers: client::Providers,
-    /// The consults currently running, so a duplicate that arrives while
-    /// the first is in flight waits for its answer instead of executing
-    /// the consult a second time.
-    in_flight: replay::InFlight,
+    /// This hub process among replicas: whose claims are whose, and
+    /// whether their processes still run.
+    cluster: Cluster,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -139,6 +139,7 @@ pub enum GatewayError {
 impl Gateway {
     /// A gateway over the given registry, status board and hub stores, with
     /// the standard auth chain and one pooled HTTP client for all peers.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         registry: Arc<Registry>,
         board: Arc<StatusBoard>,
@@ -147,6 +148,7 @@ impl Gateway {
         tasks: TaskOwners,
         records: TaskRecords,
         negotiations: Negotiations,
+        cluster: Cluster,
     ) -> Result<Self, GatewayError> {
         Ok(Self {
             registry,
@@ -159,7 +161,7 @@ impl Gateway {
             traffic: Arc::new(Traffic::new()),
             negotiations,
             providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER),
-            in_flight: replay::InFlight::default(),
+            cluster,
         })
     }
 

@@ -1,82 +1,49 @@
 //! At most one execution of a consult per request id (DESIGN.md §2,
 //! "envelope": a repeated `X-Request-Id` returns the stored answer, never a
-//! second execution).
+//! second execution), in one hub process or across replicas.
 //!
 //! Only a consult is replayable, and only when the caller sent its own
 //! request id ([`key`]): a data-share is a read of live data and runs every
 //! time, and an id the hub made up cannot be repeated by anyone. For such a
-//! consult, [`Gateway::at_most_once`] does, in order:
+//! consult, [`Gateway::at_most_once`] loops, until the call's deadline:
 //!
 //! 1. look the key up in the idempotency store: a stored answer for the
 //!    same input is the answer (`replayed: true`); a stored answer for
 //!    *another* input refuses the call with 409, because a retry must
 //!    repeat its input and a new question needs a new id;
-//! 2. take the key's slot in the in-flight map, waiting at most until the
-//!    call's deadline: a duplicate that arrives while the first is still
-//!    running waits here instead of executing too;
-//! 3. look up again (the first may have finished while this one waited);
-//! 4. forward, and store a successful answer for the next replay.
+//! 2. claim the key (`idempotency_claims`, a unique key in the shared
+//!    store): the one call that inserts the claim forwards, stores a
+//!    successful answer and releases the claim in one transaction (a
+//!    failure releases it alone: the key stays retryable);
+//! 3. a claim held by a hub process that is gone ([`Cluster::is_alive`]:
+//!    a replica killed mid-call, or this hub before a restart) is taken
+//!    over by one waiter, which then forwards;
+//! 4. a claim held by a live process means an identical consult is
+//!    running: wait, and look again (a duplicate never executes, and gets
+//!    the first call's answer once it is stored).
 //!
-//! The store is the hub's SQLite file, so a replay survives a restart; the
-//! in-flight map only lives in memory, and its lock is held just long
-//! enough to find the slot, never across a wait (DESIGN.md §1).
+//! No lock is held across a wait on a peer (DESIGN.md §1): waiting is
+//! polling the store, bounded by the call's deadline.
+//!
+//! [`Cluster::is_alive`]: crate::cluster::Cluster::is_alive
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::forward::Leg;
 use super::pipeline::{Answered, Done};
 use super::Gateway;
-use crate::idempotency::{input_digest, IdempotencyKey};
+use crate::idempotency::{input_digest, Claim, IdempotencyKey};
 use crate::registry::model::CapabilityKind;
 use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
 
-/// One async lock per consult key currently running. The map's own lock is
-/// only held to look an entry up, never across an await.
-#[derive(Default)]
-pub(super) struct InFlight(Mutex<HashMap<IdempotencyKey, Arc<tokio::sync::Mutex<()>>>>);
-
-impl InFlight {
-    /// The key's entry, made if it is the first.
-    fn slot(&self, key: &IdempotencyKey) -> Slot<'_> {
-        let lock = match self.0.lock() {
-            Ok(mut map) => map.entry(key.clone()).or_default().clone(),
-            // A poisoned map only loses de-duplication of concurrent
-            // duplicates; the stored-answer check still applies.
-            Err(_) => Arc::default(),
-        };
-        Slot {
-            map: self,
-            key: key.clone(),
-            lock,
-        }
-    }
-}
-
-/// An entry of the in-flight map; removes itself when the last user of the
-/// key is done, even if the call was cancelled midway.
-struct Slot<'a> {
-    map: &'a InFlight,
-    key: IdempotencyKey,
-    lock: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut map) = self.map.0.lock() {
-            // Two holders left: the map and this slot. Nobody else can
-            // clone it without taking the map lock we hold.
-            if Arc::strong_count(&self.lock) == 2 {
-                map.remove(&self.key);
-            }
-        }
-    }
-}
+/// How often a duplicate looks for the first call's answer.
+const POLL: Duration = Duration::from_millis(20);
 
 /// The idempotency key of a call, if it is replayable: a consult with the
 /// caller's own request id.
@@ -106,39 +73,101 @@ impl Gateway {
         input: Value,
     ) -> Done {
         let digest = input_digest(&input);
-        if let Some(done) = self.replay(key, &digest).await {
-            return done;
-        }
-        let slot = self.in_flight.slot(key);
-        let Ok(_guard) = tokio::time::timeout_at(leg.deadline, slot.lock.lock()).await else {
-            return Done::fail(NotConnected::new(
-                ReasonCode::Timeout,
-                format!(
-                    "an identical consult is still running after {} ms",
-                    leg.deadline_ms
-                ),
-            ));
-        };
-        if let Some(done) = self.replay(key, &digest).await {
-            return done;
-        }
-        let result = self.forward_checked(leg, input).await;
-        if let Ok(reply) = &result {
-            if let Err(e) = self
-                .idempotency
-                .put(
-                    key,
-                    &digest,
-                    &reply.result,
-                    serde_json::to_value(&reply.response).ok().as_ref(),
-                    &leg.envelope.trace.trace_id,
-                )
-                .await
-            {
-                tracing::warn!(error = %e, "could not store a consult answer for replay");
+        let me = self.cluster.instance();
+        loop {
+            if let Some(done) = self.replay(key, &digest).await {
+                return done;
             }
+            let won = match self.idempotency.claim(key, me).await {
+                Ok(Claim::Won) => true,
+                Ok(Claim::HeldBy(holder)) if !self.cluster.is_alive(&holder).await => {
+                    match self.idempotency.take_over(key, &holder, me).await {
+                        Ok(won) => {
+                            if won {
+                                tracing::info!(request_id = %key.request_id, dead = %holder,
+                                    "took over a consult whose hub process is gone");
+                            }
+                            won
+                        }
+                        Err(e) => return self.unclaimed(key, leg, input, &digest, e).await,
+                    }
+                }
+                Ok(Claim::HeldBy(_)) => false,
+                Err(e) => return self.unclaimed(key, leg, input, &digest, e).await,
+            };
+            if won {
+                // The first call may have stored its answer just before
+                // this claim: look once more, then run.
+                if let Some(done) = self.replay(key, &digest).await {
+                    self.release(key).await;
+                    return done;
+                }
+                return self.run_claimed(key, leg, input, &digest).await;
+            }
+            if Instant::now() + POLL > leg.deadline {
+                return Done::fail(NotConnected::new(
+                    ReasonCode::Timeout,
+                    format!(
+                        "an identical consult is still running after {} ms",
+                        leg.deadline_ms
+                    ),
+                ));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Forwards under this process's claim; stores a successful answer
+    /// (releasing the claim with it), or releases the claim.
+    async fn run_claimed(
+        &self,
+        key: &IdempotencyKey,
+        leg: &Leg<'_>,
+        input: Value,
+        digest: &str,
+    ) -> Done {
+        let result = self.forward_checked(leg, input).await;
+        match &result {
+            Ok(reply) => {
+                if let Err(e) = self
+                    .idempotency
+                    .put(
+                        key,
+                        self.cluster.instance(),
+                        digest,
+                        &reply.result,
+                        serde_json::to_value(&reply.response).ok().as_ref(),
+                        &leg.envelope.trace.trace_id,
+                    )
+                    .await
+                {
+                    tracing::warn!(error = %e, "could not store a consult answer for replay");
+                    self.release(key).await;
+                }
+            }
+            Err(_) => self.release(key).await,
         }
         Done::forwarded(result)
+    }
+
+    /// The store cannot be asked: losing the ability to replay must not
+    /// turn into losing the call (as before claims, it runs).
+    async fn unclaimed(
+        &self,
+        key: &IdempotencyKey,
+        leg: &Leg<'_>,
+        input: Value,
+        digest: &str,
+        e: crate::idempotency::IdempotencyError,
+    ) -> Done {
+        tracing::warn!(error = %e, "idempotency claim failed; executing");
+        self.run_claimed(key, leg, input, digest).await
+    }
+
+    async fn release(&self, key: &IdempotencyKey) {
+        if let Err(e) = self.idempotency.release(key, self.cluster.instance()).await {
+            tracing::warn!(error = %e, "could not release a consult's claim");
+        }
     }
 
     /// The stored answer for `key` if it was given for this input; a

@@ -15,7 +15,7 @@
 //! | none (this call inserted it) | forwards; the answer's task id and state are recorded. A provider's refusal (its A2A error) frees the key; any other failure (timeout, dropped connection, a broken answer) leaves the row `unknown` |
 //! | another input's digest | refuses with 409, `NOT_PERMITTED`: one key, one question |
 //! | `completed` without a task id (the provider answered with a message) | refuses: send a new id; never resubmitted |
-//! | `submitting` (another call is forwarding it, in this process or another) | waits for it, polling the row, until the call's deadline (then `TIMEOUT`, the row untouched) |
+//! | `submitting` (another call is forwarding it, in this process or another replica) | waits for it, polling the row, until the call's deadline (then `TIMEOUT`, the row untouched); if the process forwarding it is gone, the row becomes `unknown` (below) |
 //! | a task id (any state) | answers that task, read fresh with `GetTask`: `metadata.replayed: true`, never a second execution |
 //! | `unknown` | asks the provider (`ListTasks`, the task whose metadata carries this caller and key): found → adopts it and answers it; not found → retakes the row (one caller wins) and resubmits; the provider unreachable → the same reason code, the row stays `unknown` |
 //!
@@ -165,6 +165,17 @@ impl Gateway {
         loop {
             match (&row.task_id, row.state) {
                 (Some(task_id), _) => return self.join_task(leg, task_id).await,
+                (None, RecordState::Submitting)
+                    if !self.is_claimer_alive(row.claimed_by.as_deref()).await =>
+                {
+                    // Its hub process is gone (a replica killed mid-call,
+                    // this hub before a restart): nobody will learn the
+                    // answer; the row is `unknown`, and the next turn asks
+                    // the provider by key.
+                    if let Err(e) = self.records.orphan(row.claimed_by.as_deref()).await {
+                        return store_failed(e);
+                    }
+                }
                 (None, RecordState::Submitting) => {
                     if Instant::now() + POLL > leg.deadline {
                         return Done::fail(NotConnected::new(
@@ -225,6 +236,15 @@ impl Gateway {
                     ))
                 }
             };
+        }
+    }
+
+    /// Whether the hub process forwarding a submission still runs (a row
+    /// from before claimers were recorded has none: it is not running).
+    async fn is_claimer_alive(&self, claimer: Option<&str>) -> bool {
+        match claimer {
+            Some(c) => self.cluster.is_alive(c).await,
+            None => false,
         }
     }
 

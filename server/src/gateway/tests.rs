@@ -159,29 +159,20 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
     let registry = Arc::new(Registry::with_loaded("t.yaml", loaded, bus.clone()));
     let board = Arc::new(StatusBoard::new(bus));
     let dir = tempfile::tempdir().expect("tempdir");
-    let pool = exchange::db::open(&dir.path().join("hub.db"))
+    let pool = crate::store::open(&exchange::db::Location::File(dir.path().join("hub.db")))
         .await
         .expect("db");
-    let idem = IdempotencyStore::open(pool.clone()).await.expect("idem");
-    let tasks = crate::task_owners::TaskOwners::open(pool.clone())
-        .await
-        .expect("tasks");
-    let records = crate::task_records::TaskRecords::open(pool.clone())
-        .await
-        .expect("records");
-    let audit = AuditTrail::open(pool.clone(), "hub").await.expect("audit");
-    let negotiations = crate::negotiations::Negotiations::open(pool.clone())
-        .await
-        .expect("negotiations");
+    let cluster = crate::cluster::Cluster::solo();
     let gateway = Arc::new(
         Gateway::new(
             registry,
             board.clone(),
-            idem,
-            audit,
-            tasks,
-            records,
-            negotiations,
+            IdempotencyStore::new(pool.clone()),
+            AuditTrail::open(pool.clone(), "hub"),
+            crate::task_owners::TaskOwners::new(pool.clone()),
+            crate::task_records::TaskRecords::new(pool.clone(), cluster.instance()),
+            crate::negotiations::Negotiations::new(pool),
+            cluster,
         )
         .expect("gw"),
     );

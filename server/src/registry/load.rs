@@ -30,6 +30,9 @@ pub struct Loaded {
     pub topology: Topology,
     /// Compiled response schemas by capability id.
     pub contracts: Contracts,
+    /// SHA-256 of the text it was loaded from: replicas compare it to see
+    /// that they run the same topology.
+    pub digest: String,
 }
 
 /// Reads and validates the topology file at `path`.
@@ -69,6 +72,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
         Some(contracts) if issues.is_empty() => Ok(Loaded {
             topology,
             contracts,
+            digest: exchange::wire::text_digest(text),
         }),
         _ => Err(invalid(issues)),
     }

@@ -1,6 +1,8 @@
 //! Reloading the topology without a restart: on file change and on SIGHUP.
 //! The same watcher re-reads the agent config (`crate::agents::watch`):
-//! [`spawn_for`] watches any file and calls its reload.
+//! [`spawn_for`] watches any file and calls its reload (the hub's wiring,
+//! `hub::Hub::start_background`, passes the registry's, and tells the
+//! other replicas of a reload that took).
 //!
 //! The file is polled (modification time + length) rather than watched
 //! with inotify: it works the same on every filesystem, in containers and
@@ -12,8 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::task::JoinHandle;
-
-use super::Registry;
 
 /// How often the file's metadata is checked.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -30,15 +30,6 @@ async fn fingerprint(path: &Path) -> Option<Fingerprint> {
     Some(Fingerprint {
         modified: meta.modified().ok(),
         len: meta.len(),
-    })
-}
-
-/// Starts the topology's watcher task. It runs until aborted; each
-/// reload's outcome is handled (and logged) by [`Registry::reload`].
-pub fn spawn(registry: Arc<Registry>) -> JoinHandle<()> {
-    let path = registry.source().to_path_buf();
-    spawn_for(path, "the topology", move || {
-        let _ = registry.reload();
     })
 }
 
@@ -118,6 +109,7 @@ async fn recv_hangup(_: &mut Hangup) {
 mod tests {
     use super::*;
     use crate::events::EventBus;
+    use crate::registry::Registry;
     use app::dto::HubEvent;
 
     #[tokio::test]
@@ -129,7 +121,10 @@ mod tests {
         let bus = EventBus::new();
         let mut rx = bus.subscribe();
         let reg = Arc::new(Registry::open(&path, bus).expect("loads"));
-        let task = spawn(reg.clone());
+        let r = reg.clone();
+        let task = spawn_for(path.clone(), "the topology", move || {
+            let _ = r.reload();
+        });
         tokio::time::sleep(Duration::from_millis(100)).await;
         std::fs::write(
             &path,

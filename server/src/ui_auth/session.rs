@@ -1,6 +1,8 @@
 //! UI sessions: a cookie holding only a random id, the session itself in
-//! the hub's SQLite file (DESIGN.md §3: sessions are hub state), so a hub
-//! restart does not log anybody out.
+//! the hub's store (DESIGN.md §3: sessions are hub state), so a hub
+//! restart does not log anybody out, and every replica on one PostgreSQL
+//! database knows every session (`tower-sessions-sqlx-store`'s SQLite or
+//! PostgreSQL store, on a native pool of the same database).
 //!
 //! The cookie is `ws_session`, `HttpOnly` (no script reads it),
 //! `SameSite=Strict` (no other site's page makes the browser send it),
@@ -11,11 +13,14 @@
 //! sent back ([`SessionSettings::from_env`]).
 
 use app::dto::SessionView;
+use async_trait::async_trait;
+use exchange::db::Location;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use tower_sessions::cookie::SameSite;
-use tower_sessions::{Expiry, Session, SessionManagerLayer};
-use tower_sessions_sqlx_store::SqliteStore;
+use tower_sessions::session::{Id, Record};
+use tower_sessions::session_store;
+use tower_sessions::{ExpiredDeletion, Expiry, Session, SessionManagerLayer};
+use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "ws_session";
@@ -83,6 +88,9 @@ impl SessionUser {
 /// Why the session store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// Opening the store's database failed.
+    #[error("session store: {0}")]
+    Open(String),
     /// Creating the sessions table failed.
     #[error("session store: {0}")]
     Store(#[from] sqlx::Error),
@@ -91,23 +99,63 @@ pub enum SessionError {
     Session(#[from] tower_sessions::session::Error),
 }
 
-/// The session store in the hub's database.
+/// The session store in the hub's database: the crate's store for the
+/// hub's engine.
 #[derive(Debug, Clone)]
-pub struct SessionStore {
-    store: SqliteStore,
+pub enum SessionStore {
+    /// In the hub's SQLite file.
+    Sqlite(SqliteStore),
+    /// In the replicas' PostgreSQL database.
+    Postgres(PostgresStore),
 }
 
+/// How many times creating the sessions table is tried: replicas starting
+/// together race on PostgreSQL's `CREATE … IF NOT EXISTS`.
+const MIGRATE_TRIES: u32 = 5;
+
 impl SessionStore {
-    /// Opens the store inside `pool`, creating its table.
-    pub async fn open(pool: SqlitePool) -> Result<Self, SessionError> {
-        let store = SqliteStore::new(pool);
-        store.migrate().await?;
-        Ok(Self { store })
+    /// Opens the store in the hub's database at `location` (a pool of its
+    /// own: the crate's stores take a native one), creating its table.
+    pub async fn open(location: &Location) -> Result<Self, SessionError> {
+        let store = match location {
+            Location::File(path) => Self::Sqlite(SqliteStore::new(
+                exchange::db::open_sqlite(path)
+                    .await
+                    .map_err(|e| SessionError::Open(e.to_string()))?,
+            )),
+            Location::Memory => Self::Sqlite(SqliteStore::new(
+                exchange::db::memory_sqlite()
+                    .await
+                    .map_err(|e| SessionError::Open(e.to_string()))?,
+            )),
+            Location::Postgres(url) => Self::Postgres(PostgresStore::new(
+                sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(4)
+                    .connect(url)
+                    .await?,
+            )),
+        };
+        let mut tries = 0;
+        loop {
+            let done = match &store {
+                Self::Sqlite(s) => s.migrate().await,
+                Self::Postgres(s) => s.migrate().await,
+            };
+            match done {
+                Ok(()) => return Ok(store),
+                Err(e) if tries + 1 < MIGRATE_TRIES => {
+                    tracing::debug!(error = %e, "creating the sessions table; trying again");
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// The layer that loads a request's session and sets its cookie.
-    pub fn layer(&self, settings: SessionSettings) -> SessionManagerLayer<SqliteStore> {
-        SessionManagerLayer::new(self.store.clone())
+    pub fn layer(&self, settings: SessionSettings) -> SessionManagerLayer<SessionStore> {
+        SessionManagerLayer::new(self.clone())
             .with_name(SESSION_COOKIE)
             .with_http_only(true)
             .with_same_site(SameSite::Strict)
@@ -121,9 +169,49 @@ impl SessionStore {
 
     /// Deletes expired sessions now and then, forever (a background task).
     pub async fn sweep_expired(self) {
-        use tower_sessions::ExpiredDeletion;
-        if let Err(e) = self.store.continuously_delete_expired(SWEEP_EVERY).await {
+        if let Err(e) = self.continuously_delete_expired(SWEEP_EVERY).await {
             tracing::warn!(error = %e, "sweeping expired UI sessions stopped");
+        }
+    }
+}
+
+#[async_trait]
+impl session_store::SessionStore for SessionStore {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        match self {
+            Self::Sqlite(s) => s.create(record).await,
+            Self::Postgres(s) => s.create(record).await,
+        }
+    }
+
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        match self {
+            Self::Sqlite(s) => s.save(record).await,
+            Self::Postgres(s) => s.save(record).await,
+        }
+    }
+
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        match self {
+            Self::Sqlite(s) => s.load(id).await,
+            Self::Postgres(s) => s.load(id).await,
+        }
+    }
+
+    async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        match self {
+            Self::Sqlite(s) => s.delete(id).await,
+            Self::Postgres(s) => s.delete(id).await,
+        }
+    }
+}
+
+#[async_trait]
+impl ExpiredDeletion for SessionStore {
+    async fn delete_expired(&self) -> session_store::Result<()> {
+        match self {
+            Self::Sqlite(s) => s.delete_expired().await,
+            Self::Postgres(s) => s.delete_expired().await,
         }
     }
 }

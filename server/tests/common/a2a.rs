@@ -96,16 +96,14 @@ impl Stack {
     }
 
     /// How many records the hub's audit trail holds (its `audit_trail`
-    /// table, read from the hub's SQLite file on a read-only connection).
+    /// table, read from the hub's store).
     pub async fn hub_audit_count(&self) -> u64 {
-        let pool = exchange::db::open_read_only(&self.hub_db())
-            .await
-            .expect("open the hub's database read-only");
+        let store = self.hub_store().await;
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail")
-            .fetch_one(&pool)
+            .fetch_one(store.pool())
             .await
             .expect("count the hub's audit records");
-        pool.close().await;
+        store.close().await;
         u64::try_from(n).expect("a row count is not negative")
     }
 

@@ -1,7 +1,13 @@
 //! A real stack on loopback for integration tests: the `hub` and `peer`
-//! binaries of this build, each a separate process with its own SQLite file
-//! in a temporary directory, configured from the repository's own topology
-//! and peer files (rewritten only for ports and test-only peers).
+//! binaries of this build, each a separate process with its own store in a
+//! temporary directory, configured from the repository's own topology and
+//! peer files (rewritten only for ports and test-only peers).
+//!
+//! The hub's store is a SQLite file, or — with `WS_TEST_STORE=postgres`, or
+//! for replicas — a fresh database of the test PostgreSQL cluster
+//! (`exchange::testing`): the same tests run on either engine. Replicas
+//! ([`Stack::start_replicas`]) are several hub processes on that database
+//! behind Debian's nginx ([`replicas`]).
 //!
 //! Nothing here is a mock: a "stalling" or "lying" peer is the same peer
 //! binary started with its fault switches on.
@@ -11,6 +17,7 @@
 pub mod a2a;
 pub mod contracts;
 pub mod model;
+pub mod replicas;
 pub mod stores;
 
 use serde_json::Value as Json;
@@ -156,7 +163,12 @@ pub struct Stack {
     /// Ports of the MCP data planes (peers whose config has `mcp`).
     pub mcp_ports: BTreeMap<String, u16>,
     pub specs: Vec<PeerSpec>,
+    /// Where the hub keeps its state (a file here, or a PostgreSQL
+    /// database).
+    pub hub_store: exchange::db::Location,
     hub: Option<Child>,
+    /// Several hub processes behind a load balancer, when started so.
+    replicas: Option<replicas::Replicas>,
     peers: BTreeMap<String, Child>,
     planes: BTreeMap<String, Child>,
     topology: Value,
@@ -213,7 +225,40 @@ impl Stack {
     }
 
     async fn launch(specs: Vec<PeerSpec>, extra_env: Vec<(String, String)>) -> Stack {
+        Stack::launch_with(specs, extra_env, 1).await
+    }
+
+    /// The demo's peers and `count` hub replicas on one PostgreSQL
+    /// database behind nginx, with the demo's contracts negotiated:
+    /// [`Stack::hub_url`] is the balancer.
+    pub async fn start_replicas(count: usize, env: &[(&str, &str)]) -> Stack {
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let stack = Stack::launch_with(
+            ["vendorcorp", "buyercorp", "helpdesk"]
+                .map(PeerSpec::stock)
+                .to_vec(),
+            env,
+            count,
+        )
+        .await;
+        stack.grant_demo_contracts().await;
+        stack
+    }
+
+    async fn launch_with(
+        specs: Vec<PeerSpec>,
+        extra_env: Vec<(String, String)>,
+        replica_count: usize,
+    ) -> Stack {
         let dir = tempfile::tempdir().expect("tempdir");
+        let hub_store = if replica_count > 1 || test_store_is_postgres() {
+            exchange::testing::fresh_database().await
+        } else {
+            exchange::db::Location::File(dir.path().join("hub.db"))
+        };
         let hub_port = free_port();
         let mut topology = yaml(&repo().join("config/topology.yaml"));
         let base_systems: Vec<Value> = topology["systems"]
@@ -326,7 +371,9 @@ impl Stack {
             peer_ports,
             mcp_ports,
             specs: specs.clone(),
+            hub_store,
             hub: None,
+            replicas: (replica_count > 1).then(|| replicas::Replicas::new(replica_count)),
             peers: BTreeMap::new(),
             planes: BTreeMap::new(),
             topology,
@@ -508,9 +555,22 @@ impl Stack {
         self.dir.path().join(format!("{id}.db"))
     }
 
-    /// Database file of the hub.
-    pub fn hub_db(&self) -> PathBuf {
-        self.dir.path().join("hub.db")
+    /// The hub's store, opened for reading (a file read-only; the
+    /// PostgreSQL database as it is).
+    pub async fn hub_store(&self) -> exchange::db::Store {
+        match &self.hub_store {
+            exchange::db::Location::File(path) => exchange::db::Store::open_read_only(path)
+                .await
+                .expect("open the hub's file"),
+            other => exchange::db::Store::open(other)
+                .await
+                .expect("open the hub's database"),
+        }
+    }
+
+    /// The hub's audit trail, read-only.
+    pub async fn hub_trail(&self) -> exchange::audit::AuditTrail {
+        exchange::audit::AuditTrail::read_only(self.hub_store().await, "hub")
     }
 
     /// The config file a peer runs with (written on first start).
@@ -665,41 +725,52 @@ impl Stack {
         }
     }
 
-    /// Starts (or restarts) the hub on the same database and waits for it.
+    /// Starts (or restarts) the hub on the same database and waits for it
+    /// (every replica and the balancer, for replicas).
     pub async fn start_hub(&mut self) {
-        let log = std::fs::File::create(self.dir.path().join("hub.log")).expect("log");
-        let child = Command::new(env!("CARGO_BIN_EXE_hub"))
+        if let Some(count) = self.replicas.as_ref().map(replicas::Replicas::len) {
+            for i in 0..count {
+                self.start_replica(i).await;
+            }
+            self.start_balancer().await;
+            return;
+        }
+        let log = self.dir.path().join("hub.log");
+        let child = self.spawn_hub(self.hub_port, &log, &[]);
+        self.hub = Some(child);
+        // Every `/api` route but the login needs a session: a 401 from
+        // `/api/session` is the hub up and guarding.
+        wait_answering(&format!("{}/api/session", self.hub_url()), 401, &log).await;
+    }
+
+    /// A hub process on `port`, logging to `log`, with `env` besides the
+    /// stack's.
+    fn spawn_hub(&self, port: u16, log: &Path, env: &[(String, String)]) -> Child {
+        let file = std::fs::File::create(log).expect("log");
+        Command::new(env!("CARGO_BIN_EXE_hub"))
             .arg("serve")
             .arg("--topology")
             .arg(&self.topology_path)
             .arg("--database")
-            .arg(self.hub_db())
+            .arg(self.hub_store.to_argument())
             .arg("--ui-users")
             .arg(&self.ui_users_path)
             .arg("--agents")
             .arg(&self.agents_path)
             .current_dir(repo())
             .envs(self.envs())
-            .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{}", self.hub_port))
+            .envs(env.iter().cloned())
+            .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
             .env("LEPTOS_OUTPUT_NAME", "wall-street")
             .env("LEPTOS_SITE_ROOT", repo().join("target/site"))
             .env("LEPTOS_SITE_PKG_DIR", "pkg")
             .env("LEPTOS_ENV", "PROD")
             // The hub logs (tracing) to stdout, panics to stderr: both in
-            // hub.log.
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
+            // its log.
+            .stdout(file.try_clone().expect("log"))
+            .stderr(file)
             .spawn()
-            .expect("spawn hub");
-        self.hub = Some(child);
-        // Every `/api` route but the login needs a session: a 401 from
-        // `/api/session` is the hub up and guarding.
-        wait_answering(
-            &format!("{}/api/session", self.hub_url()),
-            401,
-            &self.dir.path().join("hub.log"),
-        )
-        .await;
+            .expect("spawn hub")
     }
 
     /// Logs in as [`UI_USER`] and answers a client carrying the session.
@@ -714,11 +785,14 @@ impl Stack {
         self.hub.as_ref().map(Child::id)
     }
 
-    /// Stops the hub process.
+    /// Stops the hub process (every replica and the balancer).
     pub fn kill_hub(&mut self) {
         if let Some(mut child) = self.hub.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        if let Some(r) = self.replicas.as_mut() {
+            r.kill_all();
         }
     }
 
@@ -751,9 +825,21 @@ impl Stack {
         }
     }
 
-    /// Reads the hub log (for assertion messages).
+    /// Reads the hub log (for assertion messages): every replica's, for
+    /// replicas.
     pub fn hub_log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("hub.log")).unwrap_or_default()
+        match &self.replicas {
+            None => std::fs::read_to_string(self.dir.path().join("hub.log")).unwrap_or_default(),
+            Some(r) => (0..r.len())
+                .map(|i| {
+                    format!(
+                        "--- replica {i} ---\n{}",
+                        std::fs::read_to_string(self.replica_log(i)).unwrap_or_default()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
     }
 }
 
@@ -997,6 +1083,28 @@ fn uuid_like() -> String {
 
 /// Opens a trail file of another process read-only.
 pub async fn trail(db: &Path, system: &str) -> exchange::audit::AuditTrail {
-    let pool = exchange::db::open_read_only(db).await.expect("open trail");
-    exchange::audit::AuditTrail::read_only(pool, system)
+    let store = exchange::db::Store::open_read_only(db)
+        .await
+        .expect("open trail");
+    exchange::audit::AuditTrail::read_only(store, system)
+}
+
+/// A read-only native pool on a peer's SQLite file (its own tables).
+pub async fn peer_pool(db: &Path) -> sqlx::SqlitePool {
+    use std::str::FromStr;
+    let options =
+        sqlx::sqlite::SqliteConnectOptions::from_str(&format!("sqlite://{}", db.display()))
+            .expect("a path")
+            .read_only(true);
+    sqlx::sqlite::SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", db.display()))
+}
+
+/// Whether the hub's store in these tests is PostgreSQL
+/// (`WS_TEST_STORE=postgres`: the integration suite's PostgreSQL run).
+pub fn test_store_is_postgres() -> bool {
+    std::env::var("WS_TEST_STORE").is_ok_and(|v| v == "postgres")
 }

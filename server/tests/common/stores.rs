@@ -5,13 +5,15 @@
 //! allowed to gain only pending or bookkeeping rows.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+
+use exchange::db::Location;
 
 use super::Stack;
 
-/// Tables that change with every call by design.
+/// Tables that change with every call or probe by design: the audit
+/// trails, sessions, and the probe results replicas share.
 pub fn is_trail_or_session(table: &str) -> bool {
-    table == "audit_trail" || table.contains("session")
+    table == "audit_trail" || table.contains("session") || table == "peer_health"
 }
 
 /// Tables that may gain rows (and only gain them).
@@ -20,60 +22,88 @@ pub const APPEND_ONLY: [&str; 3] = ["approval_inbox", "idempotency", "task_owner
 /// One store, canonical: table → its rows, each row as SQL literals.
 pub type Dump = BTreeMap<String, Vec<String>>;
 
-/// Dumps every table of the SQLite file at `db` (read-only).
-pub async fn dump(db: &Path) -> Dump {
-    let pool = exchange::db::open_read_only(db)
+/// Dumps every table of the store at `location` (a SQLite file read-only,
+/// or the hub's PostgreSQL database).
+pub async fn dump(location: &Location) -> Dump {
+    let store = open(location).await;
+    let pool = store.pool();
+    let list = match store.engine() {
+        exchange::db::Engine::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        }
+        exchange::db::Engine::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables
+             WHERE table_schema = current_schema() ORDER BY table_name"
+        }
+    };
+    let tables: Vec<String> = sqlx::query_scalar(list)
+        .fetch_all(pool)
         .await
-        .unwrap_or_else(|e| panic!("{}: {e}", db.display()));
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )
-    .fetch_all(&pool)
-    .await
-    .expect("list tables");
+        .expect("list tables");
     let mut out = Dump::new();
     for table in tables {
         if is_trail_or_session(&table) {
             continue;
         }
-        let columns: Vec<String> =
-            sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{table}')"))
-                .fetch_all(&pool)
-                .await
-                .expect("columns");
+        let (columns_sql, quote) = match store.engine() {
+            exchange::db::Engine::Sqlite => (
+                format!("SELECT name FROM pragma_table_info('{table}')"),
+                "quote(\"{c}\")",
+            ),
+            exchange::db::Engine::Postgres => (
+                format!(
+                    "SELECT column_name::text FROM information_schema.columns
+                     WHERE table_schema = current_schema() AND table_name = '{table}'
+                     ORDER BY ordinal_position"
+                ),
+                "quote_nullable(\"{c}\"::text)",
+            ),
+        };
+        let columns: Vec<String> = sqlx::query_scalar(&columns_sql)
+            .fetch_all(pool)
+            .await
+            .expect("columns");
         let row_expr = columns
             .iter()
-            .map(|c| format!("quote(\"{c}\")"))
+            .map(|c| quote.replace("{c}", c))
             .collect::<Vec<_>>()
             .join(" || '|' || ");
         let mut rows: Vec<String> =
             sqlx::query_scalar(&format!("SELECT {row_expr} FROM \"{table}\""))
-                .fetch_all(&pool)
+                .fetch_all(pool)
                 .await
                 .unwrap_or_else(|e| panic!("dump {table}: {e}"));
         rows.sort();
         out.insert(table, rows);
     }
-    pool.close().await;
+    store.close().await;
     out
 }
 
-/// Row count of the audit trail in `db`.
-pub async fn trail_len(db: &Path) -> i64 {
-    let pool = exchange::db::open_read_only(db).await.expect("open");
+async fn open(location: &Location) -> exchange::db::Store {
+    match location {
+        Location::File(path) => exchange::db::Store::open_read_only(path).await,
+        other => exchange::db::Store::open(other).await,
+    }
+    .unwrap_or_else(|e| panic!("{location}: {e}"))
+}
+
+/// Row count of the audit trail in the store at `location`.
+pub async fn trail_len(location: &Location) -> i64 {
+    let store = open(location).await;
     let n = sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail")
-        .fetch_one(&pool)
+        .fetch_one(store.pool())
         .await
         .unwrap_or(0);
-    pool.close().await;
+    store.close().await;
     n
 }
 
 /// Every store of the stack.
-pub fn stores(stack: &Stack) -> Vec<(String, std::path::PathBuf)> {
-    let mut v = vec![("hub".to_string(), stack.hub_db())];
+pub fn stores(stack: &Stack) -> Vec<(String, Location)> {
+    let mut v = vec![("hub".to_string(), stack.hub_store.clone())];
     for id in ["vendorcorp", "buyercorp", "helpdesk"] {
-        v.push((id.to_string(), stack.peer_db(id)));
+        v.push((id.to_string(), Location::File(stack.peer_db(id))));
     }
     v
 }

@@ -165,7 +165,7 @@ mod tests {
     async fn offers_per_negotiation_and_the_newest_contract_is_current() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("peer.db");
-        let store = ContractStore::open(exchange::db::open(&path).await.expect("db"))
+        let store = ContractStore::open(exchange::db::open_sqlite(&path).await.expect("db"))
             .await
             .expect("open");
         assert_eq!(
@@ -211,7 +211,7 @@ mod tests {
         store.grant(&first).await.expect("grant");
         store.grant(&second).await.expect("grant");
         drop(store);
-        let reopened = ContractStore::open(exchange::db::open(&path).await.expect("db"))
+        let reopened = ContractStore::open(exchange::db::open_sqlite(&path).await.expect("db"))
             .await
             .expect("open");
         let current = reopened

@@ -54,7 +54,7 @@ mod tests {
         let h = hostile_tickets(40);
         assert_eq!(h[0].ticket_id, "T-1041");
         assert_eq!(h[2].ticket_id, "T-1043");
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         let d = DatasetConfig::Tickets { seed: 42, rows: 40 };
         assert_eq!(ensure_seeded(&pool, &d).await.unwrap().rows, 43);
         let subject: String =

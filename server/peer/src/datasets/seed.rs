@@ -300,7 +300,7 @@ mod tests {
 
     #[tokio::test]
     async fn seeding_is_idempotent_and_follows_the_config() {
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         let d = DatasetConfig::Orders { seed: 42, rows: 50 };
         let first = ensure_seeded(&pool, &d).await.unwrap();
         assert!(first.created);
@@ -324,7 +324,7 @@ mod tests {
     async fn shipped_csv_loads() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../config/peers/data/shipments.csv");
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         let d = DatasetConfig::Csv {
             path,
             table: "shipments".into(),

@@ -320,7 +320,7 @@ mod tests {
     use crate::datasets::{ensure_seeded, generate_budgets};
 
     async fn budgets(seed: u64) -> SqlitePool {
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         ensure_seeded(&pool, &DatasetConfig::Budgets { seed })
             .await
             .unwrap();

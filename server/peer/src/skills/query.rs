@@ -688,7 +688,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     async fn orders(seed: u64, rows: usize) -> (SqlitePool, TableSchema) {
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         ensure_seeded(&pool, &DatasetConfig::Orders { seed, rows })
             .await
             .unwrap();

@@ -419,7 +419,7 @@ mod tests {
 
     #[tokio::test]
     async fn lookup_by_id_and_errors() {
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         ensure_seeded(&pool, &DatasetConfig::Tickets { seed: 42, rows: 40 })
             .await
             .unwrap();

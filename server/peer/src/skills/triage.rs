@@ -514,7 +514,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_seeded_ticket_is_triaged_with_its_requester() {
-        let pool = exchange::db::memory().await.unwrap();
+        let pool = exchange::db::memory_sqlite().await.unwrap();
         ensure_seeded(&pool, &DatasetConfig::Tickets { seed: 42, rows: 40 })
             .await
             .unwrap();

@@ -1,0 +1,153 @@
+//! Applying what the other replicas changed: the `LISTEN` side of
+//! [`cluster`](super).
+//!
+//! One connection per replica listens on [`CHANNEL`](super::CHANNEL). Each
+//! notification names a change, never carries the state itself (bar a
+//! call's reason code): the replica re-reads it from the shared store, so a
+//! notification that arrives twice or late does no harm. When the
+//! connection breaks, notifications sent meanwhile are lost: after every
+//! (re)connection the replica re-reads everything ([`resync`]) before it
+//! listens on.
+
+use std::sync::Arc;
+
+use app::dto::HubEvent;
+use exchange::db::Store;
+use exchange::inbox::Inbox;
+use exchange::reason::NotConnected;
+use sqlx::postgres::PgListener;
+
+use super::{read_health, Change, Notice, CHANNEL, KEEP_EVERY};
+use crate::agents::Agents;
+use crate::edges::EdgeStore;
+use crate::events::EventBus;
+use crate::prober::StatusBoard;
+use crate::registry::Registry;
+
+/// What a replica keeps in memory of the shared state, and its canvases'
+/// event bus: what a notification updates.
+#[derive(Debug, Clone)]
+pub struct Replicated {
+    /// The edge and position mirror.
+    pub edges: Arc<EdgeStore>,
+    /// The hub's inbox (counted for the canvases' badge).
+    pub inbox: Inbox,
+    /// The canvases' live channel.
+    pub events: EventBus,
+    /// The status board (the prober's leader writes it for everyone).
+    pub board: Arc<StatusBoard>,
+    /// The topology.
+    pub registry: Arc<Registry>,
+    /// The agent config.
+    pub agents: Arc<Agents>,
+}
+
+/// Listens forever (until aborted), reconnecting after a break.
+pub(super) async fn run(url: String, store: Store, me: String, state: Replicated) {
+    loop {
+        let mut listener = match PgListener::connect(&url).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "the replicas' listener could not connect; retrying");
+                tokio::time::sleep(KEEP_EVERY).await;
+                continue;
+            }
+        };
+        if let Err(e) = listener.listen(CHANNEL).await {
+            tracing::warn!(error = %e, "LISTEN failed; retrying");
+            tokio::time::sleep(KEEP_EVERY).await;
+            continue;
+        }
+        resync(&store, &state).await;
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(n)) => match serde_json::from_str::<Notice>(n.payload()) {
+                    Ok(notice) if notice.from == me => {}
+                    Ok(notice) => apply(&store, &state, &notice.from, notice.change).await,
+                    Err(e) => tracing::warn!(error = %e, "unreadable notification from a replica"),
+                },
+                // The connection broke: notifications may have been lost.
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the replicas' listener failed; reconnecting");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Re-reads all the shared state a notification could have announced.
+async fn resync(store: &Store, state: &Replicated) {
+    if let Err(e) = state.edges.refresh().await {
+        tracing::warn!(error = %e, "re-reading edges");
+    }
+    let systems: Vec<String> = match sqlx::query_scalar("SELECT system FROM peer_health")
+        .fetch_all(store.pool())
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "re-reading the shared probe results");
+            Vec::new()
+        }
+    };
+    for system in systems {
+        apply_health(store, state, &system).await;
+    }
+    count_inbox(state).await;
+    state.events.publish(HubEvent::TopologyChanged);
+}
+
+/// Applies one change another replica (`from`) announced.
+async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
+    match change {
+        Change::Edges => match state.edges.refresh().await {
+            Ok(()) => state.events.publish(HubEvent::TopologyChanged),
+            Err(e) => tracing::warn!(error = %e, "re-reading edges another replica changed"),
+        },
+        Change::Inbox => count_inbox(state).await,
+        Change::Health { system } => apply_health(store, state, &system).await,
+        Change::Call { system, failure } => {
+            let outcome = match failure {
+                None => Ok(()),
+                Some(f) => Err(NotConnected::new(f.reason, f.detail)),
+            };
+            state.board.apply_shared_call(&system, outcome);
+        }
+        Change::Topology { digest } => {
+            let registry = state.registry.clone();
+            // Reading and compiling the file is blocking work.
+            let _ = tokio::task::spawn_blocking(move || registry.reload()).await;
+            let here = state.registry.snapshot().digest.clone();
+            if here != digest {
+                tracing::warn!(
+                    replica = %from,
+                    "replica {from} loaded a topology other than this replica's file \
+                     ({} here, {} there): the replicas disagree until their files do",
+                    &here[..12.min(here.len())],
+                    &digest[..12.min(digest.len())]
+                );
+            }
+        }
+        Change::Agents => {
+            let agents = state.agents.clone();
+            let _ = tokio::task::spawn_blocking(move || agents.reload()).await;
+        }
+    }
+}
+
+async fn apply_health(store: &Store, state: &Replicated, system: &str) {
+    match read_health(store, system).await {
+        Ok(Some(snapshot)) => state.board.apply_shared(system, snapshot),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, %system, "reading a shared probe result"),
+    }
+}
+
+async fn count_inbox(state: &Replicated) {
+    match state.inbox.pending_count().await {
+        Ok(pending) => state.events.publish(HubEvent::InboxChanged { pending }),
+        Err(e) => tracing::warn!(error = %e, "counting the inbox another replica changed"),
+    }
+}

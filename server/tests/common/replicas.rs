@@ -1,0 +1,163 @@
+//! Hub replicas for the tests: several `hub` processes of this build on
+//! one PostgreSQL database (a fresh one of the test cluster), behind
+//! Debian's nginx configured from `config/nginx/replicas.conf` — the same
+//! template `scripts/stack start --replicas N` fills in. Peers and clients
+//! talk to the balancer; a test may also reach one replica directly, or
+//! kill one (SIGKILL).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use super::{free_port, repo, wait_answering, Stack};
+
+/// The replica processes and the balancer of a stack.
+pub struct Replicas {
+    ports: Vec<u16>,
+    hubs: Vec<Option<Child>>,
+    nginx: Option<Child>,
+}
+
+impl Replicas {
+    /// `count` replicas, each on a port of its own, none started yet.
+    pub fn new(count: usize) -> Self {
+        Self {
+            ports: (0..count).map(|_| free_port()).collect(),
+            hubs: (0..count).map(|_| None).collect(),
+            nginx: None,
+        }
+    }
+
+    /// How many replicas.
+    pub fn len(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Kills every replica and the balancer.
+    pub fn kill_all(&mut self) {
+        for hub in self.hubs.iter_mut() {
+            if let Some(mut c) = hub.take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        if let Some(mut c) = self.nginx.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Debian's nginx (`WS_NGINX` overrides).
+pub fn nginx_bin() -> PathBuf {
+    std::env::var_os("WS_NGINX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/sbin/nginx"))
+}
+
+impl Stack {
+    fn replicas_ref(&self) -> &Replicas {
+        self.replicas
+            .as_ref()
+            .expect("a stack started with Stack::start_replicas")
+    }
+
+    /// Replica `i`'s own address (not the balancer's).
+    pub fn replica_url(&self, i: usize) -> String {
+        format!("http://127.0.0.1:{}", self.replicas_ref().ports[i])
+    }
+
+    /// Replica `i`'s log file.
+    pub fn replica_log(&self, i: usize) -> PathBuf {
+        self.dir.path().join(format!("hub-{i}.log"))
+    }
+
+    /// Replica `i`'s process id, while it runs.
+    pub fn replica_pid(&self, i: usize) -> Option<u32> {
+        self.replicas_ref().hubs[i].as_ref().map(Child::id)
+    }
+
+    /// How many replicas the stack has.
+    pub fn replica_count(&self) -> usize {
+        self.replicas_ref().len()
+    }
+
+    /// Starts (or restarts) replica `i` on the shared database and waits
+    /// until it guards its door.
+    pub async fn start_replica(&mut self, i: usize) {
+        self.kill_replica(i);
+        let port = self.replicas_ref().ports[i];
+        let log = self.replica_log(i);
+        let env = [
+            // The balancer is the one proxy whose X-Forwarded-For counts.
+            ("WS_TRUSTED_PROXIES".to_string(), "127.0.0.1/32".to_string()),
+            // Every connection comes from the balancer.
+            (
+                "WS_MAX_CONNECTIONS_PER_ADDRESS".to_string(),
+                "8192".to_string(),
+            ),
+        ];
+        let child = self.spawn_hub(port, &log, &env);
+        if let Some(r) = self.replicas.as_mut() {
+            r.hubs[i] = Some(child);
+        }
+        wait_answering(&format!("http://127.0.0.1:{port}/api/session"), 401, &log).await;
+    }
+
+    /// Kills replica `i` (SIGKILL: its connections, its locks, its
+    /// in-flight calls die with it).
+    pub fn kill_replica(&mut self, i: usize) {
+        if let Some(r) = self.replicas.as_mut() {
+            if let Some(mut c) = r.hubs[i].take() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+
+    /// Starts nginx on the stack's hub port in front of every replica.
+    pub(super) async fn start_balancer(&mut self) {
+        let state = self.dir.path().join("nginx");
+        std::fs::create_dir_all(&state).expect("nginx dir");
+        let servers = self
+            .replicas_ref()
+            .ports
+            .iter()
+            .map(|p| format!("server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;"))
+            .collect::<Vec<_>>()
+            .join("\n        ");
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let conf = std::fs::read_to_string(repo().join("config/nginx/replicas.conf"))
+            .expect("config/nginx/replicas.conf")
+            .replace("@USER@", if root { "user root;" } else { "" })
+            .replace("@STATE@", &state.display().to_string())
+            .replace("@LISTEN@", &format!("127.0.0.1:{}", self.hub_port))
+            .replace("@SERVERS@", &servers);
+        let conf_path = state.join("nginx.conf");
+        std::fs::write(&conf_path, conf).expect("write nginx.conf");
+        let log = std::fs::File::create(state.join("nginx.out")).expect("log");
+        let child = Command::new(nginx_bin())
+            .arg("-c")
+            .arg(&conf_path)
+            .arg("-p")
+            .arg(&state)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "starting nginx ({}): {e} — scripts/setup test installs it",
+                    nginx_bin().display()
+                )
+            });
+        if let Some(r) = self.replicas.as_mut() {
+            r.nginx = Some(child);
+        }
+        wait_answering(
+            &format!("{}/api/session", self.hub_url()),
+            401,
+            &state.join("nginx-error.log"),
+        )
+        .await;
+    }
+}
