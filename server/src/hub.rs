@@ -193,10 +193,7 @@ impl Hub {
                 users: Arc::new(users),
                 store: sessions,
                 settings: SessionSettings::from_env().map_err(HubError::PublicUrl)?,
-                throttle: Arc::new(crate::ui_auth::throttle::LoginThrottle::new(
-                    crate::ui_auth::throttle::LoginLimits::from_env()
-                        .map_err(HubError::LoginLimits)?,
-                )),
+                throttle: Arc::new(login_throttle(&cluster, &store)?),
             },
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
@@ -314,6 +311,21 @@ impl Hub {
                 crate::ui_auth::headers::security_headers,
             ))
     }
+}
+
+/// The login limits: in this process for a hub alone, in the shared
+/// database for replicas (every replica counts every attempt).
+fn login_throttle(
+    cluster: &Cluster,
+    store: &Store,
+) -> Result<crate::ui_auth::throttle::LoginThrottle, HubError> {
+    use crate::ui_auth::throttle::{LoginLimits, LoginThrottle};
+    let limits = LoginLimits::from_env().map_err(HubError::LoginLimits)?;
+    Ok(if cluster.is_shared() {
+        LoginThrottle::shared(limits, store.clone())
+    } else {
+        LoginThrottle::new(limits)
+    })
 }
 
 /// What hub processes that are gone left behind: task rows they were

@@ -16,6 +16,16 @@
 //!   machine cannot use up the hub's sockets for everyone else;
 //! * at most [`ConnectionLimits::total`] connections in all, the same way.
 //!
+//! **Behind a load balancer** every connection comes from the balancer.
+//! Its address is named in `WS_TRUSTED_PROXIES` ([`TrustedProxies`]); for
+//! a request from such an address the client is the right-most address of
+//! `X-Forwarded-For` that is not itself a trusted proxy (what the balancer
+//! saw; anything a client wrote into the header stands left of it). That
+//! address is the request's `ConnectInfo`, so the auth chain's IP
+//! allowlist, the login limits and `/metrics`' door all see the client,
+//! never the balancer. The connection caps count TCP connections, so
+//! behind a balancer the per-address cap is raised to the total.
+//!
 //! Request bodies and answers have their own bounds where they are read
 //! (the gateway's body limit, the answer cap and every call's deadline).
 
@@ -26,12 +36,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
+use axum::http::HeaderMap;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
@@ -41,6 +53,79 @@ pub const HEADER_TIMEOUT_ENV: &str = "WS_HEADER_TIMEOUT_SECS";
 pub const PER_ADDRESS_ENV: &str = "WS_MAX_CONNECTIONS_PER_ADDRESS";
 /// The total cap's variable.
 pub const TOTAL_ENV: &str = "WS_MAX_CONNECTIONS";
+/// The trusted proxies' variable: CIDRs, comma-separated.
+pub const TRUSTED_PROXIES_ENV: &str = "WS_TRUSTED_PROXIES";
+
+/// The load balancers whose `X-Forwarded-For` names the client (none by
+/// default: then every request's client is its TCP peer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedProxies(Vec<IpNet>);
+
+impl TrustedProxies {
+    /// From [`TRUSTED_PROXIES_ENV`]; a bad entry is named.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var(TRUSTED_PROXIES_ENV) {
+            Err(_) => Ok(Self::default()),
+            Ok(list) => Self::parse(&list),
+        }
+    }
+
+    /// `10.0.0.0/8, 127.0.0.1` (a bare address is one host).
+    pub fn parse(list: &str) -> Result<Self, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(|e| {
+                e.parse::<IpNet>()
+                    .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| {
+                        format!(
+                            "{TRUSTED_PROXIES_ENV}: `{}` is not an address or a CIDR",
+                            exchange::text::clip(e, 64)
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+
+    /// The client of a request that arrived from `remote` with `headers`
+    /// (port 0 when it comes from the header: the balancer knows it, the
+    /// hub does not).
+    pub fn client(&self, remote: SocketAddr, headers: &HeaderMap) -> SocketAddr {
+        if !self.trusts(remote.ip()) {
+            return remote;
+        }
+        let hops: Vec<&str> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .collect();
+        let mut client = remote;
+        for hop in hops.iter().rev() {
+            let ip = match hop.parse::<IpAddr>() {
+                Ok(ip) => ip,
+                Err(_) => match hop.parse::<SocketAddr>() {
+                    Ok(a) => a.ip(),
+                    // Garbage where the balancer writes: trust nothing
+                    // further left.
+                    Err(_) => return client,
+                },
+            };
+            client = SocketAddr::new(ip, 0);
+            if !self.trusts(ip) {
+                break;
+            }
+        }
+        client
+    }
+}
 
 /// The bounds of the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,8 +227,10 @@ pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    proxies: TrustedProxies,
     signal: impl Future<Output = ()>,
 ) {
+    let proxies = Arc::new(proxies);
     let open = Arc::new(Mutex::new(Open::default()));
     let graceful = GracefulShutdown::new();
     // HTTP/1.1, as `axum::serve` speaks it with axum's default features
@@ -174,12 +261,14 @@ pub async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "TCP_NODELAY");
         }
+        let proxies = proxies.clone();
         let service = app
             .clone()
             .map_request(move |mut request: hyper::Request<Incoming>| {
+                let client = proxies.client(remote, request.headers());
                 request
                     .extensions_mut()
-                    .insert(ConnectInfo::<SocketAddr>(remote));
+                    .insert(ConnectInfo::<SocketAddr>(client));
                 request.map(axum::body::Body::new)
             });
         let connection =
@@ -219,6 +308,50 @@ mod tests {
         assert!(
             admit(&open, limits, a).is_some(),
             "a closed connection frees its place"
+        );
+    }
+
+    #[test]
+    fn the_client_behind_a_trusted_balancer_is_the_last_hop_it_did_not_write() {
+        let proxies = TrustedProxies::parse("127.0.0.1, 10.0.0.0/8").expect("valid");
+        let balancer: SocketAddr = "127.0.0.1:50000".parse().expect("addr");
+        let headers = |values: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in values {
+                h.append("x-forwarded-for", v.parse().expect("header"));
+            }
+            h
+        };
+        let ip = |a: SocketAddr| a.ip().to_string();
+        // The balancer appended the client.
+        assert_eq!(
+            ip(proxies.client(balancer, &headers(&["203.0.113.7"]))),
+            "203.0.113.7"
+        );
+        // A client's own header stands left of what the balancer wrote.
+        assert_eq!(
+            ip(proxies.client(balancer, &headers(&["6.6.6.6, 203.0.113.7"]))),
+            "203.0.113.7"
+        );
+        // A chain of trusted proxies is walked through.
+        assert_eq!(
+            ip(proxies.client(balancer, &headers(&["203.0.113.7", "10.1.2.3"]))),
+            "203.0.113.7"
+        );
+        // No header, or garbage: the TCP peer.
+        assert_eq!(proxies.client(balancer, &HeaderMap::new()), balancer);
+        assert_eq!(proxies.client(balancer, &headers(&["not-an-ip"])), balancer);
+        // From an untrusted address the header means nothing.
+        let direct: SocketAddr = "198.51.100.1:4000".parse().expect("addr");
+        assert_eq!(proxies.client(direct, &headers(&["127.0.0.1"])), direct);
+        // Nobody is trusted by default.
+        assert_eq!(
+            TrustedProxies::default().client(balancer, &headers(&["203.0.113.7"])),
+            balancer
+        );
+        assert_eq!(
+            TrustedProxies::parse("10.0.0.0/33").expect_err("bad"),
+            "WS_TRUSTED_PROXIES: `10.0.0.0/33` is not an address or a CIDR"
         );
     }
 

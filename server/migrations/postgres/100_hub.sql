@@ -70,3 +70,11 @@ CREATE TABLE peer_health (
     system TEXT PRIMARY KEY,
     probe TEXT NOT NULL, card TEXT, plane TEXT,
     updated_at TEXT NOT NULL, prober TEXT NOT NULL);
+
+-- Login attempts counted by every replica together (server::ui_auth::
+-- throttle, shared mode): a token bucket per address and per username,
+-- as of `at_ms` (milliseconds since the epoch).
+CREATE TABLE login_buckets (
+    kind TEXT NOT NULL, key TEXT NOT NULL,
+    tokens DOUBLE PRECISION NOT NULL, at_ms BIGINT NOT NULL,
+    PRIMARY KEY (kind, key));

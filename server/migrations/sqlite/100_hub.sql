@@ -71,3 +71,11 @@ CREATE TABLE IF NOT EXISTS peer_health (
     system TEXT PRIMARY KEY,
     probe TEXT NOT NULL, card TEXT, plane TEXT,
     updated_at TEXT NOT NULL, prober TEXT NOT NULL);
+
+-- Login attempts counted by every replica together (server::ui_auth::
+-- throttle, shared mode): a token bucket per address and per username,
+-- as of `at_ms` (milliseconds since the epoch).
+CREATE TABLE IF NOT EXISTS login_buckets (
+    kind TEXT NOT NULL, key TEXT NOT NULL,
+    tokens REAL NOT NULL, at_ms INTEGER NOT NULL,
+    PRIMARY KEY (kind, key));

@@ -59,12 +59,17 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
         "name": state.config.name,
         "version": VERSION,
     }));
+    // How many health checks this process answered: an operator (and the
+    // replica tests) can see how hard the hub's prober knocks.
+    let checks = Arc::new(std::sync::atomic::AtomicU64::new(0));
     Router::new()
         .route(
             HEALTH_PATH,
             get(move || {
-                let body = health_body.clone();
-                async move { Json((*body).clone()) }
+                let mut body = (*health_body).clone();
+                let n = checks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                body["health_checks"] = json!(n);
+                async move { Json(body) }
             }),
         )
         .merge(agent_card_router(Arc::new(StaticAgentCard::new(card))))
@@ -363,15 +368,24 @@ skills:
         let f = start_peer(VENDOR).await;
         let base = f.peer.base_url();
 
-        let health: Value = f
-            .http
-            .get(format!("{base}/health"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let get_health = || async {
+            f.http
+                .get(format!("{base}/health"))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        };
+        let mut health = get_health().await;
+        let first = health["health_checks"].as_u64().expect("a count");
+        assert_eq!(
+            get_health().await["health_checks"].as_u64(),
+            Some(first + 1),
+            "every check is counted"
+        );
+        health.as_object_mut().unwrap().remove("health_checks");
         assert_eq!(
             health,
             json!({"service": "wall-street-peer", "system": "vendorcorp", "name": "VendorCorp", "version": VERSION})

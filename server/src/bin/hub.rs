@@ -143,6 +143,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .start_background()
         .context("starting background tasks")?;
     let limits = server::listen::ConnectionLimits::from_env().map_err(anyhow::Error::msg)?;
+    let proxies = server::listen::TrustedProxies::from_env().map_err(anyhow::Error::msg)?;
     let app = hub.router(conf.leptos_options);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -151,7 +152,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         instance = %hub.cluster.instance(), "hub listening");
 
     let shutdown = hub.shutdown.clone();
-    let server = server::listen::serve(listener, app, limits, async move {
+    let server = server::listen::serve(listener, app, limits, proxies, async move {
         stop_signal().await;
         tracing::info!("shutting down");
         // Ends the event streams so open canvases do not hold the exit.

@@ -9,8 +9,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use tower_sessions::Session;
 
-use std::time::Instant;
-
 use super::session::{self, SessionUser};
 use super::throttle::{ClientAddress, LoginThrottle, Throttled};
 use super::users::UiUsers;
@@ -42,7 +40,7 @@ pub async fn login(
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Response {
     let username = req.username.trim().to_string();
-    if let Err(throttled) = state.throttle.admit(address, &username, Instant::now()) {
+    if let Err(throttled) = state.throttle.check(address, &username).await {
         tracing::warn!(
             username = %exchange::text::clip(&username, 64),
             ?address,
@@ -64,7 +62,7 @@ pub async fn login(
     let ok = check.await.unwrap_or(false);
     drop(slot);
     if !ok {
-        state.throttle.failed(&username, Instant::now());
+        state.throttle.count_failure(&username).await;
         tracing::info!(username = %exchange::text::clip(&username, 64), "UI login refused");
         return ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED).into_response();
     }

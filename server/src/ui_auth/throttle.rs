@@ -13,16 +13,27 @@
 //!   a few times.
 //!
 //! Both are settings ([`LoginLimits::from_env`]). A refused attempt answers 429 with `Retry-After` and is not counted.
-//! The buckets live in this process (a replica throttles what reaches it;
-//! see NOTES.md) and are bounded: at most [`MAX_KEYS`] of each, a full
-//! bucket carrying no information is the first dropped, and when every
-//! kept bucket is still draining a new key is refused rather than kept.
+//!
+//! Where the buckets live:
+//! * a hub alone keeps them in this process, bounded: at most
+//!   [`MAX_KEYS`] of each, a full bucket carrying no information is the
+//!   first dropped, and when every kept bucket is still draining a new key
+//!   is refused rather than kept;
+//! * replicas keep them in their shared database ([`LoginThrottle::shared`],
+//!   table `login_buckets`), so an attempt counts against its address and
+//!   username whichever replica the balancer sent it to — N replicas do not
+//!   allow N times the guesses. Each take is one conditional upsert (the
+//!   row lock makes concurrent takes on two replicas count twice, never
+//!   once); buckets full again are swept now and then.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use exchange::db::Store;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
@@ -228,20 +239,39 @@ struct State {
     users: Buckets<String>,
 }
 
-/// The login limits of one hub process.
+/// The login limits of a hub (one process, or every replica).
 #[derive(Debug)]
 pub struct LoginThrottle {
+    limits: LoginLimits,
+    backend: Backend,
+}
+
+/// Where the buckets live (module doc).
+#[derive(Debug)]
+enum Backend {
+    Local(LocalThrottle),
+    Shared {
+        store: Store,
+        /// Takes so far: every 64th sweeps the full buckets.
+        takes: AtomicU64,
+    },
+}
+
+/// The buckets of a hub alone, in this process, with the clock given:
+/// what [`LoginThrottle`] uses without replicas, and what the tests drive.
+#[derive(Debug)]
+pub struct LocalThrottle {
     state: Mutex<State>,
 }
 
-impl Default for LoginThrottle {
+impl Default for LocalThrottle {
     fn default() -> Self {
         Self::new(LoginLimits::default())
     }
 }
 
-impl LoginThrottle {
-    /// A throttle with `limits`.
+impl LocalThrottle {
+    /// Buckets with `limits`.
     pub fn new(limits: LoginLimits) -> Self {
         Self {
             state: Mutex::new(State {
@@ -252,16 +282,190 @@ impl LoginThrottle {
     }
 }
 
+impl LoginThrottle {
+    /// A throttle with `limits`, its buckets in this process.
+    pub fn new(limits: LoginLimits) -> Self {
+        Self {
+            limits,
+            backend: Backend::Local(LocalThrottle::new(limits)),
+        }
+    }
+
+    /// A throttle with `limits`, its buckets in the replicas' shared
+    /// `store` (PostgreSQL).
+    pub fn shared(limits: LoginLimits, store: Store) -> Self {
+        Self {
+            limits,
+            backend: Backend::Shared {
+                store,
+                takes: AtomicU64::new(0),
+            },
+        }
+    }
+
+    /// Admits one attempt from `address` for `username` now, or says which
+    /// limit refuses it (see [`LocalThrottle::admit`]). A store that
+    /// cannot be asked admits (and logs): the login stays usable, argon2's
+    /// own cost still paces a guesser.
+    pub async fn check(&self, address: Option<IpAddr>, username: &str) -> Result<(), Throttled> {
+        match &self.backend {
+            Backend::Local(local) => local.admit(address, username, Instant::now()),
+            Backend::Shared { store, takes } => {
+                if takes.fetch_add(1, Ordering::Relaxed) % 64 == 63 {
+                    self.sweep(store).await;
+                }
+                let user = user_key(username);
+                match shared::tokens(store, "user", &user, self.limits.per_user).await {
+                    Ok(t) if t < 1.0 => {
+                        return Err(Throttled {
+                            limit: Limit::User,
+                            retry_after: self.limits.per_user.wait(t),
+                        })
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "reading the shared login limits"),
+                }
+                let Some(address) = address else {
+                    return Ok(());
+                };
+                let key = address.to_string();
+                match shared::take(store, "address", &key, self.limits.per_address, false).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => {
+                        let t = shared::tokens(store, "address", &key, self.limits.per_address)
+                            .await
+                            .unwrap_or(0.0);
+                        Err(Throttled {
+                            limit: Limit::Address,
+                            retry_after: self.limits.per_address.wait(t),
+                        })
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "counting a login in the shared limits");
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counts a failed attempt for `username` now.
+    pub async fn count_failure(&self, username: &str) {
+        match &self.backend {
+            Backend::Local(local) => local.failed(username, Instant::now()),
+            Backend::Shared { store, .. } => {
+                let user = user_key(username);
+                if let Err(e) = shared::take(store, "user", &user, self.limits.per_user, true).await
+                {
+                    tracing::warn!(error = %e, "counting a failed login in the shared limits");
+                }
+            }
+        }
+    }
+
+    /// Forgets the shared buckets that are full again.
+    async fn sweep(&self, store: &Store) {
+        let longest = self
+            .limits
+            .per_address
+            .window
+            .max(self.limits.per_user.window);
+        if let Err(e) = shared::sweep(store, longest).await {
+            tracing::warn!(error = %e, "sweeping the shared login limits");
+        }
+    }
+}
+
+/// The shared buckets' statements (PostgreSQL: replicas only).
+mod shared {
+    use super::Allowance;
+    use exchange::db::Store;
+    use std::time::Duration;
+
+    fn now_ms() -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+
+    fn refill_ms(rate: Allowance) -> f64 {
+        rate.refill().as_secs_f64() * 1e3
+    }
+
+    /// The tokens of a bucket now (a bucket never seen is full).
+    pub(super) async fn tokens(
+        store: &Store,
+        kind: &str,
+        key: &str,
+        rate: Allowance,
+    ) -> Result<f64, sqlx::Error> {
+        let t: Option<f64> = sqlx::query_scalar(
+            "SELECT LEAST($1, tokens + ($2 - at_ms) / $3) FROM login_buckets
+             WHERE kind = $4 AND key = $5",
+        )
+        .bind(f64::from(rate.count))
+        .bind(now_ms())
+        .bind(refill_ms(rate))
+        .bind(kind)
+        .bind(key)
+        .fetch_optional(store.pool())
+        .await?;
+        Ok(t.unwrap_or(f64::from(rate.count)))
+    }
+
+    /// Takes a token: `false` when the bucket has none (and `always` is
+    /// off: a failure is counted even on an empty bucket, which stays
+    /// empty).
+    pub(super) async fn take(
+        store: &Store,
+        kind: &str,
+        key: &str,
+        rate: Allowance,
+        always: bool,
+    ) -> Result<bool, sqlx::Error> {
+        let sql = format!(
+            "INSERT INTO login_buckets (kind, key, tokens, at_ms) VALUES ($1, $2, $3 - 1, $4)
+             ON CONFLICT (kind, key) DO UPDATE SET
+                tokens = GREATEST(0, LEAST($3, login_buckets.tokens + ($4 - login_buckets.at_ms) / $5) - 1),
+                at_ms = $4
+             {}
+             RETURNING tokens",
+            if always {
+                ""
+            } else {
+                "WHERE LEAST($3, login_buckets.tokens + ($4 - login_buckets.at_ms) / $5) >= 1"
+            }
+        );
+        let taken: Option<f64> = sqlx::query_scalar(&sql)
+            .bind(kind)
+            .bind(key)
+            .bind(f64::from(rate.count))
+            .bind(now_ms())
+            .bind(refill_ms(rate))
+            .fetch_optional(store.pool())
+            .await?;
+        Ok(taken.is_some())
+    }
+
+    /// Deletes the buckets untouched for `longest` (full again).
+    pub(super) async fn sweep(store: &Store, longest: Duration) -> Result<(), sqlx::Error> {
+        let cutoff = now_ms() - i64::try_from(longest.as_millis()).unwrap_or(i64::MAX / 2);
+        sqlx::query("DELETE FROM login_buckets WHERE at_ms < $1")
+            .bind(cutoff)
+            .execute(store.pool())
+            .await?;
+        Ok(())
+    }
+}
+
 /// The key of a username: trimmed, lower-case, at most 64 characters (a
 /// username differing only in case or padding is the same person).
 fn user_key(username: &str) -> String {
     exchange::text::clip(&username.trim().to_lowercase(), 64).to_string()
 }
 
-impl LoginThrottle {
+impl LocalThrottle {
     /// Admits one attempt from `address` for `username` at `now`, or says
     /// which limit refuses it. An admitted attempt counts against the
-    /// address; call [`LoginThrottle::failed`] when its password was wrong.
+    /// address; call [`LocalThrottle::failed`] when its password was wrong.
     pub fn admit(
         &self,
         address: Option<IpAddr>,

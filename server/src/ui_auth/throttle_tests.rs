@@ -40,7 +40,7 @@ fn ip(last: u8) -> Option<IpAddr> {
 
 #[test]
 fn one_address_gets_its_burst_then_one_attempt_per_refill() {
-    let t = LoginThrottle::default();
+    let t = LocalThrottle::default();
     let t0 = Instant::now();
     for i in 0..ADDRESS_BURST {
         assert!(
@@ -64,7 +64,7 @@ fn one_address_gets_its_burst_then_one_attempt_per_refill() {
 
 #[test]
 fn failures_for_one_user_are_limited_across_addresses_and_successes_are_free() {
-    let t = LoginThrottle::default();
+    let t = LocalThrottle::default();
     let t0 = Instant::now();
     // Successful logins (no `failed`) never use up the user's bucket.
     for i in 0..20u8 {
@@ -96,7 +96,7 @@ fn failures_for_one_user_are_limited_across_addresses_and_successes_are_free() {
 
 #[test]
 fn a_refused_attempt_is_not_counted() {
-    let t = LoginThrottle::default();
+    let t = LocalThrottle::default();
     let t0 = Instant::now();
     for _ in 0..ADDRESS_BURST {
         assert!(t.admit(ip(1), "u", t0).is_ok());
@@ -110,7 +110,7 @@ fn a_refused_attempt_is_not_counted() {
 
 #[test]
 fn memory_is_bounded_and_full_buckets_are_dropped_first() {
-    let t = LoginThrottle::default();
+    let t = LocalThrottle::default();
     let t0 = Instant::now();
     let addr = |n: usize| Some(IpAddr::from((n as u32 + 1).to_be_bytes()));
     for n in 0..MAX_KEYS {

@@ -156,7 +156,7 @@ impl Stack {
         wait_answering(
             &format!("{}/api/session", self.hub_url()),
             401,
-            &state.join("nginx-error.log"),
+            &state.join("nginx.out"),
         )
         .await;
     }
