@@ -1,7 +1,9 @@
-//! Faults a client inflicts on the hub's door, against a real hub process
-//! (DESIGN.md §1, reliability; `server::listen`): a slow-loris client and a
-//! flood of connections from one address are bounded, and the calls of
-//! everyone else go on while they last.
+//! Faults inflicted on real processes (DESIGN.md §1, reliability; §6,
+//! replicas): a slow-loris client and a flood of connections from one
+//! address are bounded (`server::listen`) and everyone else's calls go on;
+//! a peer killed under steady load costs only its own edge; a hub killed
+//! under a load of writes — a replica behind nginx, or the one hub on its
+//! SQLite file — loses nothing it acknowledged and runs nothing twice.
 
 mod common;
 
@@ -470,4 +472,126 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
             .map(|a| (a.reason().to_string(), a.elapsed.as_millis()))
             .collect::<Vec<_>>()
     );
+}
+
+/// The mixed write load (`common::load`) while replica 0 of two is
+/// SIGKILLed a third of the way in and restarted at two thirds: callers
+/// retry by their keys through nginx; afterwards every acknowledged
+/// consult, task, position and decision is in the shared store, every
+/// task ran once and every decision was recorded once.
+/// `WS_FAULT_SECONDS` (default 12) and `WS_FAULT_WRITE_RATE` (operations a
+/// second, default 40) size it.
+#[tokio::test]
+async fn a_replica_killed_mid_load_loses_nothing_acknowledged_and_runs_nothing_twice() {
+    let seconds = env_number("WS_FAULT_SECONDS", 12).max(6);
+    let rate = env_number("WS_FAULT_WRITE_RATE", 40).max(8);
+    let mut stack = Stack::start_replicas_with(2, vec![slow_budgets()], &[]).await;
+    let load = common::load::start(&stack, rate, seconds, "slowbudgets").await;
+    tokio::time::sleep(Duration::from_secs_f64(seconds as f64 / 3.0)).await;
+    stack.kill_replica(0);
+    let killed = Instant::now();
+    tokio::time::sleep(Duration::from_secs_f64(seconds as f64 / 3.0)).await;
+    stack.start_replica(0).await;
+    let down = killed.elapsed();
+    let run = load.await.expect("the load");
+    let verified = run.verify(&stack, "slowbudgets").await;
+    run.print(
+        &format!(
+            "2 replicas behind nginx, replica 0 SIGKILLed at {:.1} s for {:.1} s",
+            seconds as f64 / 3.0,
+            down.as_secs_f64()
+        ),
+        &verified,
+    );
+    assert_durable(&run, &verified);
+}
+
+/// The same load against a hub alone on its store — its SQLite file, or
+/// (`WS_TEST_STORE=postgres`) its PostgreSQL database — SIGKILLed a third
+/// of the way in and restarted at once on the same store: every write it
+/// acknowledged before the kill (and after) is there afterwards.
+#[tokio::test]
+async fn a_lone_hub_killed_under_load_keeps_every_acknowledged_record() {
+    let seconds = env_number("WS_FAULT_SECONDS", 12).max(6);
+    let rate = env_number("WS_FAULT_WRITE_RATE", 40).max(8);
+    let mut stack = Stack::start(vec![
+        PeerSpec::stock("vendorcorp"),
+        PeerSpec::stock("buyercorp"),
+        PeerSpec::stock("helpdesk"),
+        slow_budgets(),
+    ])
+    .await;
+    let engine = stack.hub_store.engine().as_str();
+    let load = common::load::start(&stack, rate, seconds, "slowbudgets").await;
+    tokio::time::sleep(Duration::from_secs_f64(seconds as f64 / 3.0)).await;
+    stack.kill_hub();
+    let killed = Instant::now();
+    stack.start_hub().await;
+    let down = killed.elapsed();
+    let run = load.await.expect("the load");
+    let verified = run.verify(&stack, "slowbudgets").await;
+    let before_kill = run
+        .done
+        .iter()
+        .filter(|d| d.acknowledged && d.at + d.elapsed.as_secs_f64() < seconds as f64 / 3.0)
+        .count();
+    run.print(
+        &format!(
+            "the hub alone on {engine}, SIGKILLed at {:.1} s, back after {:.1} s \
+             ({before_kill} operations acknowledged before the kill)",
+            seconds as f64 / 3.0,
+            down.as_secs_f64()
+        ),
+        &verified,
+    );
+    assert!(
+        before_kill > 0,
+        "the kill came after some acknowledged writes"
+    );
+    assert_durable(&run, &verified);
+}
+
+/// What both kills must leave: nothing acknowledged lost, nothing run
+/// twice, every operation ended (acknowledged, or given up only by a
+/// caller whose budget ran out while no hub answered).
+fn assert_durable(run: &common::load::Run, v: &common::load::Verified) {
+    assert!(
+        v.lost.is_empty(),
+        "acknowledged but not stored: {:?}",
+        v.lost
+    );
+    assert!(v.tasks_not_once.is_empty(), "{:?}", v.tasks_not_once);
+    assert!(
+        v.decisions_not_once.is_empty(),
+        "{:?}",
+        v.decisions_not_once
+    );
+    let acked = run.done.iter().filter(|d| d.acknowledged).count();
+    assert_eq!(
+        acked,
+        run.done.len(),
+        "every operation was acknowledged within its retry budget: {:?}",
+        run.done
+            .iter()
+            .filter(|d| !d.acknowledged)
+            .map(|d| (d.kind, d.last_failure.as_str()))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        run.done.iter().any(|d| d.retries > 0),
+        "the kill interrupted nothing: no operation needed a retry"
+    );
+}
+
+/// A budget owner that answers a consult after 250 ms: calls are in
+/// flight when a hub dies.
+fn slow_budgets() -> PeerSpec {
+    PeerSpec::clone_of(
+        "slowbudgets",
+        "buyercorp",
+        common::Faults {
+            stall_ms: 250,
+            ..Default::default()
+        },
+    )
 }

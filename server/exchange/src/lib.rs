@@ -26,7 +26,7 @@
 //! | [`model`] | the one model client every agent uses: a tier, a deadline, JSON replies, provider quirks |
 //! | [`prompts`] | the prompt library: system prompts by language and key, from files |
 //! | [`telemetry`] | the log lines both binaries print, and OpenTelemetry spans whose trace id is the envelope's (feature `otel`) |
-//! | [`testing`] | stores for tests on both engines: a throwaway PostgreSQL cluster, fresh databases (feature `testing`) |
+//! | [`testing`] | stores for tests on both engines: a throwaway PostgreSQL cluster, fresh databases (the tests' only) |
 //!
 //! Without the default `runtime` feature only [`reason`], [`id`],
 //! [`text`] and [`negotiation`] compile: the browser crate may use them on
@@ -61,7 +61,7 @@ pub mod negotiator;
 pub mod prompts;
 #[cfg(feature = "otel")]
 pub mod telemetry;
-#[cfg(any(test, feature = "testing"))]
+#[cfg(feature = "runtime")]
 pub mod testing;
 #[cfg(feature = "runtime")]
 pub mod untrusted;

@@ -1,23 +1,24 @@
-//! Stores for tests, on both engines (feature `testing`; the store tests
-//! of every crate run as a matrix: the same test body on a SQLite file and
-//! on a PostgreSQL database).
+//! Stores for tests, on both engines (the store tests of every crate run as
+//! a matrix: the same test body on a SQLite file and on a PostgreSQL
+//! database). Only tests call it; it is compiled with the runtime so that
+//! the binaries and the tests share one build of this crate.
 //!
 //! PostgreSQL is a real server: Debian's `postgresql` package, a
 //! throwaway cluster made with `initdb` in a temporary directory and
-//! started on a free loopback port (as the `postgres` user when the tests
-//! run as root: `initdb` refuses root). `WS_TEST_PG_URL` points the tests
+//! started on a free loopback port by `scripts/pg-cluster` (as the
+//! `postgres` user when the tests run as root: `initdb` refuses root). `WS_TEST_PG_URL` points the tests
 //! at a cluster that is already running instead (`scripts/test` starts one
 //! for the whole run); each test gets a database of its own in it.
 //! `WS_TEST_POSTGRES=0` leaves PostgreSQL out (a machine without it);
 //! otherwise a missing server is an error, never a silent skip.
 //!
 //! A cluster this module starts dies with the test process: the server is
-//! a child that receives SIGTERM when its parent thread ends
-//! (`setpriv --pdeathsig`), and an exit hook stops it and removes its
-//! directory.
+//! a child that receives SIGTERM when its parent thread ends (the
+//! parent-death signal, kept across the script's `setpriv`), and an exit
+//! hook stops it and removes its directory.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -133,103 +134,26 @@ pub struct Cluster {
     pub port: u16,
 }
 
-/// The directory of Debian's PostgreSQL binaries (`WS_PG_BIN`, or the
-/// newest `/usr/lib/postgresql/*/bin` that has `initdb`).
-pub fn bin_dir() -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os("WS_PG_BIN") {
-        return Ok(PathBuf::from(dir));
-    }
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|e| format!("no PostgreSQL server here (/usr/lib/postgresql: {e})"))?
-        .filter_map(Result::ok)
-        .filter_map(|d| {
-            let version = d.file_name().to_str()?.parse::<u32>().ok()?;
-            let bin = d.path().join("bin");
-            bin.join("initdb").is_file().then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found
-        .pop()
-        .map(|(_, bin)| bin)
-        .ok_or_else(|| "no PostgreSQL server here (no /usr/lib/postgresql/*/bin/initdb)".into())
-}
-
-/// Runs `program` as the `postgres` user when this process is root
-/// (initdb and postgres refuse root), as this user otherwise. `parent`
-/// death (the thread that spawned it) sends it SIGTERM.
-pub fn as_server_user(program: &Path) -> Command {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=postgres",
-            "--regid=postgres",
-            "--init-groups",
-            "--pdeathsig=TERM",
-        ])
-        .arg(program);
-        c
-    } else {
-        Command::new(program)
-    }
-}
-
-/// Gives `dir` to the `postgres` user when this process is root.
-pub fn hand_to_server_user(dir: &Path) -> Result<(), String> {
-    // SAFETY: as above.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(());
-    }
-    let status = Command::new("chown")
-        .args(["-R", "postgres:postgres"])
-        .arg(dir)
-        .status()
-        .map_err(|e| format!("chown {}: {e}", dir.display()))?;
-    status
-        .success()
-        .then_some(())
-        .ok_or_else(|| format!("chown {} failed ({status})", dir.display()))
-}
+/// The repository's cluster script (`scripts/pg-cluster`): initdb and the
+/// server in the foreground, as the `postgres` user when run as root. One
+/// home for how a throwaway cluster is made, for the tests and the
+/// replica stack alike.
+const CLUSTER_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-cluster");
 
 impl Cluster {
     fn start() -> Result<Self, String> {
-        let bin = bin_dir()?;
         let dir = std::env::temp_dir().join(format!(
             "ws-test-pg-{}-{:08x}",
             std::process::id(),
             rand::random::<u32>()
         ));
-        let data = dir.join("data");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        hand_to_server_user(&dir)?;
-        let out = as_server_user(&bin.join("initdb"))
-            .args([
-                "--auth=trust",
-                "--username=postgres",
-                "--no-sync",
-                "-E",
-                "UTF8",
-            ])
-            .arg("-D")
-            .arg(&data)
-            .stdout(Stdio::null())
-            .output()
-            .map_err(|e| format!("running initdb: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "initdb failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
         let port = free_port()?;
         // Spawned and waited for by a thread of its own that lives as long
         // as the server: the parent-death signal follows the spawning
         // thread, not the process.
         let (tx, rx) = std::sync::mpsc::channel::<Result<u32, String>>();
-        let (server, sock, log) = (bin.join("postgres"), dir.clone(), dir.join("server.log"));
-        let data_dir = data.clone();
+        let (sock, log) = (dir.clone(), dir.join("server.log"));
         std::thread::spawn(move || {
             let log = match std::fs::File::create(&log) {
                 Ok(f) => f,
@@ -238,31 +162,31 @@ impl Cluster {
                     return;
                 }
             };
-            let child: std::io::Result<Child> = as_server_user(&server)
-                .arg("-D")
-                .arg(&data_dir)
-                .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
+            let mut command = Command::new("bash");
+            command
+                .arg(CLUSTER_SCRIPT)
+                .arg("run")
                 .arg(&sock)
+                .arg(port.to_string())
                 // A test cluster: nothing here must survive a power cut.
-                .args([
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=300",
-                ])
+                .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(log)
-                .spawn();
-            match child {
+                .stderr(log);
+            // SAFETY: prctl in the child before exec, async-signal-safe.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    Ok(())
+                });
+            }
+            match command.spawn() {
                 Ok(mut child) => {
                     let _ = tx.send(Ok(child.id()));
                     let _ = child.wait();
                 }
                 Err(e) => {
-                    let _ = tx.send(Err(format!("starting postgres: {e}")));
+                    let _ = tx.send(Err(format!("starting {CLUSTER_SCRIPT}: {e}")));
                 }
             }
         });
@@ -277,7 +201,7 @@ impl Cluster {
         unsafe {
             libc::atexit(stop_at_exit);
         }
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if Instant::now() > deadline {
                 let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();

@@ -16,6 +16,7 @@
 
 pub mod a2a;
 pub mod contracts;
+pub mod load;
 pub mod model;
 pub mod replicas;
 pub mod stores;
@@ -232,18 +233,24 @@ impl Stack {
     /// database behind nginx, with the demo's contracts negotiated:
     /// [`Stack::hub_url`] is the balancer.
     pub async fn start_replicas(count: usize, env: &[(&str, &str)]) -> Stack {
+        Stack::start_replicas_with(count, Vec::new(), env).await
+    }
+
+    /// [`Stack::start_replicas`] with more peers besides the demo's.
+    pub async fn start_replicas_with(
+        count: usize,
+        more: Vec<PeerSpec>,
+        env: &[(&str, &str)],
+    ) -> Stack {
         let env = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let stack = Stack::launch_with(
-            ["vendorcorp", "buyercorp", "helpdesk"]
-                .map(PeerSpec::stock)
-                .to_vec(),
-            env,
-            count,
-        )
-        .await;
+        let mut specs: Vec<PeerSpec> = ["vendorcorp", "buyercorp", "helpdesk"]
+            .map(PeerSpec::stock)
+            .to_vec();
+        specs.extend(more);
+        let stack = Stack::launch_with(specs, env, count).await;
         stack.grant_demo_contracts().await;
         stack
     }

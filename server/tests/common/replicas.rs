@@ -40,11 +40,27 @@ impl Replicas {
                 let _ = c.wait();
             }
         }
-        if let Some(mut c) = self.nginx.take() {
-            let _ = c.kill();
-            let _ = c.wait();
+        if let Some(c) = self.nginx.take() {
+            stop_nginx(c);
         }
     }
+}
+
+/// Stops nginx the way that takes its workers along: SIGTERM to the master
+/// (a SIGKILLed master leaves its workers holding the port).
+fn stop_nginx(mut master: Child) {
+    // SAFETY: signalling our own child by its pid.
+    unsafe {
+        libc::kill(master.id() as libc::pid_t, libc::SIGTERM);
+    }
+    for _ in 0..100 {
+        if matches!(master.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = master.kill();
+    let _ = master.wait();
 }
 
 /// Debian's nginx (`WS_NGINX` overrides).
