@@ -88,7 +88,20 @@ pub struct IdempotencyStore {
     store: Store,
 }
 
+/// The condition on a key, as [`by_key`] binds it ($1 to $4).
 const KEY: &str = "caller = $1 AND provider = $2 AND capability = $3 AND request_id = $4";
+
+/// `sql` with the four parts of `key` bound as $1 to $4.
+fn by_key<'q>(
+    sql: &'q str,
+    key: &'q IdempotencyKey,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(sql)
+        .bind(&key.caller)
+        .bind(&key.provider)
+        .bind(&key.capability)
+        .bind(&key.request_id)
+}
 
 impl IdempotencyStore {
     /// The store in the hub's (migrated) database.
@@ -101,15 +114,10 @@ impl IdempotencyStore {
         &self,
         key: &IdempotencyKey,
     ) -> Result<Option<StoredAnswer>, IdempotencyError> {
-        let row = sqlx::query(&format!(
+        let sql = format!(
             "SELECT answer, trace_id, created_at, input_digest, reply FROM idempotency WHERE {KEY}"
-        ))
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
-        .fetch_optional(self.store.pool())
-        .await?;
+        );
+        let row = by_key(&sql, key).fetch_optional(self.store.pool()).await?;
         match row {
             None => Ok(None),
             Some(row) => {
@@ -128,16 +136,13 @@ impl IdempotencyStore {
 
     /// Claims `key` for the hub process `me`, or says who holds it.
     pub async fn claim(&self, key: &IdempotencyKey, me: &str) -> Result<Claim, IdempotencyError> {
-        let inserted = sqlx::query(
+        let inserted = by_key(
             "INSERT INTO idempotency_claims
                 (caller, provider, capability, request_id, claimed_by, claimed_at)
              VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (caller, provider, capability, request_id) DO NOTHING",
+            key,
         )
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
         .bind(me)
         .bind(exchange::audit::now())
         .execute(self.store.pool())
@@ -146,15 +151,12 @@ impl IdempotencyStore {
         if inserted == 1 {
             return Ok(Claim::Won);
         }
-        let holder: Option<String> = sqlx::query_scalar(&format!(
-            "SELECT claimed_by FROM idempotency_claims WHERE {KEY}"
-        ))
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
-        .fetch_optional(self.store.pool())
-        .await?;
+        let sql = format!("SELECT claimed_by FROM idempotency_claims WHERE {KEY}");
+        let holder: Option<String> = by_key(&sql, key)
+            .fetch_optional(self.store.pool())
+            .await?
+            .map(|row| row.try_get("claimed_by"))
+            .transpose()?;
         match holder {
             Some(h) => Ok(Claim::HeldBy(h)),
             // Released between the two statements: try again.
@@ -170,36 +172,28 @@ impl IdempotencyStore {
         dead: &str,
         me: &str,
     ) -> Result<bool, IdempotencyError> {
-        let n = sqlx::query(&format!(
+        let sql = format!(
             "UPDATE idempotency_claims SET claimed_by = $5, claimed_at = $6
              WHERE {KEY} AND claimed_by = $7"
-        ))
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
-        .bind(me)
-        .bind(exchange::audit::now())
-        .bind(dead)
-        .execute(self.store.pool())
-        .await?
-        .rows_affected();
+        );
+        let n = by_key(&sql, key)
+            .bind(me)
+            .bind(exchange::audit::now())
+            .bind(dead)
+            .execute(self.store.pool())
+            .await?
+            .rows_affected();
         Ok(n == 1)
     }
 
     /// Releases `me`'s claim on `key` without an answer (the consult
     /// failed: the key stays retryable).
     pub async fn release(&self, key: &IdempotencyKey, me: &str) -> Result<(), IdempotencyError> {
-        sqlx::query(&format!(
-            "DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5"
-        ))
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
-        .bind(me)
-        .execute(self.store.pool())
-        .await?;
+        let sql = format!("DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5");
+        by_key(&sql, key)
+            .bind(me)
+            .execute(self.store.pool())
+            .await?;
         Ok(())
     }
 
@@ -238,16 +232,13 @@ impl IdempotencyStore {
         let answer = serde_json::to_string(answer)?;
         let reply = reply.map(serde_json::to_string).transpose()?;
         let mut tx = self.store.pool().begin().await?;
-        sqlx::query(
+        by_key(
             "INSERT INTO idempotency
                 (caller, provider, capability, request_id, answer, trace_id, created_at, input_digest, reply)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (caller, provider, capability, request_id) DO NOTHING",
+            key,
         )
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
         .bind(answer)
         .bind(trace_id)
         .bind(exchange::audit::now())
@@ -255,16 +246,8 @@ impl IdempotencyStore {
         .bind(reply)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(&format!(
-            "DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5"
-        ))
-        .bind(&key.caller)
-        .bind(&key.provider)
-        .bind(&key.capability)
-        .bind(&key.request_id)
-        .bind(me)
-        .execute(&mut *tx)
-        .await?;
+        let release = format!("DELETE FROM idempotency_claims WHERE {KEY} AND claimed_by = $5");
+        by_key(&release, key).bind(me).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -146,6 +146,9 @@ pub struct TaskRecord {
 
 /// What a [`claim`](TaskRecords::claim) found.
 #[derive(Debug, Clone, PartialEq)]
+// Returned once per submission and matched at once, never stored: the
+// row is not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Claim {
     /// This submission inserted the row: it forwards.
     New,

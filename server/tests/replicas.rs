@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::a2a::unique;
+use common::a2a::{triage, unique};
 use common::{Stack, UiClient};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -157,15 +157,12 @@ async fn two_replicas_are_one_hub_for_callers_and_canvases() {
     // One task key on both replicas at once: one task, run once.
     let task_key = format!("task-{}", unique());
     let submissions = (0..6).map(|i| {
-        let mut call = stack.a2a("buyercorp", "helpdesk").params(json!({
-            "message": {
-                "messageId": task_key,
-                "role": "ROLE_USER",
-                "parts": [{ "data": { "capability": "ticket.triage",
-                                      "input": {"ticket_id": "T-1007", "work_ms": 200} } }],
-            },
-            "configuration": { "returnImmediately": true },
-        }));
+        let mut call = stack.a2a("buyercorp", "helpdesk").params(triage(
+            &task_key,
+            json!({"ticket_id": "T-1007", "work_ms": 200}),
+            true,
+            None,
+        ));
         call.url = call
             .url
             .replace(&stack.hub_url(), &stack.replica_url(i % 2));

@@ -8,27 +8,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::a2a::unique;
+use common::a2a::{triage, unique};
 use common::{Faults, PeerSpec, Stack};
 use serde_json::{json, Value as Json};
 use tokio::time::Instant;
 
-/// `SendMessage` params submitting a triage of `ticket`.
-fn triage(message_id: &str, input: Json, immediately: bool, deadline: Option<String>) -> Json {
-    let mut p = json!({
-        "message": {
-            "messageId": message_id,
-            "role": "ROLE_USER",
-            "parts": [{ "data": { "capability": "ticket.triage", "input": input } }],
-        },
-        "configuration": { "returnImmediately": immediately },
-    });
-    if let Some(d) = deadline {
-        p["message"]["metadata"] = json!({ "deadline": d });
-    }
-    p
-}
-
+/// An RFC 3339 time `ms` from now.
 fn in_ms(ms: i64) -> String {
     (chrono::Utc::now() + chrono::Duration::milliseconds(ms))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)

@@ -447,9 +447,9 @@ mod tests {
         }
     }
 
-    async fn futures_join_all<F: std::future::Future>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
+    async fn futures_join_all<F>(fs: impl Iterator<Item = F>) -> Vec<F::Output>
     where
-        F: Send + 'static,
+        F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let handles: Vec<_> = fs.map(tokio::spawn).collect();

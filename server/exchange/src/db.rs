@@ -151,7 +151,9 @@ impl From<PathBuf> for Location {
     }
 }
 
-/// Names the store without its password: `postgres://ws:***@host/db`.
+/// Names the store without its secrets: `postgres://ws:***@host/db`, and
+/// the query (which may carry `password=` or `sslpassword=`) and any
+/// fragment as `?…`.
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -162,7 +164,10 @@ impl fmt::Display for Location {
                     if u.password().is_some() {
                         let _ = u.set_password(Some("***"));
                     }
-                    write!(f, "{u}")
+                    let options = u.query().is_some() || u.fragment().is_some();
+                    u.set_query(None);
+                    u.set_fragment(None);
+                    write!(f, "{u}{}", if options { "?…" } else { "" })
                 }
                 Err(_) => f.write_str("postgres://(unparseable)"),
             },
@@ -551,6 +556,10 @@ mod tests {
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("127.0.0.1:5433/hub"), "{shown}");
         assert!(!format!("{pg:?}").contains("hunter2"));
+        let options: Location = "postgres://ws@127.0.0.1/hub?password=hunter2&sslmode=disable"
+            .parse()
+            .expect("a postgres URL");
+        assert_eq!(options.to_string(), "postgres://ws@127.0.0.1/hub?…");
         assert_eq!(
             "mysql://x/y".parse::<Location>(),
             Err(LocationError::Scheme("mysql".into()))

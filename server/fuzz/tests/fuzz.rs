@@ -104,3 +104,8 @@ fn every_target_has_a_test() {
         ]
     );
 }
+
+#[test]
+fn forwarded() {
+    fuzz("forwarded");
+}

@@ -44,6 +44,24 @@ pub fn unique() -> String {
     format!("{nanos:x}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// The params of a `SendMessage` submitting Helpdesk's `ticket.triage`
+/// task under `message_id` (its idempotency key), answered when accepted
+/// (`immediately`) or when done, with an optional deadline.
+pub fn triage(message_id: &str, input: Json, immediately: bool, deadline: Option<String>) -> Json {
+    let mut p = json!({
+        "message": {
+            "messageId": message_id,
+            "role": "ROLE_USER",
+            "parts": [{ "data": { "capability": "ticket.triage", "input": input } }],
+        },
+        "configuration": { "returnImmediately": immediately },
+    });
+    if let Some(d) = deadline {
+        p["message"]["metadata"] = json!({ "deadline": d });
+    }
+    p
+}
+
 /// A fresh root `traceparent` (W3C trace context, version 00, sampled) and
 /// its 32-hex trace id.
 pub fn traceparent() -> (String, String) {

@@ -266,15 +266,7 @@ async fn consult(t: &Target, key: &str) -> Step {
 async fn task(t: &Target, key: &str) -> Step {
     let body = json!({
         "jsonrpc": "2.0", "id": key, "method": "SendMessage",
-        "params": {
-            "message": {
-                "messageId": key,
-                "role": "ROLE_USER",
-                "parts": [{ "data": { "capability": "ticket.triage",
-                                      "input": {"ticket_id": "T-1002", "work_ms": 150} } }],
-            },
-            "configuration": { "returnImmediately": false },
-        },
+        "params": super::a2a::triage(key, json!({"ticket_id": "T-1002", "work_ms": 150}), false, None),
     });
     let (status, json) = send(
         t,

@@ -77,6 +77,12 @@ impl Stack {
             .expect("a stack started with Stack::start_replicas")
     }
 
+    fn replicas_mut(&mut self) -> &mut Replicas {
+        self.replicas
+            .as_mut()
+            .expect("a stack started with Stack::start_replicas")
+    }
+
     /// Replica `i`'s own address (not the balancer's).
     pub fn replica_url(&self, i: usize) -> String {
         format!("http://127.0.0.1:{}", self.replicas_ref().ports[i])
@@ -113,9 +119,7 @@ impl Stack {
             ),
         ];
         let child = self.spawn_hub(port, &log, &env);
-        if let Some(r) = self.replicas.as_mut() {
-            r.hubs[i] = Some(child);
-        }
+        self.replicas_mut().hubs[i] = Some(child);
         wait_answering(&format!("http://127.0.0.1:{port}/api/session"), 401, &log).await;
     }
 
@@ -166,9 +170,7 @@ impl Stack {
                     nginx_bin().display()
                 )
             });
-        if let Some(r) = self.replicas.as_mut() {
-            r.nginx = Some(child);
-        }
+        self.replicas_mut().nginx = Some(child);
         wait_answering(
             &format!("{}/api/session", self.hub_url()),
             401,

@@ -7,6 +7,7 @@ pub mod agents_config;
 pub mod bridge;
 pub mod contract_path;
 pub mod envelope;
+pub mod forwarded;
 pub mod jsonrpc;
 pub mod mcp_args;
 pub mod topology;
@@ -20,6 +21,7 @@ pub static ALL: &[&Target] = &[
     &agents_config::TARGET,
     &contract_path::TARGET,
     &mcp_args::TARGET,
+    &forwarded::TARGET,
 ];
 
 /// `input` as text, or the class of input that is not UTF-8 (a caller's
