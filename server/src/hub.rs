@@ -224,15 +224,18 @@ impl Hub {
         );
         let (agents, cluster) = (self.agents.clone(), self.cluster.clone());
         let agents = crate::agents::watch(agents, move || cluster.announce(Change::Agents));
+        let cluster = self.cluster.clone();
+        let traffic = self.gateway.traffic().clone().spawn_publisher(
+            self.events.clone(),
+            std::time::Duration::from_millis(500),
+            move |own| cluster.share_traffic(own),
+        );
         let mut handles = vec![
             self.cluster.spawn_prober(prober),
             topology,
             agents,
             tokio::spawn(self.ui.store.clone().sweep_expired()),
-            self.gateway
-                .traffic()
-                .clone()
-                .spawn_publisher(self.events.clone(), std::time::Duration::from_millis(500)),
+            traffic,
         ];
         handles.extend(self.cluster.spawn_listener(Replicated {
             edges: self.edges.clone(),
@@ -241,6 +244,7 @@ impl Hub {
             board: self.board.clone(),
             registry: self.registry.clone(),
             agents: self.agents.clone(),
+            traffic: self.gateway.traffic().clone(),
         }));
         Ok(BackgroundTasks { handles })
     }

@@ -143,6 +143,36 @@ async fn two_replicas_are_one_hub_for_callers_and_canvases() {
         1,
         "the provider ran the consult once"
     );
+    // The edge's label counts every replica's calls, on either replica.
+    let edge_calls = |r: &UiClient| {
+        let r = r.clone();
+        async move {
+            r.get_json("/api/traffic").await["edges"]
+                .as_array()
+                .and_then(|e| {
+                    e.iter()
+                        .find(|e| e["edge"] == "helpdesk->buyercorp:budget.consult")
+                        .and_then(|e| e["calls"].as_u64())
+                })
+                .unwrap_or(0)
+        }
+    };
+    until_seen(
+        &mut events,
+        &["helpdesk->buyercorp:budget.consult"],
+        Duration::from_secs(5),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while edge_calls(&r1).await < 8 || edge_calls(&r0).await < 8 {
+        assert!(
+            Instant::now() < deadline,
+            "labels: {} on replica 0, {} on replica 1",
+            edge_calls(&r0).await,
+            edge_calls(&r1).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let hub = stack.hub_trail().await;
     let connected = hub
         .count(&key, exchange::audit::Outcome::Connected)

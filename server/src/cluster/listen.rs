@@ -3,7 +3,8 @@
 //!
 //! One connection per replica listens on [`CHANNEL`](super::CHANNEL). Each
 //! notification names a change, never carries the state itself (bar a
-//! call's reason code): the replica re-reads it from the shared store, so a
+//! call's reason code and a replica's recent traffic counts, which live in
+//! no store): the replica re-reads it from the shared store, so a
 //! notification that arrives twice or late does no harm. When the
 //! connection breaks, notifications sent meanwhile are lost: after every
 //! (re)connection the replica re-reads everything ([`resync`]) before it
@@ -23,6 +24,7 @@ use crate::edges::EdgeStore;
 use crate::events::EventBus;
 use crate::prober::StatusBoard;
 use crate::registry::Registry;
+use crate::traffic::Traffic;
 
 /// What a replica keeps in memory of the shared state, and its canvases'
 /// event bus: what a notification updates.
@@ -40,6 +42,9 @@ pub struct Replicated {
     pub registry: Arc<Registry>,
     /// The agent config.
     pub agents: Arc<Agents>,
+    /// The edge labels' traffic (the other replicas' counts are kept
+    /// there).
+    pub traffic: Arc<Traffic>,
 }
 
 /// Listens forever (until aborted), reconnecting after a break.
@@ -133,6 +138,12 @@ async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
         Change::Agents => {
             let agents = state.agents.clone();
             let _ = tokio::task::spawn_blocking(move || agents.reload()).await;
+        }
+        Change::Traffic { edges } => {
+            let edges = state.traffic.apply_remote(from, edges);
+            if !edges.is_empty() {
+                state.events.publish(HubEvent::Traffic { edges });
+            }
         }
     }
 }

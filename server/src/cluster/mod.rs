@@ -92,7 +92,16 @@ pub enum Change {
     },
     /// A replica reloaded the agent config.
     Agents,
+    /// What a replica counted on some edges lately (its own counts).
+    Traffic {
+        /// Its views of the edges that changed.
+        edges: Vec<app::dto::EdgeTrafficView>,
+    },
 }
+
+/// Edge views per notification: a payload stays well under PostgreSQL's
+/// 8000 bytes.
+const TRAFFIC_CHUNK: usize = 20;
 
 /// A call failure as a notification carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -274,6 +283,19 @@ impl Cluster {
     pub fn announce(&self, change: Change) {
         if let Some(shared) = &self.inner.shared {
             let _ = shared.outbox.send(Outgoing::Notify(change));
+        }
+    }
+
+    /// Tells the other replicas what this one counted on `edges` lately
+    /// (in notifications of a few edges each).
+    pub fn share_traffic(&self, edges: Vec<app::dto::EdgeTrafficView>) {
+        if !self.is_shared() {
+            return;
+        }
+        for chunk in edges.chunks(TRAFFIC_CHUNK) {
+            self.announce(Change::Traffic {
+                edges: chunk.to_vec(),
+            });
         }
     }
 

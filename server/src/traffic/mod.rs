@@ -25,6 +25,15 @@
 //! The edges that changed are drained by [`Traffic::spawn_publisher`]
 //! twice a second into one `HubEvent::Traffic`, so a busy edge costs open
 //! canvases at most two events a second.
+//!
+//! **Replicas.** Each replica counts the exchanges it handled. The edge
+//! labels a canvas shows are the whole hub's: the publisher also hands this
+//! replica's changed edges to the other replicas (`cluster`), which keep
+//! them ([`Traffic::apply_remote`], for a window's length) and add them to
+//! their own — calls and failures summed, the newest last call — in what
+//! they publish and in `GET /api/traffic`. An edge's metrics drawer, its
+//! inspector and `/metrics` stay the replica's own (Prometheus scrapes
+//! each replica).
 
 pub mod inspector;
 pub mod prometheus;
@@ -123,6 +132,9 @@ impl Labels {
 pub struct Traffic {
     state: Mutex<State>,
     prometheus: prometheus::Metrics,
+    /// The other replicas' edge labels: instance → edge → (their view,
+    /// when it arrived).
+    remote: Mutex<HashMap<String, HashMap<String, (EdgeTrafficView, Instant)>>>,
 }
 
 #[derive(Default)]
@@ -149,7 +161,78 @@ impl Traffic {
         Self {
             state: Mutex::new(State::default()),
             prometheus: prometheus::Metrics::new(),
+            remote: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `local` with what the other replicas counted on the same edge added
+    /// (a replica's view is kept for a window's length after it arrived).
+    fn merged(&self, mut local: EdgeTrafficView, now: Instant) -> EdgeTrafficView {
+        let Ok(remote) = self.remote.lock() else {
+            return local;
+        };
+        let window = Duration::from_secs(u64::from(local.window_secs.max(1)));
+        for edges in remote.values() {
+            let Some((view, at)) = edges.get(&local.edge) else {
+                continue;
+            };
+            if now.saturating_duration_since(*at) > window {
+                continue;
+            }
+            local.calls = local.calls.saturating_add(view.calls);
+            local.failures = local.failures.saturating_add(view.failures);
+            let newer = match (&local.last, &view.last) {
+                (None, Some(_)) => true,
+                (Some(mine), Some(theirs)) => theirs.at > mine.at,
+                _ => false,
+            };
+            if newer {
+                local.last.clone_from(&view.last);
+            }
+        }
+        local
+    }
+
+    /// Keeps what replica `from` counted on `edges` (its own views), and
+    /// answers those edges as the whole hub counted them now: what this
+    /// replica's canvases are told.
+    pub fn apply_remote(&self, from: &str, edges: Vec<EdgeTrafficView>) -> Vec<EdgeTrafficView> {
+        let now = Instant::now();
+        let ids: Vec<String> = edges.iter().map(|e| e.edge.clone()).collect();
+        if let Ok(mut remote) = self.remote.lock() {
+            let theirs = remote.entry(from.to_string()).or_default();
+            for view in edges {
+                theirs.insert(view.edge.clone(), (view, now));
+            }
+            // Forget what has left every window.
+            remote.retain(|_, edges| {
+                edges.retain(|_, (v, at)| {
+                    now.saturating_duration_since(*at)
+                        <= Duration::from_secs(u64::from(v.window_secs.max(1)))
+                });
+                !edges.is_empty()
+            });
+        }
+        let locals: Vec<EdgeTrafficView> = {
+            let state = self.state.lock().ok();
+            ids.into_iter()
+                .map(|edge| {
+                    state
+                        .as_ref()
+                        .and_then(|s| {
+                            s.edges
+                                .iter()
+                                .find(|(l, _)| l.known() && l.edge_id() == edge)
+                                .map(|(_, stats)| stats.traffic(edge.clone(), now))
+                        })
+                        .unwrap_or_else(|| stats::EdgeStats::default().traffic(edge, now))
+                })
+                .collect()
+        };
+        locals
+            .into_iter()
+            .map(|local| self.merged(local, now))
+            .collect()
     }
 
     /// Counts one finished exchange.
@@ -173,11 +256,14 @@ impl Traffic {
     /// last call).
     pub fn edge(&self, labels: &Labels) -> EdgeTrafficView {
         let now = Instant::now();
-        let state = self.state.lock().ok();
-        match state.as_ref().and_then(|s| s.edges.get(labels)) {
-            Some(stats) => stats.traffic(labels.edge_id(), now),
-            None => stats::EdgeStats::default().traffic(labels.edge_id(), now),
-        }
+        let local = {
+            let state = self.state.lock().ok();
+            match state.as_ref().and_then(|s| s.edges.get(labels)) {
+                Some(stats) => stats.traffic(labels.edge_id(), now),
+                None => stats::EdgeStats::default().traffic(labels.edge_id(), now),
+            }
+        };
+        self.merged(local, now)
     }
 
     /// The metrics of one edge.
@@ -239,13 +325,16 @@ impl Traffic {
     }
 
     /// Publishes the changed edges every `every` (twice a second in the
-    /// hub) as one `HubEvent::Traffic`; nothing when nothing changed. An
-    /// edge whose last call leaves the window changes too: its count is
-    /// pushed once more when it drops to zero.
+    /// hub) as one `HubEvent::Traffic`, as the whole hub counted them;
+    /// nothing when nothing changed. An edge whose last call leaves the
+    /// window changes too: its count is pushed once more when it drops to
+    /// zero. `share` gets this replica's own views of the same edges (for
+    /// the other replicas).
     pub fn spawn_publisher(
         self: std::sync::Arc<Self>,
         events: EventBus,
         every: Duration,
+        share: impl Fn(Vec<EdgeTrafficView>) + Send + 'static,
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
@@ -253,9 +342,12 @@ impl Traffic {
             loop {
                 tick.tick().await;
                 self.mark_expiring();
-                let edges = self.drain_changed();
-                if !edges.is_empty() {
+                let own = self.drain_changed();
+                if !own.is_empty() {
+                    let now = Instant::now();
+                    let edges = own.iter().map(|v| self.merged(v.clone(), now)).collect();
                     events.publish(HubEvent::Traffic { edges });
+                    share(own);
                 }
             }
         })

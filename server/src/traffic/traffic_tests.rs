@@ -156,3 +156,55 @@ fn an_edge_nobody_called_says_so() {
     let m = traffic.edge_metrics(&edge);
     assert_eq!((m.calls, m.success_rate, m.wait_p50_ms), (0, None, None));
 }
+
+/// What other replicas counted is added to this one's labels: calls and
+/// failures summed, the newest last call; a replica's counts replace its
+/// earlier ones, and another edge is untouched.
+#[test]
+fn the_other_replicas_counts_are_added_to_the_labels() {
+    let t = topology();
+    let traffic = Traffic::new();
+    let env = Envelope::new_root();
+    for _ in 0..3 {
+        traffic.observe(
+            &t,
+            exchange(&env, "buyercorp", TrafficOutcome::Connected, None, 5),
+        );
+    }
+    let labels = Labels::of(&t, "buyercorp", "vendorcorp", "orders.query");
+    let edge = labels.edge_id();
+    let mine = traffic.edge(&labels);
+    assert_eq!((mine.calls, mine.failures), (3, 0));
+    let theirs = |calls, failures, at: &str| EdgeTrafficView {
+        edge: edge.clone(),
+        window_secs: mine.window_secs,
+        calls,
+        failures,
+        last: Some(LastCallView {
+            at: at.into(),
+            outcome: TrafficOutcome::NotConnected,
+            reason: Some(ReasonCode::Timeout),
+            duration_ms: 2000,
+        }),
+    };
+    let told = traffic.apply_remote("0000000b", vec![theirs(4, 1, "2999-01-01T00:00:00.000Z")]);
+    assert_eq!(told.len(), 1);
+    assert_eq!((told[0].calls, told[0].failures), (7, 1));
+    assert_eq!(
+        told[0].last.as_ref().map(|l| l.reason),
+        Some(Some(ReasonCode::Timeout)),
+        "the newest last call is the other replica's"
+    );
+    // The same replica again: its counts replace, not add.
+    traffic.apply_remote("0000000b", vec![theirs(5, 0, "2999-01-01T00:00:01.000Z")]);
+    // A third replica adds its own.
+    traffic.apply_remote("0000000c", vec![theirs(1, 1, "1999-01-01T00:00:00.000Z")]);
+    let all = traffic.edge(&labels);
+    assert_eq!((all.calls, all.failures), (3 + 5 + 1, 1));
+    assert_eq!(
+        all.last.as_ref().map(|l| l.at.as_str()),
+        Some("2999-01-01T00:00:01.000Z")
+    );
+    let other = Labels::of(&t, "buyercorp", "helpdesk", "ticket.classify");
+    assert_eq!(traffic.edge(&other).calls, 0, "another edge is untouched");
+}
