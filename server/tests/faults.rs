@@ -423,11 +423,11 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
             .send()
     };
     // Eight endless answers at once, and the healthy peer beside them;
-    // four rounds, so a cost that grows with the number of endless answers
+    // six rounds, so a cost that grows with the number of endless answers
     // (rather than with how many are open at once) shows.
     let mut rss_after_round = Vec::new();
     let mut endless_answers = Vec::new();
-    for _round in 0..4 {
+    for _round in 0..6 {
         let endless_calls = futures::future::join_all((0..8).map(|_| call("endless")));
         let healthy_calls = futures::future::join_all((0..8).map(|_| call("helpdesk")));
         let (endless_round, healthy_answers) = tokio::join!(endless_calls, healthy_calls);
@@ -453,15 +453,20 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
     }
     // Each answer is read up to the hub's cap (4 MiB) and no further: the
     // first round costs what eight capped reads cost (with the allocator's
-    // slack), and later rounds cost nothing more.
+    // slack), and later rounds cost nothing more. The allocator keeps and
+    // returns pages as it likes, so the last round is held to the highest
+    // of the first two (plus slack), not to the first: a leak of the
+    // capped reads (32 MiB a round) would be past that bound by round
+    // four, and a few MiB the allocator keeps do not fail it.
     let first = rss_after_round[0];
+    let early = rss_after_round[0].max(rss_after_round[1]);
     let last = rss_after_round[rss_after_round.len() - 1];
     assert!(
         first <= rss_before + 8 * 4 * 3 * 1024,
         "hub RSS {rss_before} → {first} KiB after eight endless answers"
     );
     assert!(
-        last <= first + 16 * 1024,
+        last <= early + 16 * 1024,
         "hub RSS grew round after round: {rss_before} → {rss_after_round:?} KiB"
     );
     let rss_after = last;
