@@ -64,8 +64,5 @@ pub(super) async fn lead(url: String, me: String, prober: Prober) {
 
 /// Tries the leader lock on `conn`.
 async fn take(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT pg_try_advisory_lock($1, 1)")
-        .bind(LOCK_LEADER)
-        .fetch_one(conn)
-        .await
+    super::try_lock(conn, LOCK_LEADER, 1).await
 }

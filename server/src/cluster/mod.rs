@@ -54,13 +54,10 @@ const KEEP_EVERY: Duration = Duration::from_millis(1000);
 /// payload at 8000 bytes).
 const MAX_DETAIL: usize = 300;
 
-/// Why replication could not start.
+/// Why this process could not join the replicas.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
-    /// The store is PostgreSQL but its URL is not at hand.
-    #[error("the replicas' PostgreSQL store has no URL")]
-    NoUrl,
-    /// Connecting for the liveness lock failed.
+    /// Connecting for the liveness lock, or taking it, failed.
     #[error("holding this replica's liveness lock: {0}")]
     Lock(#[from] sqlx::Error),
 }
@@ -208,7 +205,7 @@ impl Cluster {
     pub fn solo() -> Self {
         Self {
             inner: Arc::new(Inner {
-                instance: new_instance(),
+                instance: new_instance().0,
                 shared: None,
             }),
         }
@@ -221,11 +218,16 @@ impl Cluster {
             Location::Postgres(url) => url.clone(),
             Location::File(_) | Location::Memory => return Ok(Self::solo()),
         };
-        let instance = new_instance();
-        let key = lock_key(&instance).ok_or(ClusterError::NoUrl)?;
-        // The first hold is taken here, so the replica is alive before it
-        // claims anything.
-        let conn = hold(&url, LOCK_LIVE, key).await?;
+        // The lock is taken here, so the replica is alive before it claims
+        // anything; an id another process holds (one chance in four
+        // billion) is drawn again.
+        let (instance, key, conn) = loop {
+            let (instance, key) = new_instance();
+            let mut conn = PgConnection::connect(&url).await?;
+            if try_lock(&mut conn, LOCK_LIVE, key).await? {
+                break (instance, key, conn);
+            }
+        };
         let keeper = tokio::spawn(keep_alive(url.clone(), key, conn));
         let (outbox, queue) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write_outbox(store.clone(), instance.clone(), queue));
@@ -300,7 +302,9 @@ impl Cluster {
     }
 
     /// Spawns what keeps this replica up to date with the others (nothing
-    /// alone): the listener that applies their changes.
+    /// alone): the listener that applies their changes. From now on the
+    /// status board also tells the others what this replica's own probes
+    /// and calls change.
     pub fn spawn_listener(&self, state: Replicated) -> Option<JoinHandle<()>> {
         let shared = self.inner.shared.as_ref()?;
         state.board.share_with(Arc::new(self.clone()));
@@ -348,11 +352,11 @@ impl ShareHealth for Cluster {
     }
 }
 
-/// A fresh instance id: 8 hex digits of a random nonzero `u32`, which is
-/// also its lock key.
-fn new_instance() -> String {
+/// A fresh instance id — 8 hex digits of a random nonzero `u32` — and its
+/// lock key (the same bits).
+fn new_instance() -> (String, i32) {
     let n: u32 = rand::random::<u32>().max(1);
-    format!("{n:08x}")
+    (format!("{n:08x}"), i32::from_ne_bytes(n.to_ne_bytes()))
 }
 
 /// The lock key of an instance id.
@@ -363,15 +367,13 @@ fn lock_key(instance: &str) -> Option<i32> {
         .map(|n| i32::from_ne_bytes(n.to_ne_bytes()))
 }
 
-/// A connection of its own holding the session lock `(space, key)`.
-async fn hold(url: &str, space: i32, key: i32) -> Result<PgConnection, sqlx::Error> {
-    let mut conn = PgConnection::connect(url).await?;
-    sqlx::query("SELECT pg_advisory_lock($1, $2)")
+/// Takes the session lock `(space, key)` on `conn` if nobody holds it.
+async fn try_lock(conn: &mut PgConnection, space: i32, key: i32) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2)")
         .bind(space)
         .bind(key)
-        .execute(&mut conn)
-        .await?;
-    Ok(conn)
+        .fetch_one(conn)
+        .await
 }
 
 /// Whether someone holds the session lock `(space, key)`: a try-lock in a
@@ -397,13 +399,21 @@ async fn keep_alive(url: String, key: i32, mut conn: PgConnection) {
         }
         tracing::warn!("the liveness lock's connection broke; taking the lock again");
         loop {
-            match hold(&url, LOCK_LIVE, key).await {
+            let retaken = match PgConnection::connect(&url).await {
+                Ok(mut c) => match try_lock(&mut c, LOCK_LIVE, key).await {
+                    Ok(true) => Ok(c),
+                    Ok(false) => Err("still held by the broken connection".to_string()),
+                    Err(e) => Err(e.to_string()),
+                },
+                Err(e) => Err(e.to_string()),
+            };
+            match retaken {
                 Ok(c) => {
                     conn = c;
                     break;
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "retaking the liveness lock");
+                Err(why) => {
+                    tracing::warn!(%why, "retaking the liveness lock");
                     tokio::time::sleep(KEEP_EVERY).await;
                 }
             }

@@ -132,10 +132,13 @@ impl Labels {
 pub struct Traffic {
     state: Mutex<State>,
     prometheus: prometheus::Metrics,
-    /// The other replicas' edge labels: instance → edge → (their view,
-    /// when it arrived).
-    remote: Mutex<HashMap<String, HashMap<String, (EdgeTrafficView, Instant)>>>,
+    /// The other replicas' edge labels, by instance.
+    remote: Mutex<HashMap<String, RemoteEdges>>,
 }
+
+/// What one other replica last said of its edges: edge id → (its view,
+/// when it arrived).
+type RemoteEdges = HashMap<String, (EdgeTrafficView, Instant)>;
 
 #[derive(Default)]
 struct State {
