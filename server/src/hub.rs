@@ -342,11 +342,7 @@ async fn settle_the_gone(
     idempotency: &IdempotencyStore,
 ) -> Result<(), HubError> {
     for claimer in records.submitters().await? {
-        let gone = match &claimer {
-            Some(c) => !cluster.is_alive(c).await,
-            None => true,
-        };
-        if gone {
+        if !cluster.claimer_runs(claimer.as_deref()).await {
             let n = records.orphan(claimer.as_deref()).await?;
             tracing::info!(rows = n, claimer = ?claimer, "task submissions of a gone hub process are unknown now");
         }

@@ -265,8 +265,17 @@ async fn a_v1_caller_reaches_a_v0_3_provider_through_the_hub() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(printed.contains("EUR/USD"), "{printed}");
-    // The provider saw v0.3 methods, never a v1.0 one.
-    let log = std::fs::read_to_string(stack.dir.path().join("ratesdesk.log")).unwrap_or_default();
+    // The provider saw v0.3 methods, never a v1.0 one. It logs a request
+    // after answering it: wait for the third line.
+    let read_log =
+        || std::fs::read_to_string(stack.dir.path().join("ratesdesk.log")).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while read_log().matches("method=message/send http=200").count() < 3
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let log = read_log();
     assert_eq!(
         log.matches("method=message/send http=200").count(),
         3,

@@ -89,6 +89,11 @@ fn mcp_args() {
 }
 
 #[test]
+fn forwarded() {
+    fuzz("forwarded");
+}
+
+#[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = fuzz::targets::ALL.iter().map(|t| t.name).collect();
     assert_eq!(
@@ -100,12 +105,8 @@ fn every_target_has_a_test() {
             "topology",
             "agents_config",
             "contract_path",
-            "mcp_args"
+            "mcp_args",
+            "forwarded"
         ]
     );
-}
-
-#[test]
-fn forwarded() {
-    fuzz("forwarded");
 }

@@ -279,6 +279,16 @@ impl Cluster {
         }
     }
 
+    /// Whether the hub process a row names as its claimer still runs; a
+    /// row from before claimers were recorded names none, and nothing runs
+    /// it.
+    pub async fn claimer_runs(&self, claimer: Option<&str>) -> bool {
+        match claimer {
+            Some(c) => self.is_alive(c).await,
+            None => false,
+        }
+    }
+
     /// Tells the other replicas what this one changed (nothing alone). In
     /// order, without waiting: a notification that cannot be sent is
     /// logged; the change itself is already stored.

@@ -166,7 +166,7 @@ impl Gateway {
             match (&row.task_id, row.state) {
                 (Some(task_id), _) => return self.join_task(leg, task_id).await,
                 (None, RecordState::Submitting)
-                    if !self.is_claimer_alive(row.claimed_by.as_deref()).await =>
+                    if !self.cluster.claimer_runs(row.claimed_by.as_deref()).await =>
                 {
                     // Its hub process is gone (a replica killed mid-call,
                     // this hub before a restart): nobody will learn the
@@ -236,15 +236,6 @@ impl Gateway {
                     ))
                 }
             };
-        }
-    }
-
-    /// Whether the hub process forwarding a submission still runs (a row
-    /// from before claimers were recorded has none: it is not running).
-    async fn is_claimer_alive(&self, claimer: Option<&str>) -> bool {
-        match claimer {
-            Some(c) => self.cluster.is_alive(c).await,
-            None => false,
         }
     }
 
