@@ -41,6 +41,14 @@ pub enum IdempotencyError {
     Corrupt(#[from] serde_json::Error),
 }
 
+impl IdempotencyError {
+    /// The store is away for now: worth trying again shortly
+    /// ([`exchange::db::is_unavailable`]).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, IdempotencyError::Store(e) if exchange::db::is_unavailable(e))
+    }
+}
+
 /// What identifies one consult: the same request id from another caller,
 /// or to another capability, is a different consult.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

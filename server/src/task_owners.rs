@@ -18,6 +18,14 @@ use exchange::db::Store;
 #[error("task ownership store: {0}")]
 pub struct TaskOwnersError(#[from] sqlx::Error);
 
+impl TaskOwnersError {
+    /// The store is away for now: worth trying again shortly
+    /// ([`exchange::db::is_unavailable`]).
+    pub fn is_unavailable(&self) -> bool {
+        exchange::db::is_unavailable(&self.0)
+    }
+}
+
 /// The ownership table, inside the hub's database.
 #[derive(Debug, Clone)]
 pub struct TaskOwners {

@@ -32,6 +32,14 @@ use sqlx::Row;
 #[error("task record store: {0}")]
 pub struct TaskRecordsError(#[from] sqlx::Error);
 
+impl TaskRecordsError {
+    /// The store is away for now: worth trying again shortly
+    /// ([`exchange::db::is_unavailable`]).
+    pub fn is_unavailable(&self) -> bool {
+        exchange::db::is_unavailable(&self.0)
+    }
+}
+
 /// Where a submission stands, as the hub knows it. The first two are the
 /// hub's own; the rest are the provider's A2A task states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

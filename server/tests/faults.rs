@@ -3,7 +3,8 @@
 //! address are bounded (`server::listen`) and everyone else's calls go on;
 //! a peer killed under steady load costs only its own edge; a hub killed
 //! under a load of writes — a replica behind nginx, or the one hub on its
-//! SQLite file — loses nothing it acknowledged and runs nothing twice.
+//! SQLite file — loses nothing it acknowledged and runs nothing twice; nor
+//! do replicas whose PostgreSQL restarts under that load.
 
 mod common;
 
@@ -555,6 +556,55 @@ async fn a_lone_hub_killed_under_load_keeps_every_acknowledged_record() {
         "the kill came after some acknowledged writes"
     );
     assert_durable(&run, &verified);
+}
+
+/// The same load against two replicas whose PostgreSQL is stopped a third
+/// of the way in (a fast shutdown: every connection of every replica cut)
+/// and started again two seconds later, on a cluster the test owns: the
+/// replicas' pools, listeners and locks reconnect on their own, and every
+/// operation — retried by its key while the database was away — ends
+/// acknowledged, once, with nothing acknowledged lost.
+#[tokio::test]
+async fn the_replicas_database_restarted_under_load_loses_nothing_acknowledged() {
+    let seconds = env_number("WS_FAULT_SECONDS", 12).max(6);
+    let rate = env_number("WS_FAULT_WRITE_RATE", 40).max(8);
+    // Declared first, dropped last: the replicas stop before their server.
+    let cluster = exchange::testing::Cluster::own();
+    let database = cluster.fresh_database().await;
+    let stack = Stack::start_replicas_on(2, vec![slow_budgets()], &[], Some(database)).await;
+    let load = common::load::start(&stack, rate, seconds, "slowbudgets").await;
+    tokio::time::sleep(Duration::from_secs_f64(seconds as f64 / 3.0)).await;
+    let stopped = Instant::now();
+    // Stopping and starting wait on the server: off the runtime's thread,
+    // so the load goes on meanwhile.
+    let mut cluster = tokio::task::spawn_blocking(move || {
+        let mut cluster = cluster;
+        cluster.stop();
+        cluster
+    })
+    .await
+    .expect("stopping the cluster");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let cluster = tokio::task::spawn_blocking(move || {
+        cluster.start_again();
+        cluster
+    })
+    .await
+    .expect("starting the cluster again");
+    let down = stopped.elapsed();
+    let run = load.await.expect("the load");
+    let verified = run.verify(&stack, "slowbudgets").await;
+    run.print(
+        &format!(
+            "2 replicas behind nginx, their PostgreSQL stopped at {:.1} s, back after {:.1} s",
+            seconds as f64 / 3.0,
+            down.as_secs_f64()
+        ),
+        &verified,
+    );
+    assert_durable(&run, &verified);
+    drop(stack);
+    drop(cluster);
 }
 
 /// What both kills must leave: nothing acknowledged lost, nothing run

@@ -278,6 +278,18 @@ async fn insert<'a>(
     store: &Store,
     records: impl IntoIterator<Item = &'a AuditRecord>,
 ) -> Result<(), AuditError> {
+    Ok(insert_on(store.pool(), records).await?)
+}
+
+/// The same `INSERT` on `executor`: a transaction of the caller's, when a
+/// record must commit with the change it records (an inbox decision).
+pub(crate) async fn insert_on<'a, 'c, E>(
+    executor: E,
+    records: impl IntoIterator<Item = &'a AuditRecord>,
+) -> Result<(), sqlx::Error>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
     let records: Vec<&AuditRecord> = records.into_iter().collect();
     let sql = format!(
         "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
@@ -300,7 +312,7 @@ async fn insert<'a>(
             .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
             .bind(&r.detail);
     }
-    query.execute(store.pool()).await?;
+    query.execute(executor).await?;
     Ok(())
 }
 

@@ -520,6 +520,54 @@ pub fn value_rows(rows: usize, columns: usize) -> String {
     out
 }
 
+/// Whether `e` says the store is away for now — the connection broke, no
+/// connection could be had, the server is shutting down or starting up
+/// (PostgreSQL classes `08` and `57P`), a SQLite file is busy — rather
+/// than that it refused the query: trying again shortly may succeed.
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || code.starts_with("57P") || matches!(&*code, "5" | "6" | "517")
+        }),
+        _ => false,
+    }
+}
+
+/// How long [`retry_while_unavailable`] waits between tries.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// Runs `op` again while it fails with an error `unavailable` calls the
+/// store being away ([`is_unavailable`]), until `until`; any other result,
+/// or the last error at `until`, is returned. For a write the caller is
+/// about to be told about (an answer stored for replay, a task's record):
+/// a short outage — a PostgreSQL restart cuts every connection — is waited
+/// out instead of the write being lost. `op` must be safe to repeat (a
+/// transaction whose commit may or may not have landed runs again).
+pub async fn retry_while_unavailable<T, E, F, Fut>(
+    until: tokio::time::Instant,
+    unavailable: impl Fn(&E) -> bool,
+    mut op: F,
+) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    loop {
+        match op().await {
+            Err(e) if unavailable(&e) && tokio::time::Instant::now() + RETRY_PAUSE < until => {
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+            done => return done,
+        }
+    }
+}
+
 fn any_options(url: &url::Url) -> Result<AnyConnectOptions, sqlx::Error> {
     AnyConnectOptions::from_url(url)
 }
@@ -536,6 +584,58 @@ fn install_drivers() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_store_that_is_away_is_tried_again_and_a_refusal_is_not() {
+        // Away twice, then there: the third try's answer.
+        let mut tries = 0;
+        let until = tokio::time::Instant::now() + Duration::from_secs(10);
+        let done: Result<u32, sqlx::Error> = retry_while_unavailable(until, is_unavailable, || {
+            tries += 1;
+            let n = tries;
+            async move {
+                if n < 3 {
+                    Err(sqlx::Error::PoolTimedOut)
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .await;
+        assert_eq!(done.ok(), Some(3));
+
+        // A query the store refuses (a real SQLite constraint error) is
+        // not retried.
+        let store = memory().await.expect("a memory store");
+        sqlx::query("CREATE TABLE t (k TEXT PRIMARY KEY)")
+            .execute(store.pool())
+            .await
+            .expect("create");
+        sqlx::query("INSERT INTO t VALUES ('a')")
+            .execute(store.pool())
+            .await
+            .expect("insert");
+        let mut tries = 0;
+        let refused = retry_while_unavailable(until, is_unavailable, || {
+            tries += 1;
+            sqlx::query("INSERT INTO t VALUES ('a')").execute(store.pool())
+        })
+        .await;
+        let e = refused.expect_err("a duplicate key");
+        assert!(!is_unavailable(&e), "{e}");
+        assert_eq!(tries, 1);
+
+        // Away for good: the last error once the time is up.
+        let until = tokio::time::Instant::now() + Duration::from_millis(350);
+        let mut tries = 0;
+        let away: Result<(), sqlx::Error> = retry_while_unavailable(until, is_unavailable, || {
+            tries += 1;
+            async { Err(sqlx::Error::PoolClosed) }
+        })
+        .await;
+        assert!(matches!(away, Err(sqlx::Error::PoolClosed)));
+        assert!((2..=4).contains(&tries), "{tries} tries in 350 ms");
+    }
 
     #[test]
     fn locations_parse_and_never_print_a_password() {

@@ -147,6 +147,11 @@ pub struct Decided {
     pub decided_now: bool,
 }
 
+/// Makes the trail line of a decision from the decided entry
+/// ([`Inbox::approve_noted`], [`Inbox::reject_noted`]); the line's
+/// `system` is written as given.
+pub type DecisionNote<'a> = &'a (dyn Fn(&InboxEntry) -> crate::audit::AuditRecord + Send + Sync);
+
 /// Where the call that proposed an action came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin<'a> {
@@ -293,6 +298,19 @@ impl Inbox {
     /// error; a proposal this receiver cannot perform is refused and stays
     /// pending.
     pub async fn approve(&self, id: i64, by: &str) -> Result<Decided, InboxError> {
+        self.approve_noted(id, by, None).await
+    }
+
+    /// [`Inbox::approve`], and, when this call decides, the line `note`
+    /// makes of the decided entry appended to the trail in the same
+    /// transaction: a process killed after the decision cannot leave it
+    /// without its record (a retry finds it decided and writes nothing).
+    pub async fn approve_noted(
+        &self,
+        id: i64,
+        by: &str,
+        note: Option<DecisionNote<'_>>,
+    ) -> Result<Decided, InboxError> {
         let by = by.trim();
         if by.is_empty() {
             return Err(InboxError::NoDecider);
@@ -335,6 +353,16 @@ impl Inbox {
                 .bind(&effect)
                 .execute(&mut *tx)
                 .await?;
+                if let Some(note) = note {
+                    let decided = InboxEntry {
+                        status: Status::Approved,
+                        decided_by: Some(by.to_string()),
+                        decided_at: Some(at.clone()),
+                        effect: Some(effect),
+                        ..current.clone()
+                    };
+                    crate::audit::insert_on(&mut *tx, [&note(&decided)]).await?;
+                }
                 tx.commit().await?;
             }
             decided_now = won;
@@ -345,21 +373,48 @@ impl Inbox {
     /// Rejects a pending entry: records the decision, writes nothing else.
     /// Idempotent like [`Inbox::approve`].
     pub async fn reject(&self, id: i64, by: &str) -> Result<Decided, InboxError> {
+        self.reject_noted(id, by, None).await
+    }
+
+    /// [`Inbox::reject`] with its trail line in the same transaction, like
+    /// [`Inbox::approve_noted`].
+    pub async fn reject_noted(
+        &self,
+        id: i64,
+        by: &str,
+        note: Option<DecisionNote<'_>>,
+    ) -> Result<Decided, InboxError> {
         let by = by.trim();
         if by.is_empty() {
             return Err(InboxError::NoDecider);
         }
-        let done = sqlx::query(
+        // Read before the transaction: a one-connection store (memory)
+        // could not read beside it.
+        let current = self.get(id).await?;
+        let at = crate::audit::now();
+        let mut tx = self.store.pool().begin().await?;
+        let won = sqlx::query(
             "UPDATE approval_inbox SET status = 'rejected', decided_by = $1, decided_at = $2
              WHERE id = $3 AND status = 'pending'",
         )
         .bind(by)
-        .bind(crate::audit::now())
+        .bind(&at)
         .bind(id)
-        .execute(self.store.pool())
-        .await?;
-        self.expect(id, Status::Rejected, done.rows_affected() == 1)
-            .await
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if let (true, Some(note)) = (won, note) {
+            let decided = InboxEntry {
+                status: Status::Rejected,
+                decided_by: Some(by.to_string()),
+                decided_at: Some(at),
+                ..current
+            };
+            crate::audit::insert_on(&mut *tx, [&note(&decided)]).await?;
+        }
+        tx.commit().await?;
+        self.expect(id, Status::Rejected, won).await
     }
 
     /// The entry, if it ended in `wanted`; otherwise who decided first.
@@ -632,5 +687,130 @@ mod tests {
         assert_eq!(decided.entry.effect.as_deref(), Some("ledger: marketing 5"));
         assert!(!working.approve(ids[0], "erin").await.unwrap().decided_now);
         assert_eq!(rows(&pool).await, 1, "approving again writes nothing");
+    }
+
+    #[tokio::test]
+    async fn a_decision_and_its_trail_line_commit_together_and_once() {
+        for t in inbox_stores().await {
+            noted_once(t.store).await;
+        }
+    }
+
+    async fn noted_once(store: Store) {
+        use crate::audit::{AuditRecord, AuditTrail, Outcome, Role};
+        sqlx::query("CREATE TABLE ledger (department TEXT, amount DOUBLE PRECISION)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let note = |e: &InboxEntry| AuditRecord {
+            system: "hub".into(),
+            role: Role::Caller,
+            at: crate::audit::now(),
+            caller: "hub".into(),
+            provider: e.from_system.clone(),
+            capability: e.capability.clone(),
+            request_id: e.request_id.clone(),
+            trace_id: e.trace_id.clone(),
+            outcome: if e.status == Status::Approved {
+                Outcome::Executed
+            } else {
+                Outcome::Refused
+            },
+            reason: None,
+            duration_ms: 0,
+            detail: format!(
+                "entry {} {:?} by {:?}: {:?}",
+                e.id, e.status, e.decided_by, e.effect
+            ),
+        };
+        let trail = AuditTrail::read_only(store.clone(), "hub");
+        let lines = |request_id: &'static str| {
+            let trail = trail.clone();
+            async move {
+                trail
+                    .by_trace("4bf92f3577b34da6a3ce929d0e0e4736")
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .filter(|r| r.request_id == request_id)
+                    .map(|r| (r.outcome, r.detail))
+                    .collect::<Vec<_>>()
+            }
+        };
+
+        // A local write that fails: no decision, no line.
+        let failing = Inbox::open(
+            store.clone(),
+            Arc::new(Ledger {
+                fail_after_write: true,
+            }),
+        );
+        let ids = failing
+            .add_pending(&origin("n1"), &one_set_budget())
+            .await
+            .unwrap();
+        assert!(failing
+            .approve_noted(ids[0], "erin", Some(&note))
+            .await
+            .is_err());
+        assert!(
+            lines("n1").await.is_empty(),
+            "rolled back with the decision"
+        );
+
+        // Approved: one line, made of the decided entry; again: none more.
+        let working = Inbox::open(
+            store.clone(),
+            Arc::new(Ledger {
+                fail_after_write: false,
+            }),
+        );
+        let decided = working
+            .approve_noted(ids[0], "erin", Some(&note))
+            .await
+            .unwrap();
+        assert!(decided.decided_now);
+        let again = working
+            .approve_noted(ids[0], "erin", Some(&note))
+            .await
+            .unwrap();
+        assert!(!again.decided_now);
+        assert_eq!(
+            lines("n1").await,
+            vec![(
+                Outcome::Executed,
+                format!(
+                    "entry {} Approved by Some(\"erin\"): Some(\"ledger: marketing 5\")",
+                    ids[0]
+                )
+            )]
+        );
+
+        // Rejected: the same, once.
+        let other = working
+            .add_pending(&origin("n2"), &one_set_budget())
+            .await
+            .unwrap();
+        assert!(
+            working
+                .reject_noted(other[0], "frank", Some(&note))
+                .await
+                .unwrap()
+                .decided_now
+        );
+        assert!(
+            !working
+                .reject_noted(other[0], "frank", Some(&note))
+                .await
+                .unwrap()
+                .decided_now
+        );
+        assert_eq!(
+            lines("n2").await,
+            vec![(
+                Outcome::Refused,
+                format!("entry {} Rejected by Some(\"frank\"): None", other[0])
+            )]
+        );
     }
 }

@@ -84,7 +84,11 @@ pub async fn postgres(schemas: &[&Schema]) -> TestStore {
 
 /// The URL of a new, empty database in the test cluster.
 pub async fn fresh_database() -> Location {
-    let base = server_url();
+    create_database(&server_url()).await
+}
+
+/// A new, empty database on the server at `base` (`postgres://…:PORT`).
+async fn create_database(base: &str) -> Location {
     let name = format!("ws_{:016x}", rand::random::<u64>());
     let admin = format!("{base}/postgres");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -127,11 +131,17 @@ static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
 /// The server's process and data directory, for the exit hook.
 static RUNNING: Mutex<Option<(u32, PathBuf)>> = Mutex::new(None);
 
-/// A cluster started for this process.
+/// A cluster started for this process: the one the tests share
+/// ([`server_url`]), or one a test owns ([`Cluster::own`]) to stop and
+/// start again under load.
 #[derive(Debug)]
 pub struct Cluster {
-    /// Its loopback port.
+    /// Its loopback port (the same after a restart).
     pub port: u16,
+    /// Its directory: the data, the socket, the server's log.
+    dir: PathBuf,
+    /// The postmaster's pid, while it runs.
+    pid: Option<u32>,
 }
 
 /// The repository's cluster script (`scripts/pg-cluster`): initdb and the
@@ -141,7 +151,56 @@ pub struct Cluster {
 const CLUSTER_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg-cluster");
 
 impl Cluster {
+    /// The cluster the tests share, stopped by the exit hook.
     fn start() -> Result<Self, String> {
+        let cluster = Self::new()?;
+        if let (Some(pid), Ok(mut running)) = (cluster.pid, RUNNING.lock()) {
+            *running = Some((pid, cluster.dir.clone()));
+        }
+        // SAFETY: registering a plain extern "C" function with no
+        // captured state.
+        unsafe {
+            libc::atexit(stop_at_exit);
+        }
+        Ok(cluster)
+    }
+
+    /// A cluster of the caller's own, for a test that stops the server
+    /// under load ([`Cluster::stop`], [`Cluster::start_again`]); stopped
+    /// and removed when dropped. Panics, naming why, when no server can
+    /// start here.
+    pub fn own() -> Self {
+        Self::new().unwrap_or_else(|e| panic!("a PostgreSQL cluster of the test's own: {e}"))
+    }
+
+    /// `postgres://postgres@127.0.0.1:PORT`, without a database.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}", self.port)
+    }
+
+    /// A new, empty database on this cluster.
+    pub async fn fresh_database(&self) -> Location {
+        create_database(&self.url()).await
+    }
+
+    /// A fast shutdown (SIGINT: every client connection is cut, what was
+    /// committed is kept), waiting until the server has exited.
+    pub fn stop(&mut self) {
+        if let Some(pid) = self.pid.take() {
+            signal_and_wait(pid, libc::SIGINT, Duration::from_secs(30));
+        }
+    }
+
+    /// The server again, on the same data and port, once it listens.
+    pub fn start_again(&mut self) {
+        if self.pid.is_none() {
+            let pid = spawn_server(&self.dir, self.port)
+                .unwrap_or_else(|e| panic!("restarting the test PostgreSQL: {e}"));
+            self.pid = Some(pid);
+        }
+    }
+
+    fn new() -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!(
             "ws-test-pg-{}-{:08x}",
             std::process::id(),
@@ -149,69 +208,98 @@ impl Cluster {
         ));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let port = free_port()?;
-        // Spawned and waited for by a thread of its own that lives as long
-        // as the server: the parent-death signal follows the spawning
-        // thread, not the process.
-        let (tx, rx) = std::sync::mpsc::channel::<Result<u32, String>>();
-        let (sock, log) = (dir.clone(), dir.join("server.log"));
-        std::thread::spawn(move || {
-            let log = match std::fs::File::create(&log) {
-                Ok(f) => f,
-                Err(e) => {
-                    let _ = tx.send(Err(format!("server log: {e}")));
-                    return;
-                }
-            };
-            let mut command = Command::new("bash");
-            command
-                .arg(CLUSTER_SCRIPT)
-                .arg("run")
-                .arg(&sock)
-                .arg(port.to_string())
-                // A test cluster: nothing here must survive a power cut.
-                .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log);
-            // SAFETY: prctl in the child before exec, async-signal-safe.
-            unsafe {
-                std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                    Ok(())
-                });
-            }
-            match command.spawn() {
-                Ok(mut child) => {
-                    let _ = tx.send(Ok(child.id()));
-                    let _ = child.wait();
-                }
-                Err(e) => {
-                    let _ = tx.send(Err(format!("starting {CLUSTER_SCRIPT}: {e}")));
-                }
-            }
-        });
-        let pid = rx
-            .recv()
-            .map_err(|_| "the server thread ended".to_string())??;
-        if let Ok(mut running) = RUNNING.lock() {
-            *running = Some((pid, dir.clone()));
+        let pid = spawn_server(&dir, port)?;
+        Ok(Cluster {
+            port,
+            dir,
+            pid: Some(pid),
+        })
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid.take() {
+            // Immediate shutdown: nothing of a test cluster is kept.
+            signal_and_wait(pid, libc::SIGQUIT, Duration::from_secs(1));
         }
-        // SAFETY: registering a plain extern "C" function with no
-        // captured state.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `scripts/pg-cluster run DIR PORT` (initdb on the first run), as a child
+/// that dies with this process; returns the postmaster's pid once the
+/// server accepts connections.
+fn spawn_server(dir: &std::path::Path, port: u16) -> Result<u32, String> {
+    let dir = dir.to_path_buf();
+    // Spawned and waited for by a thread of its own that lives as long
+    // as the server: the parent-death signal follows the spawning
+    // thread, not the process.
+    let (tx, rx) = std::sync::mpsc::channel::<Result<u32, String>>();
+    let (sock, log) = (dir.clone(), dir.join("server.log"));
+    std::thread::spawn(move || {
+        let log = match std::fs::File::create(&log) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = tx.send(Err(format!("server log: {e}")));
+                return;
+            }
+        };
+        let mut command = Command::new("bash");
+        command
+            .arg(CLUSTER_SCRIPT)
+            .arg("run")
+            .arg(&sock)
+            .arg(port.to_string())
+            // A test cluster: nothing here must survive a power cut.
+            .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        // SAFETY: prctl in the child before exec, async-signal-safe.
         unsafe {
-            libc::atexit(stop_at_exit);
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
-                return Err(format!(
-                    "the test PostgreSQL did not listen on {port}:\n{log}"
-                ));
+        match command.spawn() {
+            Ok(mut child) => {
+                let _ = tx.send(Ok(child.id()));
+                let _ = child.wait();
             }
-            std::thread::sleep(Duration::from_millis(50));
+            Err(e) => {
+                let _ = tx.send(Err(format!("starting {CLUSTER_SCRIPT}: {e}")));
+            }
         }
-        Ok(Cluster { port })
+    });
+    let pid = rx
+        .recv()
+        .map_err(|_| "the server thread ended".to_string())??;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            return Err(format!(
+                "the test PostgreSQL did not listen on {port}:\n{log}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(pid)
+}
+
+/// Sends `signal` to our child `pid` and waits up to `within` for it to
+/// exit.
+fn signal_and_wait(pid: u32, signal: libc::c_int, within: Duration) {
+    // SAFETY: signalling our own child by pid.
+    unsafe {
+        libc::kill(pid as libc::pid_t, signal);
+    }
+    let deadline = Instant::now() + within;
+    // SAFETY: signal 0 only checks that the process exists.
+    while unsafe { libc::kill(pid as libc::pid_t, 0) } == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -220,18 +308,8 @@ extern "C" fn stop_at_exit() {
         return;
     };
     if let Some((pid, dir)) = running.take() {
-        // SAFETY: signalling our own child by pid.
-        unsafe {
-            // Immediate shutdown: nothing of a test cluster is kept.
-            libc::kill(pid as libc::pid_t, libc::SIGQUIT);
-        }
-        for _ in 0..50 {
-            // SAFETY: signal 0 only checks that the process exists.
-            if unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // Immediate shutdown: nothing of a test cluster is kept.
+        signal_and_wait(pid, libc::SIGQUIT, Duration::from_secs(1));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -107,23 +107,34 @@ async fn decide(
     ApiPath(id): ApiPath<i64>,
     wanted: Status,
 ) -> Result<Json<ProposedActionView>, ApiFailure> {
+    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+    let trail = state.gateway.audit().system().to_string();
+    // The decision's trail line commits with the decision itself.
+    let note = |entry: &InboxEntry| decision_line(&trail, &hub_id, entry);
     let decided = match wanted {
-        Status::Approved => state.inbox.approve(id, &user.username).await,
-        _ => state.inbox.reject(id, &user.username).await,
+        Status::Approved => {
+            state
+                .inbox
+                .approve_noted(id, &user.username, Some(&note))
+                .await
+        }
+        _ => {
+            state
+                .inbox
+                .reject_noted(id, &user.username, Some(&note))
+                .await
+        }
     }
     .map_err(failure)?;
     if decided.decided_now {
-        record(&state, &decided.entry).await;
         announce(&state).await;
     }
-    let hub_id = state.registry.snapshot().topology.hub.id.clone();
     Ok(Json(action_view(&decided.entry, &hub_id)))
 }
 
-/// One line in the hub's trail, under the proposal's trace id: who
-/// decided what (the entry itself holds when).
-async fn record(state: &BffState, entry: &InboxEntry) {
-    let hub_id = state.registry.snapshot().topology.hub.id.clone();
+/// One line in the hub's trail (`trail`), under the proposal's trace id:
+/// who decided what (the entry itself holds when).
+fn decision_line(trail: &str, hub_id: &str, entry: &InboxEntry) -> AuditRecord {
     let (outcome, verb) = match entry.status {
         Status::Approved => (Outcome::Executed, "approved"),
         _ => (Outcome::Refused, "rejected"),
@@ -139,11 +150,11 @@ async fn record(state: &BffState, entry: &InboxEntry) {
             .map(|e| format!("; local write: {e}"))
             .unwrap_or_default()
     );
-    let line = AuditRecord {
-        system: String::new(),
+    AuditRecord {
+        system: trail.to_string(),
         role: Role::Caller,
         at: exchange::audit::now(),
-        caller: hub_id,
+        caller: hub_id.to_string(),
         provider: clip(&entry.from_system, 64),
         capability: clip(&entry.capability, 64),
         request_id: entry.request_id.clone(),
@@ -152,9 +163,6 @@ async fn record(state: &BffState, entry: &InboxEntry) {
         reason: None,
         duration_ms: 0,
         detail,
-    };
-    if let Err(e) = state.gateway.audit().append(line).await {
-        tracing::warn!(error = %e, "could not record an inbox decision in the trail");
     }
 }
 

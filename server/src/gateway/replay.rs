@@ -36,8 +36,9 @@ use tokio::time::Instant;
 use super::forward::Leg;
 use super::pipeline::{Answered, Done};
 use super::Gateway;
-use crate::idempotency::{input_digest, Claim, IdempotencyKey};
+use crate::idempotency::{input_digest, Claim, IdempotencyError, IdempotencyKey};
 use crate::registry::model::CapabilityKind;
+use exchange::db::retry_while_unavailable;
 use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
@@ -129,18 +130,23 @@ impl Gateway {
         let result = self.forward_checked(leg, input).await;
         match &result {
             Ok(reply) => {
-                if let Err(e) = self
-                    .idempotency
-                    .put(
-                        key,
-                        self.cluster.instance(),
-                        digest,
-                        &reply.result,
-                        serde_json::to_value(&reply.response).ok().as_ref(),
-                        &leg.envelope.trace.trace_id,
-                    )
-                    .await
-                {
+                // The answer is stored before the caller has it; a store
+                // that is away (a PostgreSQL restart) is waited for until
+                // the call's deadline, then the answer goes out unstored.
+                let response = serde_json::to_value(&reply.response).ok();
+                let stored =
+                    retry_while_unavailable(leg.deadline, IdempotencyError::is_unavailable, || {
+                        self.idempotency.put(
+                            key,
+                            self.cluster.instance(),
+                            digest,
+                            &reply.result,
+                            response.as_ref(),
+                            &leg.envelope.trace.trace_id,
+                        )
+                    })
+                    .await;
+                if let Err(e) = stored {
                     tracing::warn!(error = %e, "could not store a consult answer for replay");
                     self.release(key).await;
                 }
@@ -158,7 +164,7 @@ impl Gateway {
         leg: &Leg<'_>,
         input: Value,
         digest: &str,
-        e: crate::idempotency::IdempotencyError,
+        e: IdempotencyError,
     ) -> Done {
         tracing::warn!(error = %e, "idempotency claim failed; executing");
         self.run_claimed(key, leg, input, digest).await

@@ -38,7 +38,8 @@ use super::tasks::{read_task_answer, Read, TaskOp};
 use super::Gateway;
 use crate::idempotency::input_digest;
 use crate::surface::bridge::Method;
-use crate::task_records::{Claim, RecordState, Submission};
+use crate::task_records::{Claim, RecordState, Submission, TaskRecordsError};
+use exchange::db::retry_while_unavailable;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
 
@@ -52,6 +53,9 @@ pub const CALLER_METADATA: &str = "caller";
 
 /// How often a duplicate polls the row of a submission in flight.
 const POLL: Duration = Duration::from_millis(25);
+/// How long the record of a forwarded submission's answer is tried at
+/// least, even past the deadline (a timed-out forward's `unknown` too).
+const STORE_GRACE: Duration = Duration::from_secs(5);
 /// Most pages of `ListTasks` read when looking for a key.
 const MAX_LIST_PAGES: usize = 20;
 
@@ -248,20 +252,46 @@ impl Gateway {
             ..*leg
         };
         let result = self.forward_checked(&task_leg, input).await;
-        let recorded = match &result {
-            Ok(reply) => match &reply.response {
-                SendMessageResponse::Task(t) => {
-                    self.records
-                        .accepted(caller, key, &t.id, RecordState::of_task(&t.status.state))
-                        .await
-                }
-                // Answered at once, without a task: done, and never to be
-                // resubmitted (a retry is told to use a new id).
-                SendMessageResponse::Message(_) => self.records.answered(caller, key).await,
-            },
-            Err(f) if f.blame == Blame::Caller => self.records.release(caller, key).await,
-            Err(_) => self.records.unknown(caller, key).await,
+        // The task's owner first: once the row names the task, a duplicate
+        // waiting on it reads the task, and ownership is checked then
+        // (`finish` records it again, harmlessly, for every task answer).
+        if let Some(SendMessageResponse::Task(t)) = result.as_ref().ok().map(|r| &r.response) {
+            let owned = retry_while_unavailable(
+                leg.deadline.max(Instant::now() + STORE_GRACE),
+                |e: &crate::task_owners::TaskOwnersError| e.is_unavailable(),
+                || {
+                    self.tasks
+                        .record(&leg.system.id, &t.id, caller, leg.capability)
+                },
+            )
+            .await;
+            if let Err(e) = owned {
+                tracing::warn!(error = %e, "could not record a task's owner");
+            }
+        }
+        // Recorded before the caller is answered; a store that is away (a
+        // PostgreSQL restart) is waited for until the deadline. A row left
+        // `submitting` by a live process would hold every retry of the key
+        // until its deadline.
+        let record = || async {
+            match &result {
+                Ok(reply) => match &reply.response {
+                    SendMessageResponse::Task(t) => {
+                        self.records
+                            .accepted(caller, key, &t.id, RecordState::of_task(&t.status.state))
+                            .await
+                    }
+                    // Answered at once, without a task: done, and never to
+                    // be resubmitted (a retry is told to use a new id).
+                    SendMessageResponse::Message(_) => self.records.answered(caller, key).await,
+                },
+                Err(f) if f.blame == Blame::Caller => self.records.release(caller, key).await,
+                Err(_) => self.records.unknown(caller, key).await,
+            }
         };
+        let until = leg.deadline.max(Instant::now() + STORE_GRACE);
+        let recorded =
+            retry_while_unavailable(until, TaskRecordsError::is_unavailable, record).await;
         if let Err(e) = recorded {
             tracing::warn!(error = %e, "could not record a task submission's answer");
         }

@@ -226,7 +226,7 @@ impl Stack {
     }
 
     async fn launch(specs: Vec<PeerSpec>, extra_env: Vec<(String, String)>) -> Stack {
-        Stack::launch_with(specs, extra_env, 1).await
+        Stack::launch_with(specs, extra_env, 1, None).await
     }
 
     /// The demo's peers and `count` hub replicas on one PostgreSQL
@@ -242,6 +242,18 @@ impl Stack {
         more: Vec<PeerSpec>,
         env: &[(&str, &str)],
     ) -> Stack {
+        Stack::start_replicas_on(count, more, env, None).await
+    }
+
+    /// [`Stack::start_replicas_with`] on the database `store` names (a
+    /// cluster the test owns, to stop under load); `None`: a fresh database
+    /// of the shared test cluster.
+    pub async fn start_replicas_on(
+        count: usize,
+        more: Vec<PeerSpec>,
+        env: &[(&str, &str)],
+        store: Option<exchange::db::Location>,
+    ) -> Stack {
         let env = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -250,7 +262,7 @@ impl Stack {
             .map(PeerSpec::stock)
             .to_vec();
         specs.extend(more);
-        let stack = Stack::launch_with(specs, env, count).await;
+        let stack = Stack::launch_with(specs, env, count, store).await;
         stack.grant_demo_contracts().await;
         stack
     }
@@ -259,9 +271,12 @@ impl Stack {
         specs: Vec<PeerSpec>,
         extra_env: Vec<(String, String)>,
         replica_count: usize,
+        store: Option<exchange::db::Location>,
     ) -> Stack {
         let dir = tempfile::tempdir().expect("tempdir");
-        let hub_store = if replica_count > 1 || test_store_is_postgres() {
+        let hub_store = if let Some(store) = store {
+            store
+        } else if replica_count > 1 || test_store_is_postgres() {
             exchange::testing::fresh_database().await
         } else {
             exchange::db::Location::File(dir.path().join("hub.db"))
