@@ -634,7 +634,9 @@ mod tests {
         })
         .await;
         assert!(matches!(away, Err(sqlx::Error::PoolClosed)));
-        assert!((2..=4).contains(&tries), "{tries} tries in 350 ms");
+        // At most one try per pause (no busy loop); a loaded machine may
+        // manage fewer, so no lower bound beyond the first.
+        assert!((1..=4).contains(&tries), "{tries} tries in 350 ms");
     }
 
     #[test]
