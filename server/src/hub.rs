@@ -306,14 +306,15 @@ impl Hub {
         let headers = HeaderPolicy {
             tls: self.ui.settings.secure,
         };
-        gateway
+        let machine = gateway
             .merge(metrics)
-            .merge(crate::surface::router(self.gateway.clone()))
-            .merge(self.ui.protect(browser))
-            .layer(axum::middleware::from_fn_with_state(
+            .merge(crate::surface::router(self.gateway.clone()));
+        crate::machine::split(machine, self.ui.protect(browser)).layer(
+            axum::middleware::from_fn_with_state(
                 headers,
                 crate::ui_auth::headers::security_headers,
-            ))
+            ),
+        )
     }
 }
 

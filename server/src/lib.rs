@@ -36,6 +36,7 @@
 //! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
 //! | [`hub`] | wiring it all into one process |
 //! | [`listen`] | how connections are accepted: header timeout, connection caps |
+//! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page |
 
 pub mod agents;
 pub mod api;
@@ -50,6 +51,7 @@ pub mod gateway;
 pub mod hub;
 pub mod idempotency;
 pub mod listen;
+pub mod machine;
 pub mod negotiations;
 pub mod prober;
 pub mod redaction;

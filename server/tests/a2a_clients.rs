@@ -178,9 +178,14 @@ async fn the_python_a2a_sdk_1_3_uses_the_hub_like_any_agent() {
         "{trail:?}"
     );
 
-    // No token: the card is refused, and the answer names no provider.
+    // No token: the public card, which lists no skills (what a caller may
+    // do there is on its extended card).
     let anonymous = sdk13(&vendor_url, "", &["card"]);
-    assert_eq!(anonymous["error"]["http_status"], 401, "{anonymous}");
+    assert_eq!(anonymous["name"], "VendorCorp", "{anonymous}");
+    assert_eq!(anonymous["skills"], json!([]), "{anonymous}");
+    // A token the hub does not know: refused.
+    let forged = sdk13(&vendor_url, "not-a-token", &["card"]);
+    assert_eq!(forged["error"]["http_status"], 401, "{forged}");
 }
 
 #[tokio::test]

@@ -602,8 +602,8 @@ async fn a2a_malformed_requests_are_clean_protocol_errors_and_write_nothing() {
             what: "Content-Type text/plain",
             call: base().raw_body(json_body(&send), "text/plain"),
             http: 415,
-            rpc_code: code::INVALID_REQUEST,
-            reason: "INVALID_REQUEST",
+            rpc_code: code::CONTENT_TYPE_NOT_SUPPORTED,
+            reason: "CONTENT_TYPE_NOT_SUPPORTED",
             id: Value::Null,
         },
     ];

@@ -1,7 +1,7 @@
 //! What the hub's A2A surface answers besides a message: the card in the
 //! shape the caller's version reads, task ids in messages, empty task
 //! lists, a text message to a provider whose skills take data, and the
-//! operations it does not offer (push, extended card, unknown routes) —
+//! operations it does not offer (push, unknown routes) —
 //! each an A2A answer, never the canvas's login page.
 
 mod common;
@@ -182,13 +182,19 @@ async fn text_to_a_data_share_is_answered_with_its_skills() {
 #[tokio::test]
 async fn operations_the_surface_does_not_offer_are_a2a_errors() {
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    // The extended card is offered (see tests/discovery.rs); push is not.
     let ext = stack
         .a2a("buyercorp", "vendorcorp")
         .method("GetExtendedAgentCard")
         .params(json!({}))
         .send()
         .await;
-    assert_eq!(ext.code(), -32004, "{}", ext.json);
+    assert_eq!(
+        ext.result()["skills"][0]["id"],
+        "orders.query",
+        "{}",
+        ext.json
+    );
     let push = stack
         .a2a("buyercorp", "vendorcorp")
         .method("CreateTaskPushNotificationConfig")
@@ -208,7 +214,6 @@ async fn operations_the_surface_does_not_offer_are_a2a_errors() {
             "PUSH_NOTIFICATION_NOT_SUPPORTED",
         ),
         ("GET", "no/such/route", 404, "METHOD_NOT_FOUND"),
-        ("GET", "extendedAgentCard", 400, "UNSUPPORTED_OPERATION"),
     ] {
         let url = format!("{}/a2a/vendorcorp/rest/{path}", stack.hub_url());
         let req = if method == "POST" {

@@ -21,29 +21,80 @@ pub const SEND_MESSAGE_METHOD: &str = "SendMessage";
 
 /// The media types a capability call's parts may declare (and what the
 /// cards list as input and output modes): a data part is JSON, a text
-/// part is plain text. A part declaring anything else is refused with
-/// A2A's `ContentTypeNotSupportedError`.
+/// part is plain text. Any `application/*+json` type counts as JSON too
+/// ([`is_json_media_type`]). A part declaring anything else is refused
+/// with A2A's `ContentTypeNotSupportedError`.
 pub const ACCEPTED_MEDIA_TYPES: [&str; 2] = ["application/json", "text/plain"];
 
-/// The first part of `message` whose media type is not one of
-/// [`ACCEPTED_MEDIA_TYPES`] (a file part must declare one), as the
+/// A media type without its parameters, lower-case.
+fn essence(media_type: &str) -> String {
+    media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Whether a media type (parameters allowed) is JSON: `application/json`
+/// or a structured-syntax `application/*+json` type.
+pub fn is_json_media_type(media_type: &str) -> bool {
+    let m = essence(media_type);
+    m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+}
+
+/// The first part of `message` whose media type is not accepted (see
+/// [`ACCEPTED_MEDIA_TYPES`]; a file part must declare one), as the
 /// offending type (`""` for a file part without one).
 pub fn unaccepted_media_type(message: &Message) -> Option<String> {
     message.parts.iter().find_map(|part| {
-        let media = part.media_type.as_deref().map(|m| {
-            m.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        });
+        let media = part.media_type.as_deref();
         let file = matches!(part.content, PartContent::Raw(_) | PartContent::Url(_));
         match media {
-            Some(m) if !ACCEPTED_MEDIA_TYPES.contains(&m.as_str()) => Some(m),
+            Some(m) if is_json_media_type(m) => None,
+            Some(m) if !ACCEPTED_MEDIA_TYPES.contains(&essence(m).as_str()) => Some(essence(m)),
             None if file => Some(String::new()),
             _ => None,
         }
     })
+}
+
+/// Why a part that says it is JSON is not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("part {index} declares {media_type} but its content is not JSON: {why}")]
+pub struct NotJson {
+    /// The part's position in the message (0-based).
+    pub index: usize,
+    /// The media type it declared.
+    pub media_type: String,
+    /// What the parser said.
+    pub why: String,
+}
+
+/// The structured data a message carries: its first data part, or its
+/// first part that declares a JSON media type and holds the JSON inline
+/// (raw bytes, or text) — what clients that send JSON as a file (Microsoft
+/// Agent Framework, v0.3 file parts) put on the wire. A JSON part by URL is
+/// not fetched. `Ok(None)` when the message carries no data; an error
+/// names the JSON part that does not parse.
+pub fn data_of(message: &Message) -> Result<Option<Value>, NotJson> {
+    for (index, part) in message.parts.iter().enumerate() {
+        let declared_json = part.media_type.as_deref().filter(|m| is_json_media_type(m));
+        let inline = match (&part.content, declared_json) {
+            (PartContent::Data(d), _) => return Ok(Some(d.clone())),
+            (PartContent::Raw(bytes), Some(m)) => (bytes.as_slice(), m),
+            (PartContent::Text(text), Some(m)) => (text.as_bytes(), m),
+            _ => continue,
+        };
+        return serde_json::from_slice(inline.0)
+            .map(Some)
+            .map_err(|e| NotJson {
+                index,
+                media_type: essence(inline.1),
+                why: e.to_string(),
+            });
+    }
+    Ok(None)
 }
 
 /// What the audit trail records as the capability of a text message that
@@ -98,6 +149,8 @@ pub fn error_reason(error: &Value) -> Option<crate::reason::ReasonCode> {
 pub enum WireError {
     #[error("the message has no data part")]
     NoDataPart,
+    #[error(transparent)]
+    NotJson(#[from] NotJson),
     #[error("the data part has no string field `capability`")]
     NoCapability,
     #[error("the answer is a task in state {0}, not a completed result")]
@@ -116,21 +169,18 @@ pub fn call_message(capability: &str, input: Value) -> Message {
     )
 }
 
-/// Reads `(capability, input)` out of a received call message. A text-only
+/// Reads `(capability, input)` out of a received call message (its data,
+/// [`data_of`]: a data part, or a part declaring JSON inline). A text-only
 /// message (what a generic A2A client sends) is not a call: the peer decides
 /// how to treat it.
 pub fn parse_call(message: &Message) -> Result<(String, Value), WireError> {
-    for part in &message.parts {
-        if let PartContent::Data(data) = &part.content {
-            let capability = data
-                .get("capability")
-                .and_then(Value::as_str)
-                .ok_or(WireError::NoCapability)?;
-            let input = data.get("input").cloned().unwrap_or_else(|| json!({}));
-            return Ok((capability.to_string(), input));
-        }
-    }
-    Err(WireError::NoDataPart)
+    let data = data_of(message)?.ok_or(WireError::NoDataPart)?;
+    let capability = data
+        .get("capability")
+        .and_then(Value::as_str)
+        .ok_or(WireError::NoCapability)?;
+    let input = data.get("input").cloned().unwrap_or_else(|| json!({}));
+    Ok((capability.to_string(), input))
 }
 
 /// Builds the agent's answer carrying `result`, with an optional one-line
@@ -232,6 +282,79 @@ mod tests {
         let (cap, input) = parse_call(&back).unwrap();
         assert_eq!(cap, "orders.query");
         assert_eq!(input["aggregate"], "count");
+    }
+
+    #[test]
+    fn a_part_declaring_json_inline_is_data() {
+        let json_part = |content: PartContent, media: &str| Part {
+            content,
+            filename: None,
+            media_type: Some(media.into()),
+            metadata: None,
+        };
+        let msg = |parts: Vec<Part>| Message::new(Role::User, parts);
+        let want = json!({"capability": "c", "input": {"n": 1}});
+        for part in [
+            json_part(
+                PartContent::Raw(want.to_string().into_bytes()),
+                "application/json",
+            ),
+            json_part(
+                PartContent::Raw(want.to_string().into_bytes()),
+                "Application/Vnd.X+JSON; q=1",
+            ),
+            json_part(PartContent::Text(want.to_string()), "application/json"),
+            Part::data(want.clone()),
+        ] {
+            assert_eq!(
+                data_of(&msg(vec![Part::text("hi"), part])),
+                Ok(Some(want.clone()))
+            );
+        }
+        assert_eq!(
+            parse_call(&msg(vec![json_part(
+                PartContent::Raw(want.to_string().into_bytes()),
+                "application/json"
+            )]))
+            .map(|(c, _)| c),
+            Ok("c".to_string())
+        );
+        let broken = msg(vec![
+            Part::text("hi"),
+            json_part(PartContent::Raw(b"{oops".to_vec()), "application/json"),
+        ]);
+        let e = data_of(&broken).expect_err("not JSON");
+        assert_eq!((e.index, e.media_type.as_str()), (1, "application/json"));
+        assert!(
+            e.to_string()
+                .starts_with("part 1 declares application/json"),
+            "{e}"
+        );
+        // Plain text, a URL, another media type: no data.
+        for part in [
+            Part::text("{\"a\": 1}"),
+            json_part(
+                PartContent::Url("http://x/y.json".into()),
+                "application/json",
+            ),
+            json_part(PartContent::Raw(b"%PDF".to_vec()), "application/pdf"),
+        ] {
+            assert_eq!(data_of(&msg(vec![part])), Ok(None));
+        }
+        assert_eq!(
+            unaccepted_media_type(&msg(vec![json_part(
+                PartContent::Raw(vec![]),
+                "application/ld+json"
+            )])),
+            None
+        );
+        assert_eq!(
+            unaccepted_media_type(&msg(vec![json_part(
+                PartContent::Raw(vec![]),
+                "application/pdf"
+            )])),
+            Some("application/pdf".into())
+        );
     }
 
     #[test]

@@ -22,11 +22,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use axum::http::HeaderMap;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ProtocolVersion, Tool};
 use rmcp::service::ServiceError;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::ServiceExt;
 use serde_json::Value;
 
 use super::pipeline::{Answered, Done, Input};
@@ -366,9 +366,14 @@ pub(crate) async fn connect(
         .build()
         .map_err(|e| NotConnected::new(ReasonCode::PeerError, format!("MCP client: {e}")))?;
     let transport = StreamableHttpClientTransport::with_client(http, config);
+    // The newest revision: stateless, `server/discover` instead of the
+    // `initialize` handshake, one POST before the call instead of two.
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
     match tokio::time::timeout(
         Duration::from_millis(deadline_ms.max(1)),
-        ().serve(transport),
+        ().serve_with_lifecycle(transport, lifecycle),
     )
     .await
     {

@@ -195,4 +195,13 @@ impl Gateway {
     pub fn board(&self) -> &StatusBoard {
         &self.board
     }
+
+    /// The auth chain a call meets, for a request that is not a call (a
+    /// provider's extended card): the same layers, the same refusals.
+    pub fn authenticate(
+        &self,
+        cx: &crate::auth::AuthContext<'_>,
+    ) -> Result<(), exchange::reason::NotConnected> {
+        self.auth.check(cx)
+    }
 }

@@ -51,6 +51,27 @@ pub struct HubSettings {
     pub probe_timeout_ms: u64,
     /// The auth chain's layers and their switches.
     pub auth: AuthSettings,
+    /// What an anonymous client may learn at a provider's well-known card
+    /// URL and in the hub's catalog (A2A v1.0 §3.3.2).
+    pub public_cards: PublicCards,
+}
+
+/// Whether the hub publishes a provider's card to clients that present no
+/// credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PublicCards {
+    /// Every provider has a public card (its name, the hub's interfaces for
+    /// it, security schemes; no skills) and an entry in
+    /// `/.well-known/ai-catalog.json`: that it exists is public, what a
+    /// caller may do there is told only to that caller.
+    #[default]
+    Listed,
+    /// No provider has a public card: an anonymous request for any card
+    /// answers exactly like one for a provider that does not exist, and
+    /// the catalog lists the hub alone. A member learns of a provider only
+    /// if a rule lets it use one of its skills.
+    Hidden,
 }
 
 impl Default for HubSettings {
@@ -61,6 +82,7 @@ impl Default for HubSettings {
             probe_interval_ms: 1_000,
             probe_timeout_ms: 800,
             auth: AuthSettings::default(),
+            public_cards: PublicCards::default(),
         }
     }
 }

@@ -1261,19 +1261,22 @@ fn card_to_v03_at(value: Value, at: &At) -> Res<Value> {
         "0.3.0"
     };
     out.insert("protocolVersion".into(), version.into());
-    let additional: Vec<Value> = entries
-        .iter()
-        .enumerate()
-        .filter(|(index, (_, _, version))| {
-            *index == main || Dialect::parse(version) == Some(Dialect::V0_3)
-        })
-        .map(|(_, (url, binding, _))| {
-            let mut entry = Obj::new();
-            entry.insert("url".into(), url.as_str().into());
-            entry.insert("transport".into(), binding.as_str().into());
-            Value::Object(entry)
-        })
-        .collect();
+    let mut additional: Vec<Value> = Vec::new();
+    for (index, (url, binding, version)) in entries.iter().enumerate() {
+        if index != main && Dialect::parse(version) != Some(Dialect::V0_3) {
+            continue;
+        }
+        let mut entry = Obj::new();
+        entry.insert("url".into(), url.as_str().into());
+        entry.insert("transport".into(), binding.as_str().into());
+        // The same URL and transport once (a v1.0 card may list one
+        // endpoint under both versions; v0.3 has no version to tell them
+        // apart).
+        let entry = Value::Object(entry);
+        if !additional.contains(&entry) {
+            additional.push(entry);
+        }
+    }
     if additional.len() > 1 {
         out.insert("additionalInterfaces".into(), Value::Array(additional));
     }

@@ -1481,12 +1481,14 @@ fn card_served_to_v03_callers() {
             {"url": "grpc.hub:50051", "transport": "GRPC"}
         ]))
     );
-    // The hub's own shape: JSON-RPC and HTTP+JSON, both 1.0.
+    // The hub's own shape: JSON-RPC and HTTP+JSON, both 1.0, and the
+    // JSON-RPC URL again as 0.3: one entry, the main one, so no list.
     let card = json!({
         "name": "n", "version": "1",
         "supportedInterfaces": [
             iface("http://hub/a2a/p", "JSONRPC", "1.0"),
-            iface("http://hub/a2a/p/rest", "HTTP+JSON", "1.0")
+            iface("http://hub/a2a/p/rest", "HTTP+JSON", "1.0"),
+            iface("http://hub/a2a/p", "JSONRPC", "0.3")
         ]
     });
     let v03 = card_to_v03(card).unwrap_or_default();

@@ -1,5 +1,5 @@
-//! The agent cards the hub serves (DESIGN.md §4, "Peer to peer"; A2A v1.0
-//! §8): its own, and one per provider.
+//! The agent cards the hub serves (DESIGN.md §2 "A2A surface"; A2A v1.0
+//! §8): its own, and two per provider.
 //!
 //! A provider's card on the hub is built from three sources, each for what
 //! it is the authority on:
@@ -8,52 +8,62 @@
 //!   name, description, version, and each skill's name, description,
 //!   tags and examples — peer text, copied into a card and nowhere else;
 //! * the **registry**: which capabilities the provider offers *through the
-//!   hub* and which of them this caller may use. A skill is listed only
+//!   hub* and which of them a caller may use. A skill is listed only
 //!   if a rule lets the caller use it; a skill the provider's card lists
 //!   but the registry does not is never shown;
 //! * the **hub**: `supportedInterfaces` (the hub's JSON-RPC and HTTP+JSON
 //!   URLs for this provider, v1.0, and the same JSON-RPC URL for v0.3
 //!   callers), the bearer scheme (a caller presents the token the hub
 //!   knows it by, never the provider's), and the capabilities the surface
-//!   offers (streaming yes, push no).
+//!   offers (streaming yes, push no, an extended card).
 //!
-//! So the card is per caller, and requires the caller's token: without
-//! one, 401 for every provider path alike; with one but no usable skill
-//! at that provider, 404 exactly like a provider that does not exist.
+//! Who sees which card ([`Viewer`]):
+//! * an **anonymous** client gets the *public* card: everything above but
+//!   the skills (`skills: []`, `capabilities.extendedAgentCard: true`), so
+//!   any A2A SDK's default discovery finds the interfaces and how to
+//!   authenticate — unless the topology says `public_cards: hidden`, and
+//!   then no provider has one;
+//! * an authenticated **member** gets the *extended* card: the public card
+//!   plus the skills a rule lets that member use. With `public_cards:
+//!   hidden` a member that may use none gets nothing, exactly like a
+//!   provider that does not exist.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use crate::prober::StatusBoard;
-use crate::registry::model::Topology;
+use crate::registry::model::{PublicCards, Topology};
 use a2a::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
     HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON,
     TRANSPORT_PROTOCOL_JSONRPC,
 };
 
-/// `Cache-Control` of the hub's own card (the same for everyone).
-pub const HUB_CARD_CACHE: &str = "public, max-age=300";
-/// `Cache-Control` of a provider's card: it is the caller's own view, and
-/// follows registry reloads and the provider's card within seconds.
-pub const PROVIDER_CARD_CACHE: &str = "private, max-age=30";
-
 /// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
 pub const REST_SUFFIX: &str = "/rest";
 /// The scheme name under `securitySchemes`.
 const BEARER: &str = "bearer";
 
-/// The capabilities of the hub's surface, the same for every provider:
-/// streaming (a provider that does not stream answers in one event), no
-/// push notifications, no extended card.
-pub fn capabilities() -> AgentCapabilities {
+/// The capabilities of the hub's surface: streaming (a provider that does
+/// not stream answers in one event), no push notifications; an extended
+/// card for a provider (the skills are on it), none for the hub itself.
+pub fn capabilities(extended_card: bool) -> AgentCapabilities {
     AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(false),
         extensions: None,
-        extended_agent_card: Some(false),
+        extended_agent_card: Some(extended_card),
     }
+}
+
+/// Who asks for a provider's card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Viewer<'a> {
+    /// No credential: the public card, if the topology publishes one.
+    Anonymous,
+    /// An authenticated member system (its id): the extended card.
+    Member(&'a str),
 }
 
 /// A card's `securitySchemes` and `securityRequirements`.
@@ -146,7 +156,7 @@ pub fn hub_card(hub_base: &str, hub_id: &str) -> AgentCard {
         ),
         version: env!("CARGO_PKG_VERSION").into(),
         supported_interfaces: Vec::new(),
-        capabilities: capabilities(),
+        capabilities: capabilities(false),
         default_input_modes: modes(),
         default_output_modes: modes(),
         skills: Vec::new(),
@@ -169,17 +179,25 @@ fn modes() -> Vec<String> {
         .collect()
 }
 
-/// The card of `provider` as `caller` sees it through the hub; `None`
-/// when the registry has no such provider or no rule lets `caller` use
-/// any of its capabilities (the caller cannot tell which).
+/// The card of `provider` as `viewer` sees it through the hub (see the
+/// module doc); `None` when the registry has no such provider, when the
+/// topology hides public cards from an anonymous viewer, or when it hides
+/// them and no rule lets the member use any of the provider's skills. The
+/// viewer cannot tell these apart.
 pub fn provider_card(
     hub_base: &str,
     topology: &Topology,
     board: &StatusBoard,
     provider: &str,
-    caller: &str,
+    viewer: Viewer<'_>,
 ) -> Option<AgentCard> {
-    let system = topology.system(provider)?;
+    let system = topology
+        .system(provider)
+        .filter(|s| !s.provides.is_empty())?;
+    let hidden = topology.hub.public_cards == PublicCards::Hidden;
+    if hidden && viewer == Viewer::Anonymous {
+        return None;
+    }
     let own = board.card(provider);
     let own_card = own.as_ref().map(|c| &c.card);
     let own_skill = |id: &str| {
@@ -193,10 +211,14 @@ pub fn provider_card(
             })
             .and_then(|s| serde_json::from_value::<AgentSkill>(s.clone()).ok())
     };
+    let caller = match viewer {
+        Viewer::Anonymous => None,
+        Viewer::Member(id) => Some(id),
+    };
     let skills: Vec<AgentSkill> = system
         .provides
         .iter()
-        .filter(|cap| topology.permits(caller, cap, provider))
+        .filter(|cap| caller.is_some_and(|c| topology.permits(c, cap, provider)))
         .map(|cap| {
             let registry = topology.capability(cap);
             let mut skill = own_skill(cap).unwrap_or_else(|| AgentSkill {
@@ -224,7 +246,7 @@ pub fn provider_card(
             skill
         })
         .collect();
-    if skills.is_empty() {
+    if hidden && skills.is_empty() {
         return None;
     }
     let text = |field: &str| {
@@ -247,7 +269,7 @@ pub fn provider_card(
             AgentInterface::new(format!("{url}{REST_SUFFIX}"), TRANSPORT_PROTOCOL_HTTP_JSON),
             v03,
         ],
-        capabilities: capabilities(),
+        capabilities: capabilities(true),
         default_input_modes: modes(),
         default_output_modes: modes(),
         skills,
@@ -260,5 +282,47 @@ pub fn provider_card(
         security_schemes,
         security_requirements,
         signatures: None,
+    })
+}
+
+/// The media type of an A2A agent card in an AI catalog entry.
+const A2A_CARD_TYPE: &str = "application/a2a-agent-card+json";
+
+/// The hub's AI catalog (`/.well-known/ai-catalog.json`, the shape of the
+/// Agent Resource Discovery drafts: `specVersion`, `host`, `entries`): the
+/// hub's own card, then one entry per provider with a public card, each
+/// pointing at that card. With `public_cards: hidden` it lists the hub
+/// alone.
+pub fn catalog(hub_base: &str, topology: &Topology, board: &StatusBoard) -> Value {
+    let base = hub_base.trim_end_matches('/');
+    let authority = base
+        .split_once("://")
+        .map_or(base, |(_, rest)| rest)
+        .to_string();
+    let hub_id = &topology.hub.id;
+    let mut entries = vec![serde_json::json!({
+        "identifier": format!("urn:air:{authority}:agent:{hub_id}"),
+        "displayName": "Wall Street hub",
+        "type": A2A_CARD_TYPE,
+        "url": format!("{base}{}", exchange::health::CARD_PATH),
+        "description": format!("The A2A exchange hub `{hub_id}`: one entry per member system follows."),
+    })];
+    for system in &topology.systems {
+        let Some(card) = provider_card(base, topology, board, &system.id, Viewer::Anonymous) else {
+            continue;
+        };
+        entries.push(serde_json::json!({
+            "identifier": format!("urn:air:{authority}:agent:{}", system.id),
+            "displayName": card.name,
+            "type": A2A_CARD_TYPE,
+            "url": format!("{}{}", jsonrpc_url(base, &system.id), exchange::health::CARD_PATH),
+            "description": card.description,
+            "version": card.version,
+        }));
+    }
+    serde_json::json!({
+        "specVersion": "1.0",
+        "host": { "displayName": format!("Wall Street hub `{hub_id}`"), "identifier": authority },
+        "entries": entries,
     })
 }

@@ -27,11 +27,13 @@
 
 use std::collections::HashMap;
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
 use serde_json::{json, Value};
 
 use a2a::errordetails::{TypedDetail, PROTOCOL_DOMAIN};
-use exchange::envelope::Envelope;
+use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::ReasonCode;
 
 /// The `ErrorInfo.domain` of the nine reason codes.
@@ -206,15 +208,29 @@ pub fn no_push() -> SurfaceError {
     )
 }
 
-/// The cards say `extendedAgentCard: false`, so asking for one is an
-/// operation the surface does not offer (`UnsupportedOperationError`); the
-/// card a caller gets is already its own.
-pub fn no_extended_card() -> SurfaceError {
-    SurfaceError::protocol(
-        code::UNSUPPORTED_OPERATION,
-        "the hub has no extended agent card: the card at \
-         /a2a/{provider}/.well-known/agent-card.json is already the caller's own",
-    )
+/// An error as the HTTP+JSON binding answers it (and discovery, whose
+/// documents are plain HTTP): the `google.rpc.Status` body, the envelope
+/// echoed, `WWW-Authenticate` on 401.
+pub fn rest_error(envelope: &Envelope, e: SurfaceError) -> Response {
+    let mut response = (e.http, Json(e.to_rest(envelope))).into_response();
+    echo_envelope(response.headers_mut(), envelope);
+    if e.http == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// The envelope echoed on an answer: the trace with the hub's span, the
+/// request id.
+pub fn echo_envelope(headers: &mut HeaderMap, envelope: &Envelope) {
+    if let Ok(v) = HeaderValue::from_str(&envelope.trace.child().to_header()) {
+        headers.insert(TRACEPARENT_HEADER, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&envelope.request_id) {
+        headers.insert(REQUEST_ID_HEADER, v);
+    }
 }
 
 /// A2A's `ErrorInfo.reason` for its own codes (A2A v1.0 §11.6).

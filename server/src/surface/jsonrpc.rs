@@ -10,8 +10,9 @@
 //!
 //! Whatever arrives, the answer is one JSON-RPC response, never a panic
 //! or a hang-up: not JSON is `-32700`; a batch, a notification (no `id`),
-//! a wrong `jsonrpc`, a body over [`MAX_REQUEST_BODY`] or a content type
-//! other than JSON is `-32600`; an unknown method `-32601`; params of the
+//! a wrong `jsonrpc` or a body over [`MAX_REQUEST_BODY`] is `-32600`; a
+//! content type other than JSON `-32005` (HTTP 415, as A2A §5.4 pairs
+//! them); an unknown method `-32601`; params of the
 //! wrong shape `-32602`. None of these reaches the gateway, so nothing is
 //! forwarded and nothing is written.
 
@@ -29,10 +30,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use super::bridge::{self, Method};
-use super::errors::{code, SurfaceError};
+use super::errors::{code, echo_envelope, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
 use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
-use exchange::envelope::{A2aVersion, Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
+use exchange::envelope::{A2aVersion, Envelope};
 
 /// `POST /a2a/{provider}`.
 pub async fn handler(
@@ -51,7 +52,7 @@ pub async fn handler(
     if !is_json(&parts.headers) {
         return reply.error(
             SurfaceError::protocol(
-                code::INVALID_REQUEST,
+                code::CONTENT_TYPE_NOT_SUPPORTED,
                 "Content-Type must be application/json",
             )
             .with_http(StatusCode::UNSUPPORTED_MEDIA_TYPE),
@@ -169,7 +170,13 @@ pub async fn handler(
         | Method::GetPushConfig
         | Method::ListPushConfigs
         | Method::DeletePushConfig => reply.error(super::errors::no_push()),
-        Method::GetExtendedAgentCard => reply.error(super::errors::no_extended_card()),
+        Method::GetExtendedAgentCard => match super::discovery::extended_card(&gateway, &request) {
+            Ok(card) => match to_json(&card) {
+                Ok(v) => reply.result(method, v),
+                Err(e) => reply.error(e),
+            },
+            Err(e) => reply.error(e),
+        },
     }
 }
 
@@ -325,13 +332,12 @@ impl Reply {
         // JSON-RPC answers errors with 200, except where HTTP itself has
         // the answer: not authenticated, a body too large, not JSON.
         let status = match e.http {
+            // A part's media type is refused in the call's answer; the
+            // request's own Content-Type is HTTP's to refuse.
+            StatusCode::UNSUPPORTED_MEDIA_TYPE if e.reason.is_some() => StatusCode::OK,
             s @ (StatusCode::UNAUTHORIZED
             | StatusCode::PAYLOAD_TOO_LARGE
-            | StatusCode::UNSUPPORTED_MEDIA_TYPE)
-                if e.code != code::CONTENT_TYPE_NOT_SUPPORTED =>
-            {
-                s
-            }
+            | StatusCode::UNSUPPORTED_MEDIA_TYPE) => s,
             _ => StatusCode::OK,
         };
         let mut response = self.respond(
@@ -377,17 +383,6 @@ impl Reply {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         response.headers_mut().extend(headers);
         response
-    }
-}
-
-/// The envelope echoed on an answer: the trace with the hub's span, the
-/// request id.
-pub(super) fn echo_envelope(headers: &mut HeaderMap, envelope: &Envelope) {
-    if let Ok(v) = HeaderValue::from_str(&envelope.trace.child().to_header()) {
-        headers.insert(TRACEPARENT_HEADER, v);
-    }
-    if let Ok(v) = HeaderValue::from_str(&envelope.request_id) {
-        headers.insert(REQUEST_ID_HEADER, v);
     }
 }
 

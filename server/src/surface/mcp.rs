@@ -7,7 +7,8 @@
 //! translates:
 //!
 //! - a bearer token the hub does not know is HTTP 401 before any MCP is
-//!   read, the same for a provider that exists and one that does not;
+//!   read, the same for a provider that exists and one that does not; a
+//!   member asking for a provider without a data plane gets 404;
 //! - the provider's tool result passes through verbatim, its refusals
 //!   (`isError`, the provider's own words) included;
 //! - a refusal by the hub or a transport failure is a JSON-RPC error whose
@@ -24,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorCode, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -34,11 +35,13 @@ use serde_json::json;
 
 use crate::gateway::mcp::{McpAnswer, McpIncoming};
 use crate::gateway::Gateway;
-use exchange::envelope::{Envelope, CALLER_HEADER};
+use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::NotConnected;
 
 /// Where the hub serves MCP: `/mcp/{provider}`.
 pub const ROUTE: &str = "/mcp/{provider}";
+/// The header that names the MCP revision of a request.
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// Largest MCP request the hub reads (a query is a few hundred bytes).
 pub const MAX_MCP_BODY: usize = 64 * 1024;
 
@@ -61,27 +64,103 @@ pub fn service(gateway: Arc<Gateway>) -> StreamableHttpService<HubMcp, NeverSess
 }
 
 /// Refuses a request whose bearer token names no system (HTTP 401, MCP
-/// unread), and hands the caller's id on to the handler.
+/// unread), then one for a provider that runs no data plane the hub
+/// fronts (HTTP 404: an MCP session with nothing behind it helps no
+/// client), and hands the caller's id on to the handler. Both refusals
+/// are JSON-RPC errors whose `data` carries the reason code, like every
+/// other refusal of the MCP front.
 pub async fn require_caller(
     State(gateway): State<Arc<Gateway>>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let envelope = Envelope::from_headers(request.headers());
     let loaded = gateway.registry().snapshot();
     let Some(system) = crate::auth::caller_by_token(request.headers(), &loaded.topology) else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [("www-authenticate", "Bearer")],
-            Json(json!({"error": "AUTH_REJECTED: a bearer token of a member system is required"})),
-        )
-            .into_response();
+        let nc = NotConnected::new(
+            exchange::reason::ReasonCode::AuthRejected,
+            "a bearer token of a member system is required",
+        );
+        return refused(StatusCode::UNAUTHORIZED, &nc, &envelope);
     };
+    let provider = request
+        .uri()
+        .path()
+        .strip_prefix("/mcp/")
+        .unwrap_or_default();
+    if loaded
+        .topology
+        .system(provider)
+        .and_then(|s| s.data_plane.as_ref())
+        .is_none()
+    {
+        let nc = NotConnected::new(
+            exchange::reason::ReasonCode::UnknownPeer,
+            format!(
+                "no data plane `{}` behind this hub",
+                exchange::text::clip(provider, 64)
+            ),
+        );
+        return refused(StatusCode::NOT_FOUND, &nc, &envelope);
+    }
+    if let Some(refusal) = unsupported_version(request.headers()) {
+        return refusal;
+    }
     let caller = Caller(system.id.clone());
     drop(loaded);
     let peer = crate::gateway::peer_addr(&request);
     request.extensions_mut().insert(caller);
     request.extensions_mut().insert(PeerAddr(peer));
     next.run(request).await
+}
+
+/// An `MCP-Protocol-Version` header naming a revision the hub does not
+/// speak: 400 with MCP's own error, naming the ones it does. (rmcp lets a
+/// request through when its `_meta` names a known revision, whatever the
+/// header says; a header is what intermediaries route on, so the hub
+/// holds it to the same list.)
+fn unsupported_version(headers: &axum::http::HeaderMap) -> Option<Response> {
+    let known = |v: &axum::http::HeaderValue| {
+        v.to_str().is_ok_and(|asked| {
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .any(|k| k.as_str() == asked)
+        })
+    };
+    // Every value: a request that names two revisions names one too many.
+    let values: Vec<_> = headers.get_all(PROTOCOL_VERSION_HEADER).iter().collect();
+    let unknown = values.iter().find(|v| !known(v)).copied().or_else(|| {
+        (values.len() > 1 && values.windows(2).any(|w| w[0] != w[1])).then(|| values[1])
+    })?;
+    let asked = unknown.to_str().unwrap_or("(not text)");
+    let error = ErrorData::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "unsupported MCP-Protocol-Version `{}`",
+            exchange::text::clip(asked, 32)
+        ),
+        Some(json!({
+            "requested": exchange::text::clip(asked, 32),
+            "supported": ProtocolVersion::KNOWN_VERSIONS,
+        })),
+    );
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": error});
+    Some((StatusCode::BAD_REQUEST, Json(body)).into_response())
+}
+
+/// A refusal before any MCP was read: a JSON-RPC error (id unknown, so
+/// null) with the reason in `data`, under an HTTP status that says it too.
+fn refused(status: StatusCode, nc: &NotConnected, envelope: &Envelope) -> Response {
+    let error = not_connected(nc, Some(envelope));
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": error});
+    let mut response = (status, Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+    }
+    response
 }
 
 /// The system the bearer token named.
@@ -120,11 +199,23 @@ impl HubMcp {
             .map(str::trim)
             .filter(|v| !v.is_empty());
         let by_token = parts.extensions.get::<Caller>().map(|c| c.0.clone());
+        let mut headers = parts.headers.clone();
+        // MCP carries the trace in the request's `_meta` (SEP-414); the
+        // envelope reads it from there when no header brought one.
+        if !headers.contains_key(TRACEPARENT_HEADER) {
+            if let Some(v) = context
+                .meta
+                .get_traceparent()
+                .and_then(|t| axum::http::HeaderValue::from_str(t).ok())
+            {
+                headers.insert(TRACEPARENT_HEADER, v);
+            }
+        }
         Ok(McpIncoming {
             // A claim the token does not back is refused by the auth chain.
             caller: claimed.map(str::to_string).or(by_token).unwrap_or_default(),
             peer_addr: parts.extensions.get::<PeerAddr>().and_then(|p| p.0),
-            headers: parts.headers.clone(),
+            headers,
             provider,
         })
     }
@@ -170,7 +261,10 @@ impl ServerHandler for HubMcp {
         let incoming = Self::incoming(&context)?;
         match self.gateway.mcp_list_tools(&incoming).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)),
-            Err(nc) => Err(not_connected(&nc, None)),
+            Err(nc) => Err(not_connected(
+                &nc,
+                Some(&Envelope::from_headers(&incoming.headers)),
+            )),
         }
     }
 
@@ -185,7 +279,12 @@ impl ServerHandler for HubMcp {
             .mcp_call_tool(&incoming, &request.name, request.arguments)
             .await;
         match answer {
-            McpAnswer::Tool(result) => Ok(result.into()),
+            // Complete, as the 2026-07-28 revision says on every result
+            // (rmcp drops it again for a client on an older revision).
+            McpAnswer::Tool(mut result) => {
+                result.result_type = Some(ResultType::COMPLETE);
+                Ok(result.into())
+            }
             McpAnswer::NotConnected(nc) => Err(not_connected(&nc, Some(&envelope))),
         }
     }

@@ -20,6 +20,9 @@
 //! Naming two different ones is invalid params. The input is the data
 //! part's `input` (or the whole data part when it names no capability);
 //! a message with only text is a consult's question, `{"question": text}`.
+//! A part that declares a JSON media type and carries its JSON inline (raw
+//! bytes, text) is a data part ([`wire::data_of`]); one whose content
+//! does not parse is invalid params naming the part.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -218,7 +221,14 @@ pub async fn send_message(
 /// caller may use none (the refusal is then the pipeline's).
 pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<String> {
     let loaded = gateway.registry().snapshot();
-    let card = super::card::provider_card("", &loaded.topology, gateway.board(), provider, caller)?;
+    let card = super::card::provider_card(
+        "",
+        &loaded.topology,
+        gateway.board(),
+        provider,
+        super::card::Viewer::Member(caller),
+    )
+    .filter(|card| !card.skills.is_empty())?;
     let mut text = format!(
         "{} answers structured calls: send a data part {{\"capability\": \"<skill>\", \"input\": {{...}}}} \
          (or name the skill in metadata.skill and send the input as the data part).",
@@ -432,10 +442,9 @@ pub fn select(
             ))
         }
     };
-    let data = message.parts.iter().find_map(|p| match &p.content {
-        PartContent::Data(d) => Some(d),
-        _ => None,
-    });
+    // A data part, or a part that declares JSON and carries it inline.
+    let data = wire::data_of(message).map_err(|e| Unselectable::Invalid(e.to_string()))?;
+    let data = data.as_ref();
     let by_data = data
         .and_then(|d| d.get("capability"))
         .map(|c| match c {

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -25,8 +25,8 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::errors::{code, SurfaceError};
-use super::jsonrpc::{echo_envelope, is_json, to_json, typed};
+use super::errors::{code, echo_envelope, rest_error as error, SurfaceError};
+use super::jsonrpc::{is_json, to_json, typed};
 use super::ops::{self, Request as SurfaceRequest};
 use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
@@ -48,7 +48,10 @@ pub fn routes() -> Router<Arc<Gateway>> {
             "/tasks/{id}/pushNotificationConfigs/{config}",
             get(push_configs).delete(push_configs),
         )
-        .route("/extendedAgentCard", get(extended_card))
+        .route(
+            "/extendedAgentCard",
+            get(super::discovery::rest_extended_card),
+        )
         // Anything else under the binding is an A2A error too, never the
         // canvas's login page.
         .fallback(unknown_route)
@@ -96,7 +99,7 @@ async fn body<T: serde::de::DeserializeOwned>(
 ) -> Result<T, Response> {
     if !is_json(headers) {
         let e = SurfaceError::protocol(
-            code::INVALID_REQUEST,
+            code::CONTENT_TYPE_NOT_SUPPORTED,
             "Content-Type must be application/json",
         )
         .with_http(StatusCode::UNSUPPORTED_MEDIA_TYPE);
@@ -122,19 +125,6 @@ async fn body<T: serde::de::DeserializeOwned>(
 fn ok(envelope: &Envelope, value: Value) -> Response {
     let mut response = (StatusCode::OK, Json(value)).into_response();
     echo_envelope(response.headers_mut(), envelope);
-    response
-}
-
-/// The binding's error answer (also the card routes'): the
-/// `google.rpc.Status` body, the envelope echoed, `WWW-Authenticate` on 401.
-pub(super) fn error(envelope: &Envelope, e: SurfaceError) -> Response {
-    let mut response = (e.http, Json(e.to_rest(envelope))).into_response();
-    echo_envelope(response.headers_mut(), envelope);
-    if e.http == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
     response
 }
 
@@ -306,13 +296,6 @@ async fn subscribe(gateway: Arc<Gateway>, c: Call, id: String) -> Response {
         Ok(events) => sse(&envelope, events),
         Err(e) => error(&envelope, e),
     }
-}
-
-async fn extended_card(headers: HeaderMap) -> Response {
-    error(
-        &Envelope::from_headers(&headers),
-        super::errors::no_extended_card(),
-    )
 }
 
 async fn push_configs(headers: HeaderMap) -> Response {

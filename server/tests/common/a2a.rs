@@ -24,6 +24,7 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
     pub const INTERNAL_ERROR: i64 = -32603;
+    pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
     pub const INVALID_AGENT_RESPONSE: i64 = -32006;
     pub const VERSION_NOT_SUPPORTED: i64 = -32009;
     pub const AUTH_REJECTED: i64 = -32010;

@@ -1,0 +1,199 @@
+"""Outside-client matrix: the official Python a2a-sdk 1.3 (PyPI a2a-sdk==1.3.0,
+.tools/venv, scripts/requirements-a2a.txt), joining the hub the way the SDK's
+README example (a2a-samples helloworld/test_client.py) does it:
+
+  1. `A2ACardResolver(httpx_client, base_url=URL).get_agent_card()`: the
+     resolver's defaults (URL/.well-known/agent-card.json), NO credential on
+     the card fetch;
+  2. `ClientFactory(ClientConfig(streaming=False, ...)).create(card,
+     interceptors=[AuthInterceptor(credentials)])`: the SDK's own auth
+     interceptor, which puts `Authorization: Bearer TOKEN` on each call for
+     the security scheme the card itself declares (securitySchemes +
+     securityRequirements): the token is on calls only, and only if the card
+     says how. (`--auth header` instead sets the header on each call by the
+     ClientCallContext, for telling a card without a usable scheme from a
+     refused token.)
+  3. `client.send_message(SendMessageRequest(message=...))`.
+
+The only non-default thing is the httpx client handed to the SDK (the
+factory's own `httpx_client` option): it has no auth header, just a response
+event hook that keeps the last response's status and body (hub_answer.py's
+Capture), because the SDK drops the hub's google.rpc.ErrorInfo `reason` (see
+../a2a_hub_client.py for exactly what it keeps). Never a second request.
+
+usage: python a2a_sdk.py URL TOKEN card
+       python a2a_sdk.py URL TOKEN send-data JSON [--skill ID] [--transport jsonrpc|http+json]
+       python a2a_sdk.py URL TOKEN send-text TEXT [--skill ID] [--transport jsonrpc|http+json]
+output (one JSON object):
+  card       {"name", "skills": [ids], "interfaces": [{"url", "binding", "version"}],
+              "extended_card": capabilities.extendedAgentCard (bool) or null}
+  send-*     {"answer": {"kind": "message"|"task", "data", "text", "state"}}: the
+             first data part and first text part (a task's artifacts, else its
+             status message), state as v0.3 spells it (completed, ...), null
+             for a message
+  error      {"error": {"code", "message", "reason", "http_status"}} (exit 0);
+             code: the JSON-RPC error code, or for HTTP+JSON the
+             google.rpc.Status code, or the HTTP status when the body has no
+             error; reason: the ErrorInfo reason in error.data/error.details
+exit: 0 any answer, 3 no answer (code null, cause on stderr), 2 usage.
+"""
+
+import asyncio
+import sys
+import uuid
+
+import httpx
+from google.protobuf import json_format, struct_pb2
+
+from a2a.client import (
+    A2ACardResolver,
+    AuthInterceptor,
+    ClientCallContext,
+    ClientConfig,
+    ClientFactory,
+    CredentialService,
+)
+from a2a.client.errors import AgentCardResolutionError
+from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
+
+from matrix_common import Capture, NoAnswer, a2a_parser, emit, no_answer_a2a, parse, raw_error, transport_failure
+
+PROG = "a2a_sdk"
+BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
+
+
+class Token(CredentialService):
+    """The caller's token for whatever scheme the card names (the SDK's extension point)."""
+
+    def __init__(self, token):
+        self.token = token
+
+    async def get_credentials(self, security_scheme_name, context):
+        return self.token or None
+
+
+def state_name(state):
+    name = TaskState.Name(state).removeprefix("TASK_STATE_")
+    return "unknown" if name == "UNSPECIFIED" else name.lower().replace("_", "-")
+
+
+def first_parts(parts_lists):
+    data = text = None
+    for parts in parts_lists:
+        for part in parts:
+            if data is None and part.HasField("data"):
+                data = json_format.MessageToDict(part.data)
+            if text is None and part.HasField("text"):
+                text = part.text
+    return data, text
+
+
+def card_summary(card):
+    caps = card.capabilities
+    try:
+        extended = caps.extended_agent_card if caps.HasField("extended_agent_card") else None
+    except ValueError:  # not a presence-tracked field in this build
+        extended = caps.extended_agent_card
+    return {
+        "name": card.name,
+        "skills": [s.id for s in card.skills],
+        "interfaces": [
+            {"url": i.url, "binding": i.protocol_binding, "version": i.protocol_version or None}
+            for i in card.supported_interfaces
+        ],
+        "extended_card": extended,
+    }
+
+
+def build_message(args):
+    if args.op == "send-text":
+        parts = [Part(text=args.text)]
+    else:
+        value = struct_pb2.Value()
+        json_format.ParseDict(args.value, value)
+        parts = [Part(data=value)]
+    msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
+    if args.skill:
+        msg.metadata.update({"skill": args.skill})
+    return msg
+
+
+async def run(args, http):
+    resolver = A2ACardResolver(httpx_client=http, base_url=args.url)
+    card = await resolver.get_agent_card()
+    if args.op == "card":
+        return card_summary(card)
+    config = ClientConfig(streaming=False, httpx_client=http, supported_protocol_bindings=[BINDINGS[args.transport]])
+    try:
+        if args.auth == "interceptor":
+            client = ClientFactory(config).create(card, interceptors=[AuthInterceptor(Token(args.token))])
+            context = None
+        else:
+            client = ClientFactory(config).create(card)
+            context = ClientCallContext(service_parameters={"Authorization": f"Bearer {args.token}"} if args.token else {})
+    except ValueError as e:  # "no compatible transports found."
+        offered = ", ".join(f"{i.protocol_binding} at {i.url}" for i in card.supported_interfaces) or "none"
+        raise NoAnswer(f"the card offers no {BINDINGS[args.transport]} interface ({e}); it offers: {offered}") from None
+    try:
+        try:
+            events = [e async for e in client.send_message(SendMessageRequest(message=build_message(args)), context=context)]
+        except ValueError as e:  # "Response has neither task nor message"
+            raise NoAnswer(f"an answer that is not A2A: {e}") from e
+    finally:
+        await client.close()
+    if not events:
+        raise NoAnswer("the agent answered nothing")
+    last = events[-1]
+    if last.HasField("message"):
+        data, text = first_parts([last.message.parts])
+        return {"answer": {"kind": "message", "data": data, "text": text, "state": None}}
+    if last.HasField("task"):
+        task = last.task
+        data, text = first_parts([a.parts for a in task.artifacts])
+        sdata, stext = first_parts([task.status.message.parts])
+        return {
+            "answer": {
+                "kind": "task",
+                "data": data if data is not None else sdata,
+                "text": text if text is not None else stext,
+                "state": state_name(task.status.state),
+            }
+        }
+    raise NoAnswer(f"unexpected answer: {json_format.MessageToDict(last)}")
+
+
+async def main(argv):
+    def auth_option(p):
+        p.add_argument("--auth", choices=["interceptor", "header"], default="interceptor",
+                       help="how the token goes on calls (default: the SDK's AuthInterceptor, per the card's scheme)")
+
+    parser = a2a_parser("Outside-client matrix: a2a-sdk 1.3, README way.", transports=list(BINDINGS), extra=auth_option)
+    args = parse(parser, argv)
+    capture = Capture()
+    http = httpx.AsyncClient(timeout=args.timeout, event_hooks={"request": [capture.reset], "response": [capture]})
+    rc = 0
+    try:
+        out = await run(args, http)
+    except NoAnswer as e:
+        out, rc = no_answer_a2a(str(e)), 3
+    except AgentCardResolutionError as e:
+        if e.status_code is not None:  # the hub answered the card fetch with an error status
+            out = raw_error(capture, e.status_code, str(e))
+        else:  # refused, timed out, not JSON, not a card
+            out, rc = no_answer_a2a(f"card unreadable: {e}"), 3
+    except json_format.ParseError as e:
+        out, rc = no_answer_a2a(f"an answer that is not A2A: {e}"), 3
+    except A2AError as e:
+        answered = raw_error(capture, JSON_RPC_ERROR_CODE_MAP.get(type(e)), getattr(e, "message", None) or str(e))
+        if transport_failure(e, httpx.RequestError) or answered is None:
+            out, rc = no_answer_a2a(f"{type(e).__name__}: {e}"), 3
+        else:
+            out = answered
+    finally:
+        await http.aclose()
+    return emit(PROG, out, rc)
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1:])))
