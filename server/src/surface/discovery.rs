@@ -34,7 +34,7 @@ use super::card::{self, Viewer};
 use super::errors::SurfaceError;
 use super::ops::Request as SurfaceRequest;
 use crate::auth::AuthContext;
-use crate::gateway::{peer_addr, Gateway};
+use crate::gateway::Gateway;
 use exchange::envelope::{A2aVersion, Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 use exchange::text::clip;
@@ -91,11 +91,7 @@ pub async fn provider_card(
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    let asked = SurfaceRequest {
-        provider,
-        peer_addr: peer_addr(&request),
-        headers: request.headers().clone(),
-    };
+    let asked = SurfaceRequest::of(provider, &request);
     if asked.headers.contains_key(header::AUTHORIZATION) {
         return respond_extended(&gateway, &asked);
     }
@@ -123,11 +119,7 @@ pub async fn rest_extended_card(
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    let asked = SurfaceRequest {
-        provider,
-        peer_addr: peer_addr(&request),
-        headers: request.headers().clone(),
-    };
+    let asked = SurfaceRequest::of(provider, &request);
     respond_extended(&gateway, &asked)
 }
 

@@ -67,6 +67,16 @@ pub struct Request {
 }
 
 impl Request {
+    /// The request an HTTP request to `provider`'s surface is (its head
+    /// only: the body is the binding's to read).
+    pub fn of(provider: String, http: &axum::extract::Request) -> Self {
+        Request {
+            provider,
+            peer_addr: crate::gateway::peer_addr(http),
+            headers: http.headers().clone(),
+        }
+    }
+
     /// Who calls: the system the bearer token names. `X-Caller-System` is
     /// optional; if sent, it is the claim the auth chain checks, so a
     /// token of one system with another's name is `AUTH_REJECTED` (and a

@@ -115,31 +115,13 @@ from a2a.types import (
     Part,
     Role,
     SendMessageRequest,
-    TaskState,
 )
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
 from hub_answer import Capture, NoAnswer, error_info  # this directory
+from sdk13 import first_parts, state_name  # this directory
 
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
-
-
-def state_name(state):
-    """TASK_STATE_INPUT_REQUIRED -> input-required (the v0.3 spelling)."""
-    name = TaskState.Name(state).removeprefix("TASK_STATE_")
-    return "unknown" if name == "UNSPECIFIED" else name.lower().replace("_", "-")
-
-
-def first_parts(parts_lists):
-    """First data part and first text part across lists of parts."""
-    data = text = None
-    for parts in parts_lists:
-        for part in parts:
-            if data is None and part.HasField("data"):
-                data = json_format.MessageToDict(part.data)
-            if text is None and part.HasField("text"):
-                text = part.text
-    return data, text
 
 
 def task_summary(task):

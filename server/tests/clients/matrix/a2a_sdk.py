@@ -51,59 +51,16 @@ from a2a.client import (
     ClientCallContext,
     ClientConfig,
     ClientFactory,
-    CredentialService,
 )
 from a2a.client.errors import AgentCardResolutionError
-from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import Message, Part, Role, SendMessageRequest
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
 from matrix_common import Capture, NoAnswer, a2a_parser, emit, no_answer_a2a, parse, raw_error, transport_failure
+from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
 
 PROG = "a2a_sdk"
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
-
-
-class Token(CredentialService):
-    """The caller's token for whatever scheme the card names (the SDK's extension point)."""
-
-    def __init__(self, token):
-        self.token = token
-
-    async def get_credentials(self, security_scheme_name, context):
-        return self.token or None
-
-
-def state_name(state):
-    name = TaskState.Name(state).removeprefix("TASK_STATE_")
-    return "unknown" if name == "UNSPECIFIED" else name.lower().replace("_", "-")
-
-
-def first_parts(parts_lists):
-    data = text = None
-    for parts in parts_lists:
-        for part in parts:
-            if data is None and part.HasField("data"):
-                data = json_format.MessageToDict(part.data)
-            if text is None and part.HasField("text"):
-                text = part.text
-    return data, text
-
-
-def card_summary(card):
-    caps = card.capabilities
-    try:
-        extended = caps.extended_agent_card if caps.HasField("extended_agent_card") else None
-    except ValueError:  # not a presence-tracked field in this build
-        extended = caps.extended_agent_card
-    return {
-        "name": card.name,
-        "skills": [s.id for s in card.skills],
-        "interfaces": [
-            {"url": i.url, "binding": i.protocol_binding, "version": i.protocol_version or None}
-            for i in card.supported_interfaces
-        ],
-        "extended_card": extended,
-    }
 
 
 def build_message(args):

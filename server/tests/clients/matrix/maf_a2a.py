@@ -52,28 +52,18 @@ import sys
 import httpx
 from google.protobuf import json_format
 
-from a2a.client import A2ACardResolver, AuthInterceptor, CredentialService
+from a2a.client import A2ACardResolver, AuthInterceptor
 from a2a.client.errors import AgentCardResolutionError
 from a2a.types import Message as A2AMessage
 from a2a.types import Task as A2ATask
-from a2a.types import TaskState
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 from agent_framework import Content, Message
 from agent_framework.a2a import A2AAgent
 
 from matrix_common import Capture, NoAnswer, a2a_parser, emit, no_answer_a2a, parse, raw_error, transport_failure
+from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
 
 PROG = "maf_a2a"
-
-
-class Token(CredentialService):
-    """The caller's token for whatever scheme the card names (a2a-sdk's extension point)."""
-
-    def __init__(self, token):
-        self.token = token
-
-    async def get_credentials(self, security_scheme_name, context):
-        return self.token or None
 
 
 class Wire:
@@ -92,39 +82,6 @@ class Wire:
         body = self.body if isinstance(self.body, dict) else {}
         params = body.get("params", body)
         return ((params or {}).get("message") or {}).get("parts")
-
-
-def state_name(state):
-    name = TaskState.Name(state).removeprefix("TASK_STATE_")
-    return "unknown" if name == "UNSPECIFIED" else name.lower().replace("_", "-")
-
-
-def card_summary(card):
-    caps = card.capabilities
-    try:
-        extended = caps.extended_agent_card if caps.HasField("extended_agent_card") else None
-    except ValueError:
-        extended = caps.extended_agent_card
-    return {
-        "name": card.name,
-        "skills": [s.id for s in card.skills],
-        "interfaces": [
-            {"url": i.url, "binding": i.protocol_binding, "version": i.protocol_version or None}
-            for i in card.supported_interfaces
-        ],
-        "extended_card": extended,
-    }
-
-
-def first_parts(parts_lists):
-    data = text = None
-    for parts in parts_lists:
-        for part in parts:
-            if data is None and part.HasField("data"):
-                data = json_format.MessageToDict(part.data)
-            if text is None and part.HasField("text"):
-                text = part.text
-    return data, text
 
 
 def summarize(response):
