@@ -280,6 +280,40 @@ async fn headers_that_disagree_and_versions_the_hub_does_not_speak_are_refused_b
         status >= 400 || body["error"].is_object(),
         "an unknown _meta version: {status} {body}"
     );
+    // A 2026-07-28 request (its `_meta` says so) without the
+    // `MCP-Protocol-Version` header, and one with the header but no version
+    // in `_meta`: both refused. (A request that names no revision anywhere
+    // is 2025-03-26, as the specification says.)
+    for (header, meta_version) in [(None, NEW), (Some(NEW), "")] {
+        let mut meta = meta(meta_version);
+        if meta_version.is_empty() {
+            meta.as_object_mut()
+                .map(|m| m.remove("io.modelcontextprotocol/protocolVersion"));
+        }
+        let mut req = reqwest::Client::new()
+            .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "query_records")
+            .bearer_auth(&buyer);
+        if let Some(h) = header {
+            req = req.header("MCP-Protocol-Version", h);
+        }
+        let resp = req
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+                "name": "query_records", "arguments": avg, "_meta": meta}}),
+            )
+            .send()
+            .await
+            .expect("the hub answers");
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().await.unwrap_or_default();
+        assert!(
+            body["error"].is_object() && body.get("result").is_none(),
+            "header {header:?}, _meta version {meta_version:?}: {status} {body}"
+        );
+    }
     // No token: 401 before any MCP is read, the reason in the JSON-RPC
     // error's data.
     let (status, body) = mcp(&stack, None, "tools/call", call(avg.clone()), &[]).await;

@@ -74,7 +74,13 @@ pub fn hub_base(headers: &HeaderMap) -> String {
 pub async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
     let hub_id = gateway.registry().snapshot().topology.hub.id.clone();
     let card = card::hub_card(&hub_base(&headers), &hub_id);
-    document(&headers, shaped(&headers, &card), Audience::Public)
+    // One shape for every version: the hub's card names no interface, so
+    // there is no v0.3 form (a v0.3 card needs a `url`).
+    document(
+        &headers,
+        serde_json::to_value(&card).unwrap_or_default(),
+        Audience::Public,
+    )
 }
 
 /// `GET /.well-known/ai-catalog.json`.
