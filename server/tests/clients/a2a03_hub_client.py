@@ -99,19 +99,7 @@ from a2a.types import DataPart, Message, Part, Role, Task, TextPart
 
 
 from hub_answer import Capture, NoAnswer, error_info  # this directory
-
-def first_parts(parts_lists):
-    """First data part and first text part across lists of parts."""
-    data = text = None
-    for parts in parts_lists:
-        for part in parts or []:
-            p = part.root
-            if data is None and isinstance(p, DataPart):
-                data = p.data
-            if text is None and isinstance(p, TextPart):
-                text = p.text
-    return data, text
-
+from sdk03 import first_parts  # this directory
 
 def error_object(code, message, data, status, sdk_error):
     info = error_info(data)

@@ -55,6 +55,7 @@ from matrix_common import (
     parse,
     raw_error,
 )
+from sdk03 import first_parts  # noqa: E402  (../sdk03.py)
 
 PROG = "a2a_sdk03"
 BINDINGS = {"jsonrpc": TransportProtocol.jsonrpc, "http+json": TransportProtocol.http_json}
@@ -80,18 +81,6 @@ class Header(ClientCallInterceptor):
         if self.token:
             http_kwargs.setdefault("headers", {})["Authorization"] = f"Bearer {self.token}"
         return request_payload, http_kwargs
-
-
-def first_parts(parts_lists):
-    data = text = None
-    for parts in parts_lists:
-        for part in parts or []:
-            p = part.root
-            if data is None and isinstance(p, DataPart):
-                data = p.data
-            if text is None and isinstance(p, TextPart):
-                text = p.text
-    return data, text
 
 
 def card_summary(card):
