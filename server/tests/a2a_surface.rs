@@ -263,3 +263,60 @@ async fn a_repeated_consult_answers_the_first_answer_marked_replayed() {
     assert!(a["metadata"]["replayed"].is_null(), "{}", first.json);
     assert_eq!(b["metadata"]["replayed"], true, "{}", again.json);
 }
+
+#[tokio::test]
+async fn a_task_list_pages_over_the_callers_own_tasks_only() {
+    let stack = Stack::start(vec![
+        PeerSpec::stock("helpdesk"),
+        PeerSpec::stock("buyercorp"),
+    ])
+    .await;
+    for n in 1..=3 {
+        let t = stack
+            .a2a("buyercorp", "helpdesk")
+            .data("ticket.classify", json!({"ticket_id": format!("T-100{n}")}))
+            .send()
+            .await;
+        assert!(t.result()["task"]["id"].is_string(), "{}", t.json);
+    }
+    let list = |caller: &'static str, params: Value| {
+        stack
+            .a2a(caller, "helpdesk")
+            .method("ListTasks")
+            .params(params)
+            .send()
+    };
+    // The owner pages through its three tasks with the hub's tokens.
+    let first = list("buyercorp", json!({"pageSize": 2})).await;
+    let r = first.result();
+    assert_eq!(
+        (r["tasks"].as_array().map(Vec::len), &r["totalSize"]),
+        (Some(2), &json!(3)),
+        "{}",
+        first.json
+    );
+    let token = r["nextPageToken"].as_str().unwrap_or_default().to_string();
+    assert!(!token.is_empty(), "{}", first.json);
+    let second = list("buyercorp", json!({"pageSize": 2, "pageToken": token})).await;
+    let r = second.result();
+    assert_eq!(
+        r["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        second.json
+    );
+    assert_eq!(r["nextPageToken"], "", "{}", second.json);
+    // Another caller at the same provider: nothing, and no page to follow
+    // that would say someone else's tasks are there.
+    let other = list("helpdesk", json!({"pageSize": 1})).await;
+    let r = other.result();
+    assert_eq!(
+        (&r["tasks"], &r["totalSize"], &r["nextPageToken"]),
+        (&json!([]), &json!(0), &json!("")),
+        "{}",
+        other.json
+    );
+    // A token the hub did not issue: invalid params.
+    let forged = list("buyercorp", json!({"pageToken": "provider-token"})).await;
+    assert_eq!(forged.code(), -32602, "{}", forged.json);
+}

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::answer::{peer_error, Blame, Failure};
@@ -104,6 +104,9 @@ pub enum TaskRefusal {
     /// No task of this caller has this id (A2A `TaskNotFoundError`): also
     /// the answer for another caller's task.
     NotFound(String),
+    /// The caller's params are not ones the hub takes (a `pageToken` the
+    /// hub did not issue): A2A's invalid params, nothing forwarded.
+    InvalidParams(String),
     /// The provider answered with an A2A error (say, a task that can no
     /// longer be canceled): its code and its words, clipped.
     Provider {
@@ -231,9 +234,6 @@ impl Gateway {
                 return Err(TaskRefusal::NotFound(id.to_string()));
             }
         }
-        let params = op
-            .params()
-            .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
         let rpc = Rpc {
             system: &system,
             caller,
@@ -241,6 +241,13 @@ impl Gateway {
             deadline: Instant::now() + Duration::from_millis(deadline_ms),
             deadline_ms,
         };
+        if let TaskOp::List(asked) = op {
+            let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
+            return self.list_owned(&rpc, asked, &owned).await;
+        }
+        let params = op
+            .params()
+            .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
         let answer = match self.rpc(&rpc, op.method(), params).await {
             Ok((status, body)) => read_task_answer(provider, status, &body, op),
             Err(failure) => Err(failure),
@@ -258,20 +265,99 @@ impl Gateway {
             }
         };
         self.board.record_call(provider, Ok(()));
-        match op {
-            TaskOp::List(_) => {
-                let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
-                only_owned(result, &owned).map_err(|e| {
-                    TaskRefusal::NotConnected(peer_error(format!(
-                        "{provider}'s task list holds a malformed task: {}",
-                        clip(&e, 200)
-                    )))
-                })
+        Ok(result)
+    }
+
+    /// `ListTasks` for one caller: the provider's list, every page of it
+    /// (at most [`LIST_PAGES`] of [`LIST_PAGE`] tasks, within the call's
+    /// deadline), cut down to the caller's own tasks, then paged by the
+    /// hub with tokens of its own. The provider's paging never reaches the
+    /// caller: a page emptied by the cut, or a token that counts past
+    /// other callers' tasks, would tell it that they exist.
+    async fn list_owned(
+        &self,
+        rpc: &Rpc<'_>,
+        asked: &ListTasksRequest,
+        owned: &HashSet<String>,
+    ) -> Result<Value, TaskRefusal> {
+        let provider = rpc.system.id.as_str();
+        let start = match asked.page_token.as_deref().filter(|t| !t.is_empty()) {
+            None => 0,
+            Some(token) => token.parse::<usize>().map_err(|_| {
+                TaskRefusal::InvalidParams(format!(
+                    "pageToken `{}` was not issued by this hub",
+                    clip(token, 64)
+                ))
+            })?,
+        };
+        let size = asked
+            .page_size
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(LIST_PAGE)
+            .min(LIST_PAGE);
+        let mut query = asked.clone();
+        query.page_size = i32::try_from(LIST_PAGE).ok();
+        query.page_token = None;
+        let mut mine: Vec<Value> = Vec::new();
+        for _ in 0..LIST_PAGES {
+            let params = serde_json::to_value(&query)
+                .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
+            let page = match self.rpc(rpc, Method::ListTasks, params).await {
+                Ok((status, body)) => {
+                    read_task_answer(provider, status, &body, &TaskOp::List(query.clone()))
+                }
+                Err(failure) => Err(failure),
+            };
+            let page = match page {
+                Ok(Read::Result(v)) => v,
+                Ok(Read::Error { code, message }) => {
+                    return Err(TaskRefusal::Provider { code, message });
+                }
+                Err(failure) => {
+                    if failure.blame == Blame::Provider {
+                        self.board.record_call(provider, Err(failure.nc.clone()));
+                    }
+                    return Err(TaskRefusal::NotConnected(failure.nc));
+                }
+            };
+            let next = page
+                .get("nextPageToken")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let kept = only_owned(page, owned).map_err(|e| {
+                TaskRefusal::NotConnected(peer_error(format!(
+                    "{provider}'s task list holds a malformed task: {}",
+                    clip(&e, 200)
+                )))
+            })?;
+            if let Some(Value::Array(tasks)) = kept.get("tasks") {
+                mine.extend(tasks.iter().cloned());
             }
-            _ => Ok(result),
+            if next.is_empty() {
+                break;
+            }
+            query.page_token = Some(next);
         }
+        self.board.record_call(provider, Ok(()));
+        let total = mine.len();
+        let page: Vec<Value> = mine.into_iter().skip(start).take(size).collect();
+        let end = start.saturating_add(page.len());
+        Ok(json!({
+            "tasks": page,
+            "nextPageToken": if end < total { end.to_string() } else { String::new() },
+            "pageSize": size,
+            "totalSize": total,
+        }))
     }
 }
+
+/// The largest page the hub asks a provider for, and gives a caller.
+const LIST_PAGE: usize = 100;
+/// How many pages of a provider's task list the hub reads for one
+/// `ListTasks` (a reference peer keeps at most 1,024 tasks).
+const LIST_PAGES: usize = 20;
 
 /// The reason code and detail of a task operation's refusal.
 pub(super) fn refusal_reason(caller: &str, provider: &str, refusal: TaskRefusal) -> NotConnected {
@@ -281,6 +367,7 @@ pub(super) fn refusal_reason(caller: &str, provider: &str, refusal: TaskRefusal)
             ReasonCode::NotPermitted,
             format!("no task {} of {caller} at {provider}", clip(&id, 64)),
         ),
+        TaskRefusal::InvalidParams(why) => peer_error(why),
         TaskRefusal::Provider { code, message } => {
             peer_error(format!("{provider} answered error {code}: {message}"))
         }

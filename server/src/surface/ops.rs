@@ -288,6 +288,7 @@ pub async fn task(
                 StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
             SurfaceError::call(nc.reason, nc.detail, status)
         }
+        TaskRefusal::InvalidParams(why) => SurfaceError::protocol(code::INVALID_PARAMS, why),
         TaskRefusal::NotFound(id) => {
             SurfaceError::protocol(code::TASK_NOT_FOUND, format!("no task {}", clip(&id, 64)))
         }
