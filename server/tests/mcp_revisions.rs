@@ -25,9 +25,10 @@ fn meta(version: &str) -> Value {
     })
 }
 
-/// One JSON-RPC request to `/mcp/vendorcorp`: `method`, `params` (with
-/// `_meta` for `version`), the standard headers for that method unless
-/// `headers` replaces them; status and body.
+/// One JSON-RPC request to `/mcp/vendorcorp`: `method`, `params` (given
+/// the new revision's `_meta` unless they carry one), the standard headers
+/// for that method unless `headers` replaces them (an empty value leaves
+/// the header out); status and body.
 async fn mcp(
     stack: &Stack,
     token: Option<&str>,
@@ -35,7 +36,9 @@ async fn mcp(
     mut params: Value,
     headers: &[(&str, &str)],
 ) -> (u16, Value) {
-    params["_meta"] = meta(NEW);
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta(NEW);
+    }
     let name = params["name"].as_str().map(str::to_string);
     let mut standard = vec![
         ("accept", "application/json, text/event-stream"),
@@ -54,7 +57,7 @@ async fn mcp(
             req = req.header(*k, *v);
         }
     }
-    for (k, v) in headers {
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         req = req.header(*k, *v);
     }
     if let Some(t) = token {
@@ -125,32 +128,10 @@ async fn a_2026_07_28_client_needs_no_initialize_and_meets_the_same_rules() {
         .await;
     // Granted, complete, with the trace the request's `_meta` carried.
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-    let (_, granted) = {
-        let resp = reqwest::Client::new()
-            .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", NEW)
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "query_records")
-            .bearer_auth(&buyer)
-            .json(
-                &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
-                "name": "query_records", "arguments": avg.clone(),
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": NEW,
-                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "traceparent": format!("00-{trace_id}-00f067aa0ba902b7-01"),
-                }}}),
-            )
-            .send()
-            .await
-            .expect("the hub answers");
-        (
-            resp.status().as_u16(),
-            resp.json::<Value>().await.unwrap_or_default(),
-        )
-    };
+    let mut traced_call = call(avg.clone());
+    traced_call["_meta"] = meta(NEW);
+    traced_call["_meta"]["traceparent"] = json!(format!("00-{trace_id}-00f067aa0ba902b7-01"));
+    let (_, granted) = mcp(&stack, token, "tools/call", traced_call, &[]).await;
     assert_eq!(granted["result"]["isError"], false, "{granted}");
     assert_eq!(granted["result"]["resultType"], "complete", "{granted}");
     assert_eq!(
@@ -260,22 +241,9 @@ async fn headers_that_disagree_and_versions_the_hub_does_not_speak_are_refused_b
         assert!(body["error"].is_object(), "{why}: {body}");
     }
     // An unknown version in `_meta` only (the header says the new one).
-    let resp = reqwest::Client::new()
-        .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", NEW)
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "query_records")
-        .bearer_auth(&buyer)
-        .json(
-            &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-            "name": "query_records", "arguments": avg, "_meta": meta("2099-01-01")}}),
-        )
-        .send()
-        .await
-        .expect("the hub answers");
-    let status = resp.status().as_u16();
-    let body: Value = resp.json().await.unwrap_or_default();
+    let mut unknown_meta = call(avg.clone());
+    unknown_meta["_meta"] = meta("2099-01-01");
+    let (status, body) = mcp(&stack, token, "tools/call", unknown_meta, &[]).await;
     assert!(
         status >= 400 || body["error"].is_object(),
         "an unknown _meta version: {status} {body}"
@@ -284,31 +252,22 @@ async fn headers_that_disagree_and_versions_the_hub_does_not_speak_are_refused_b
     // `MCP-Protocol-Version` header, and one with the header but no version
     // in `_meta`: both refused. (A request that names no revision anywhere
     // is 2025-03-26, as the specification says.)
-    for (header, meta_version) in [(None, NEW), (Some(NEW), "")] {
-        let mut meta = meta(meta_version);
+    for (header, meta_version) in [("", NEW), (NEW, "")] {
+        let mut params = call(avg.clone());
+        params["_meta"] = meta(meta_version);
         if meta_version.is_empty() {
-            meta.as_object_mut()
+            params["_meta"]
+                .as_object_mut()
                 .map(|m| m.remove("io.modelcontextprotocol/protocolVersion"));
         }
-        let mut req = reqwest::Client::new()
-            .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-            .header("Accept", "application/json, text/event-stream")
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "query_records")
-            .bearer_auth(&buyer);
-        if let Some(h) = header {
-            req = req.header("MCP-Protocol-Version", h);
-        }
-        let resp = req
-            .json(
-                &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
-                "name": "query_records", "arguments": avg, "_meta": meta}}),
-            )
-            .send()
-            .await
-            .expect("the hub answers");
-        let status = resp.status().as_u16();
-        let body: Value = resp.json().await.unwrap_or_default();
+        let (status, body) = mcp(
+            &stack,
+            token,
+            "tools/call",
+            params,
+            &[("mcp-protocol-version", header)],
+        )
+        .await;
         assert!(
             body["error"].is_object() && body.get("result").is_none(),
             "header {header:?}, _meta version {meta_version:?}: {status} {body}"

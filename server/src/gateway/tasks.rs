@@ -245,27 +245,33 @@ impl Gateway {
             let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
             return self.list_owned(&rpc, asked, &owned).await;
         }
+        self.ask(&rpc, op).await
+    }
+
+    /// One task operation at the provider: its result, its A2A error, or
+    /// why nothing usable came back (the status board hears of it).
+    async fn ask(&self, rpc: &Rpc<'_>, op: &TaskOp) -> Result<Value, TaskRefusal> {
+        let provider = rpc.system.id.as_str();
         let params = op
             .params()
             .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
-        let answer = match self.rpc(&rpc, op.method(), params).await {
+        let answer = match self.rpc(rpc, op.method(), params).await {
             Ok((status, body)) => read_task_answer(provider, status, &body, op),
             Err(failure) => Err(failure),
         };
-        let result = match answer {
-            Ok(Read::Result(v)) => v,
-            Ok(Read::Error { code, message }) => {
-                return Err(TaskRefusal::Provider { code, message });
+        match answer {
+            Ok(Read::Result(v)) => {
+                self.board.record_call(provider, Ok(()));
+                Ok(v)
             }
+            Ok(Read::Error { code, message }) => Err(TaskRefusal::Provider { code, message }),
             Err(failure) => {
                 if failure.blame == Blame::Provider {
                     self.board.record_call(provider, Err(failure.nc.clone()));
                 }
-                return Err(TaskRefusal::NotConnected(failure.nc));
+                Err(TaskRefusal::NotConnected(failure.nc))
             }
-        };
-        self.board.record_call(provider, Ok(()));
-        Ok(result)
+        }
     }
 
     /// `ListTasks` for one caller: the provider's list, every page of it
@@ -301,26 +307,7 @@ impl Gateway {
         query.page_token = None;
         let mut mine: Vec<Value> = Vec::new();
         for _ in 0..LIST_PAGES {
-            let params = serde_json::to_value(&query)
-                .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
-            let page = match self.rpc(rpc, Method::ListTasks, params).await {
-                Ok((status, body)) => {
-                    read_task_answer(provider, status, &body, &TaskOp::List(query.clone()))
-                }
-                Err(failure) => Err(failure),
-            };
-            let page = match page {
-                Ok(Read::Result(v)) => v,
-                Ok(Read::Error { code, message }) => {
-                    return Err(TaskRefusal::Provider { code, message });
-                }
-                Err(failure) => {
-                    if failure.blame == Blame::Provider {
-                        self.board.record_call(provider, Err(failure.nc.clone()));
-                    }
-                    return Err(TaskRefusal::NotConnected(failure.nc));
-                }
-            };
+            let page = self.ask(rpc, &TaskOp::List(query.clone())).await?;
             let next = page
                 .get("nextPageToken")
                 .and_then(Value::as_str)
@@ -340,7 +327,6 @@ impl Gateway {
             }
             query.page_token = Some(next);
         }
-        self.board.record_call(provider, Ok(()));
         let total = mine.len();
         let page: Vec<Value> = mine.into_iter().skip(start).take(size).collect();
         let end = start.saturating_add(page.len());

@@ -52,12 +52,11 @@ from a2a.client import (
     ClientConfig,
     ClientFactory,
 )
-from a2a.client.errors import AgentCardResolutionError
 from a2a.types import Message, Part, Role, SendMessageRequest
-from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
-from matrix_common import Capture, NoAnswer, a2a_parser, emit, no_answer_a2a, parse, raw_error, transport_failure
+from matrix_common import Capture, NoAnswer, a2a_parser, emit, parse
 from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
+from sdk13_failures import failure_output
 
 PROG = "a2a_sdk"
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
@@ -129,24 +128,10 @@ async def main(argv):
     args = parse(parser, argv)
     capture = Capture()
     http = httpx.AsyncClient(timeout=args.timeout, event_hooks={"request": [capture.reset], "response": [capture]})
-    rc = 0
     try:
-        out = await run(args, http)
-    except NoAnswer as e:
-        out, rc = no_answer_a2a(str(e)), 3
-    except AgentCardResolutionError as e:
-        if e.status_code is not None:  # the hub answered the card fetch with an error status
-            out = raw_error(capture, e.status_code, str(e))
-        else:  # refused, timed out, not JSON, not a card
-            out, rc = no_answer_a2a(f"card unreadable: {e}"), 3
-    except json_format.ParseError as e:
-        out, rc = no_answer_a2a(f"an answer that is not A2A: {e}"), 3
-    except A2AError as e:
-        answered = raw_error(capture, JSON_RPC_ERROR_CODE_MAP.get(type(e)), getattr(e, "message", None) or str(e))
-        if transport_failure(e, httpx.RequestError) or answered is None:
-            out, rc = no_answer_a2a(f"{type(e).__name__}: {e}"), 3
-        else:
-            out = answered
+        out, rc = await run(args, http), 0
+    except Exception as e:  # noqa: BLE001  (failure_output re-raises what is no answer)
+        out, rc = failure_output(e, capture)
     finally:
         await http.aclose()
     return emit(PROG, out, rc)

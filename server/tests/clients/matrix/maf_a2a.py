@@ -50,18 +50,16 @@ import json
 import sys
 
 import httpx
-from google.protobuf import json_format
 
 from a2a.client import A2ACardResolver, AuthInterceptor
-from a2a.client.errors import AgentCardResolutionError
 from a2a.types import Message as A2AMessage
 from a2a.types import Task as A2ATask
-from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 from agent_framework import Content, Message
 from agent_framework.a2a import A2AAgent
 
-from matrix_common import Capture, NoAnswer, a2a_parser, emit, no_answer_a2a, parse, raw_error, transport_failure
+from matrix_common import Capture, NoAnswer, a2a_parser, emit, parse
 from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
+from sdk13_failures import failure_output
 
 PROG = "maf_a2a"
 
@@ -135,30 +133,10 @@ async def main(argv):
     args = parse(a2a_parser("Outside-client matrix: Microsoft Agent Framework A2AAgent.", extra=wire_option), argv)
     capture, wire = Capture(), Wire()
     http = httpx.AsyncClient(timeout=args.timeout, event_hooks={"request": [capture.reset, wire], "response": [capture]})
-    rc = 0
     try:
-        out = await run(args, http)
-    except NoAnswer as e:
-        out, rc = no_answer_a2a(str(e)), 3
-    except AgentCardResolutionError as e:
-        if e.status_code is not None:
-            out = raw_error(capture, e.status_code, str(e))
-        else:
-            out, rc = no_answer_a2a(f"card unreadable: {e}"), 3
-    except json_format.ParseError as e:
-        out, rc = no_answer_a2a(f"an answer that is not A2A: {e}"), 3
-    except A2AError as e:
-        answered = raw_error(capture, JSON_RPC_ERROR_CODE_MAP.get(type(e)), getattr(e, "message", None) or str(e))
-        if transport_failure(e, httpx.RequestError) or answered is None:
-            out, rc = no_answer_a2a(f"{type(e).__name__}: {e}"), 3
-        else:
-            out = answered
-    except Exception as e:  # MAF's own wrapping of an SDK failure (kept clean: exactly one JSON object)
-        answered = raw_error(capture, None, f"{type(e).__name__}: {e}")
-        if transport_failure(e, httpx.RequestError) or answered is None:
-            out, rc = no_answer_a2a(f"{type(e).__name__}: {e}"), 3
-        else:
-            out = answered
+        out, rc = await run(args, http), 0
+    except Exception as e:  # noqa: BLE001  (failure_output re-raises what is no answer)
+        out, rc = failure_output(e, capture, wrapped=True)
     finally:
         await http.aclose()
     if args.show_wire and args.op != "card":

@@ -9,6 +9,9 @@ of its own library (scripts/setup test installs them):
   fastmcp_client.py  fastmcp 4.2.3 (mcp 2.3.0)      .tools/venv-mcp  (+ requirements-fastmcp.txt)
   mcp_sdk.py         mcp 2.3.0                      .tools/venv-mcp  (requirements-mcp.txt)
 
+The two clients on a2a-sdk 1.3 share what they read of the SDK's objects
+(../sdk13.py) and how its failures print (sdk13_failures.py).
+
 Each joins the hub the way its library's own README/docs show, with no shim
 and no hand-made discovery; see each script's docstring.
 
