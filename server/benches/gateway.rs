@@ -42,6 +42,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "gateway/fixed.rs"]
+mod fixed;
 #[path = "gateway/nginx.rs"]
 mod nginx;
 #[path = "gateway/wrk.rs"]
@@ -309,9 +311,25 @@ async fn main() {
 
     let load_avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "gateway benchmark: wrk, {seconds} s per run after a 2 s warm-up, {rounds} round(s){}; load average at start: {}",
+        "gateway benchmark: hub {}; load average at start: {}",
+        common::hub_bin().display(),
+        load_avg
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let sections = Sections::from_env();
+    if sections.fixed {
+        fixed_rate(&loads, &backends);
+    }
+    if !sections.wrk {
+        return;
+    }
+    println!();
+    println!(
+        "closed loop: wrk, {seconds} s per run after a 2 s warm-up, {rounds} round(s){}",
         if rounds > 1 { " (medians)" } else { "" },
-        load_avg.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
     // runs[round][concurrency][backend][door]
     let mut runs: Vec<Vec<Vec<Vec<Figures>>>> = Vec::new();
@@ -353,10 +371,140 @@ async fn main() {
     print_table(&concurrencies, &backends, &figures);
     drop(proxy);
 
-    // What issue 13 added, measured in the same run.
-    traced(&wrk_bin, &backends[0], seconds, &concurrencies, &figures).await;
+    // What tracing and the traffic cost, measured in the same run.
+    if sections.tracing {
+        traced(&wrk_bin, &backends[0], seconds, &concurrencies, &figures).await;
+    }
     observe_cost(&answers[0]);
 }
+
+/// Which parts of the bench run (`BENCH_SECTIONS`, a comma list of
+/// `fixed`, `wrk`, `tracing`; all by default; `BENCH_TRACING=0` drops
+/// `tracing`).
+struct Sections {
+    fixed: bool,
+    wrk: bool,
+    tracing: bool,
+}
+
+impl Sections {
+    fn from_env() -> Self {
+        let asked = std::env::var("BENCH_SECTIONS").unwrap_or_else(|_| "fixed,wrk,tracing".into());
+        let has = |s: &str| asked.split(',').any(|a| a.trim() == s);
+        Self {
+            fixed: has("fixed"),
+            wrk: has("wrk"),
+            tracing: has("tracing")
+                && !std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0"),
+        }
+    }
+}
+
+/// How long the backends get to finish what an overloaded run left
+/// queued (longer than the capabilities' deadlines).
+const DRAIN: Duration = Duration::from_secs(6);
+
+/// agentgateway's method: each door at fixed rates (`BENCH_RATES`,
+/// default 1000,2000,3000 requests/s, `BENCH_FIXED_SECONDS` each, default
+/// 5, after a 2 s warm-up), p50/p99/p99.9 and what a door adds to
+/// direct's p99; then each door's saturation (the highest rate with p99
+/// under 50 ms) as a ratio of direct's.
+fn fixed_rate(loads: &[Vec<Load>], backends: &[Backend]) {
+    let Some(oha) = wrk::find("oha", "BENCH_OHA").or_else(|| {
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+        Some(home.join("bin/oha")).filter(|p| p.is_file())
+    }) else {
+        println!("fixed rate: skipped (no `oha`: scripts/bench-gateway installs it)");
+        return;
+    };
+    let seconds = env_count("BENCH_FIXED_SECONDS", 5) as u64;
+    let rates: Vec<u32> = std::env::var("BENCH_RATES")
+        .unwrap_or_else(|_| "1000,2000,3000".into())
+        .split(',')
+        .filter_map(|r| r.trim().parse().ok())
+        .collect();
+    let doors = [Door::Direct, Door::Nginx, Door::HubA2a];
+    println!();
+    println!(
+        "fixed rate: oha --qps with latency correction, {} connections, {seconds} s per run after a 2 s warm-up",
+        64
+    );
+    println!(
+        "{:<22} | {:>7} | {:>9} {:>8} {:>8} {:>9} | {:>13}",
+        "backend / door", "rate/s", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "p99 over dir."
+    );
+    // The echo backend first: a run over a backend's capacity leaves calls
+    // queued behind it (in the hub, until their deadline), which must not
+    // load the runs after it; an unsustained run is followed by a pause.
+    let order: Vec<usize> = (0..backends.len()).rev().collect();
+    for &b in &order {
+        let backend = &backends[b];
+        for &rate in &rates {
+            let mut direct_p99 = None;
+            for door in doors {
+                let l = &loads[b][door as usize];
+                fixed::run(&oha, l, &run_id(), rate, 2);
+                let r = fixed::run(&oha, l, &run_id(), rate, seconds);
+                if !fixed::sustained(&r, Duration::from_millis(50)) {
+                    std::thread::sleep(DRAIN);
+                }
+                let over = match (door, direct_p99) {
+                    (Door::Direct, _) => {
+                        direct_p99 = Some(r.p99);
+                        String::from("-")
+                    }
+                    (_, Some(d)) => format!("{:+.2} ms", ms(r.p99) - ms(d)),
+                    _ => String::from("?"),
+                };
+                println!(
+                    "{:<22} | {:>7} | {:>9.0} {:>8.2} {:>8.2} {:>9.2} | {:>13}",
+                    format!("{} {}", backend.name, door.name()),
+                    rate,
+                    r.achieved,
+                    ms(r.p50),
+                    ms(r.p99),
+                    ms(r.p999),
+                    over
+                );
+            }
+        }
+    }
+    let bound = Duration::from_millis(50);
+    let sat_seconds = env_count("BENCH_SATURATION_SECONDS", 4) as u64;
+    println!();
+    println!(
+        "saturation: the highest rate with p99 <= {} ms and >= 95 % of the rate achieved ({sat_seconds} s runs)",
+        bound.as_millis()
+    );
+    for &b in &order {
+        let backend = &backends[b];
+        let mut direct = None;
+        for door in doors {
+            let l = &loads[b][door as usize];
+            let sat = fixed::saturation(&oha, l, &mut run_id, 1000, bound, sat_seconds, DRAIN);
+            let ratio = match door {
+                Door::Direct => {
+                    direct = Some(sat);
+                    String::new()
+                }
+                _ => direct
+                    .filter(|d| *d > 0)
+                    .map(|d| format!(" ({:.2}x direct)", f64::from(sat) / f64::from(d)))
+                    .unwrap_or_default(),
+            };
+            println!(
+                "  {:<22} {:>7} req/s{ratio}",
+                format!("{} {}", backend.name, door.name()),
+                sat
+            );
+        }
+    }
+}
+
+/// A row's label and how it reads a door's figures.
+type Cell<'a> = Box<dyn Fn(&[Figures]) -> String + 'a>;
 
 fn print_table(concurrencies: &[usize], backends: &[Backend], figures: &[Vec<Vec<Figures>>]) {
     let label = 22;
@@ -385,7 +533,7 @@ fn print_table(concurrencies: &[usize], backends: &[Backend], figures: &[Vec<Vec
     let rel = |f: &[Figures], d: Door| f[d as usize].rps / f[Door::Direct as usize].rps;
     for (b, backend) in backends.iter().enumerate() {
         let name = backend.name;
-        let rows: [(String, Box<dyn Fn(&[Figures]) -> String>); 6] = [
+        let rows: [(String, Cell<'_>); 6] = [
             (
                 format!("{name}: hub A2A adds p50"),
                 Box::new(|f| format!("{:+.2} ms", added(f, Door::HubA2a))),
@@ -460,9 +608,6 @@ async fn traced(
     concurrencies: &[usize],
     figures: &[Vec<Vec<Figures>>],
 ) {
-    if std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0") {
-        return;
-    }
     let sink = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("sink");

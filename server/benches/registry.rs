@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use server::bff::topology::topology_view;
 use server::edges::Edge;
 use server::events::EventBus;
-use server::prober::StatusBoard;
+use server::health::StatusBoard;
 use server::registry::load::load_str;
 use server::registry::Loaded;
 

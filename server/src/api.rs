@@ -1,16 +1,23 @@
-//! The one error shape of every `/api` route, and extractors that keep it.
+//! The one error shape of every `/api` route, and extractors that keep it;
+//! and how a route of the shared route table gets its method.
 //!
 //! A browser gets `app::dto::ApiError` for every refusal, with a message a
 //! person can act on and a reason code when one of the nine applies. axum's
 //! own rejections (bad JSON, bad path) answer plain text, so the extractors
 //! here wrap them into the same shape.
+//!
+//! Every `/api` route is one entry of `app::routes::ApiRoute`, whoever
+//! serves it (the BFF, or the login routes of `ui_auth`): its method comes
+//! from the table through [`method_filter`].
 
 use app::dto::{ApiError, ReasonCode};
+use app::routes::Verb;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::MethodFilter;
 use axum::Json;
 use serde::de::DeserializeOwned;
 
@@ -137,5 +144,15 @@ where
             .await
             .map(|q| Self(q.0))
             .map_err(|r: QueryRejection| ApiFailure::new(r.status(), r.body_text()))
+    }
+}
+
+/// axum's filter for a table [`Verb`].
+pub fn method_filter(verb: Verb) -> MethodFilter {
+    match verb {
+        Verb::Get => MethodFilter::GET,
+        Verb::Post => MethodFilter::POST,
+        Verb::Put => MethodFilter::PUT,
+        Verb::Delete => MethodFilter::DELETE,
     }
 }

@@ -7,15 +7,16 @@
 //! rather than pretending to check certificates. The first layer to refuse
 //! decides the reason code.
 //!
-//! Tokens are read from the environment at check time, never cached, never
-//! logged, and never part of an error.
+//! Tokens are read from the environment once per registry generation
+//! ([`Tokens`](crate::registry::Tokens)), never logged, and never part of an error.
 
 use std::net::SocketAddr;
 
 use axum::http::{header::AUTHORIZATION, HeaderMap};
 use subtle::{Choice, ConstantTimeEq};
 
-use crate::registry::model::{System, Topology};
+use crate::registry::model::System;
+use crate::registry::Loaded;
 use exchange::reason::{NotConnected, ReasonCode};
 
 /// What a layer sees of one incoming call.
@@ -27,8 +28,9 @@ pub struct AuthContext<'a> {
     pub peer_addr: Option<SocketAddr>,
     /// The request headers.
     pub headers: &'a HeaderMap,
-    /// The topology in force for this call.
-    pub topology: &'a Topology,
+    /// The registry generation the call was admitted under (topology and
+    /// tokens).
+    pub registry: &'a Loaded,
 }
 
 impl<'a> AuthContext<'a> {
@@ -41,7 +43,8 @@ impl<'a> AuthContext<'a> {
                 "no caller: no bearer token the hub knows, and no X-Caller-System header",
             ));
         }
-        self.topology
+        self.registry
+            .topology
             .system(self.caller)
             .ok_or_else(|| NotConnected::new(ReasonCode::AuthRejected, "unknown caller system"))
     }
@@ -99,7 +102,7 @@ impl AuthLayer for BearerToken {
     fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
         let system = cx.caller_system()?;
         let reject = |why: &str| Err(NotConnected::new(ReasonCode::AuthRejected, why));
-        let Some(expected) = token_for(system) else {
+        let Some(expected) = cx.registry.tokens.of(&system.id) else {
             // The hub cannot verify a caller it holds no token for.
             return reject("the hub holds no token for this caller");
         };
@@ -131,7 +134,7 @@ impl AuthLayer for MutualTls {
     }
 
     fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
-        if cx.topology.hub.auth.mtls {
+        if cx.registry.topology.hub.auth.mtls {
             Err(NotConnected::new(
                 ReasonCode::AuthRejected,
                 "mTLS layer is not implemented",
@@ -191,28 +194,17 @@ impl AuthChain {
 /// compared, each in constant time, so the answer's timing does not tell
 /// which system came close. `None` for no header, a malformed one, or a
 /// token nobody holds.
-pub fn caller_by_token<'a>(headers: &HeaderMap, topology: &'a Topology) -> Option<&'a System> {
+pub fn caller_by_token<'a>(headers: &HeaderMap, registry: &'a Loaded) -> Option<&'a System> {
     let given = exchange::envelope::bearer_token(headers)?
         .as_bytes()
         .to_vec();
     let mut found = None;
-    for system in &topology.systems {
-        if let Some(expected) = token_for(system) {
-            if constant_time_eq(&given, expected.as_bytes()) && found.is_none() {
-                found = Some(system);
-            }
+    for (id, expected) in registry.tokens.iter() {
+        if constant_time_eq(&given, expected.as_bytes()) && found.is_none() {
+            found = Some(id);
         }
     }
-    found
-}
-
-/// The bearer token of `system` as the environment holds it right now; an
-/// unset or empty variable means "no token" (an empty token would let an
-/// empty header through).
-pub fn token_for(system: &System) -> Option<String> {
-    std::env::var(&system.token_env)
-        .ok()
-        .filter(|t| !t.trim().is_empty())
+    found.and_then(|id| registry.topology.system(id))
 }
 
 /// Compares a presented token with the expected one in time that depends
@@ -233,7 +225,7 @@ mod tests {
     use super::*;
     use axum::http::HeaderValue;
 
-    fn topology(token_env: &str, mtls: bool) -> Topology {
+    fn topology(token_env: &str, mtls: bool) -> Loaded {
         let text = include_str!("../../config/topology.yaml")
             .replace("WS_TOKEN_BUYERCORP", token_env)
             .replace(
@@ -241,7 +233,7 @@ mod tests {
                 if mtls { "mtls: true" } else { "mtls: false" },
             );
         match crate::registry::load::load_str("t.yaml", &text) {
-            Ok(l) => l.topology,
+            Ok(l) => l,
             Err(e) => panic!("{e}"),
         }
     }
@@ -256,19 +248,14 @@ mod tests {
         h
     }
 
-    fn check(
-        t: &Topology,
-        caller: &str,
-        ip: &str,
-        token: Option<&str>,
-    ) -> Result<(), NotConnected> {
+    fn check(t: &Loaded, caller: &str, ip: &str, token: Option<&str>) -> Result<(), NotConnected> {
         let h = headers(token);
         let addr: SocketAddr = format!("{ip}:40000").parse().expect("addr");
         AuthChain::standard().check(&AuthContext {
             caller,
             peer_addr: Some(addr),
             headers: &h,
-            topology: t,
+            registry: t,
         })
     }
 

@@ -23,6 +23,8 @@ use sqlx::AnyPool;
 use sqlx::Row;
 
 use crate::registry::model::{edge_id, EdgeSpec, Topology};
+use crate::registry::Loaded;
+use exchange::reason::NotConnected;
 
 /// Most positions one save may carry, and longest node id accepted: a
 /// canvas sends a few hundred; anything bigger is not a canvas.
@@ -47,22 +49,13 @@ pub struct Edge {
 /// Why an edge was not made or removed.
 #[derive(Debug, thiserror::Error)]
 pub enum EdgeError {
-    /// The consumer or provider is not in the registry.
+    /// The consumer is not in the registry.
     #[error("no system `{0}` in the registry")]
     UnknownSystem(String),
-    /// The capability is not in the registry.
-    #[error("no capability `{0}` in the registry")]
-    UnknownCapability(String),
-    /// No rule lets this consumer use this capability of this provider.
-    #[error("no rule lets {consumer} consume {capability} from {provider}")]
-    NotPermitted {
-        /// The consumer asked for.
-        consumer: String,
-        /// The capability asked for.
-        capability: String,
-        /// The provider asked for.
-        provider: String,
-    },
+    /// The registry's route refuses it, as it would refuse the call
+    /// (`UNKNOWN_PEER` or `NOT_PERMITTED`, in the same words).
+    #[error("{}", .0.detail)]
+    Refused(NotConnected),
     /// The edge is already established.
     #[error("the edge {0} already exists")]
     Exists(String),
@@ -162,28 +155,18 @@ impl EdgeStore {
     /// registry, whatever the canvas believed.
     pub async fn create(
         &self,
-        topology: &Topology,
+        registry: &Loaded,
         consumer: &str,
         provider: &str,
         capability: &str,
     ) -> Result<Edge, EdgeError> {
-        let clipped = |s: &str| exchange::text::clip(s, 64);
+        let topology = &registry.topology;
         if consumer != topology.hub.id && topology.system(consumer).is_none() {
-            return Err(EdgeError::UnknownSystem(clipped(consumer)));
+            return Err(EdgeError::UnknownSystem(exchange::text::clip(consumer, 64)));
         }
-        if topology.system(provider).is_none() {
-            return Err(EdgeError::UnknownSystem(clipped(provider)));
-        }
-        if topology.capability(capability).is_none() {
-            return Err(EdgeError::UnknownCapability(clipped(capability)));
-        }
-        if !topology.permits(consumer, capability, provider) {
-            return Err(EdgeError::NotPermitted {
-                consumer: consumer.to_string(),
-                capability: capability.to_string(),
-                provider: provider.to_string(),
-            });
-        }
+        registry
+            .route(consumer, provider, capability)
+            .map_err(EdgeError::Refused)?;
         let edge = Edge {
             id: edge_id(consumer, provider, capability),
             consumer: consumer.to_string(),
@@ -312,13 +295,12 @@ async fn read_all(
 mod tests {
     use super::*;
 
-    fn topology() -> Topology {
+    fn loaded() -> Loaded {
         crate::registry::load::load_str(
             "config/topology.yaml",
             include_str!("../../config/topology.yaml"),
         )
         .expect("shipped topology is valid")
-        .topology
     }
 
     fn visible_ids(store: &EdgeStore, t: &Topology) -> Vec<String> {
@@ -333,21 +315,22 @@ mod tests {
     }
 
     async fn seeds_once(db: Store) {
-        let t = topology();
+        let l = loaded();
+        let t = &l.topology;
         assert_eq!(t.initial_edges.len(), 2, "the shipped file seeds two edges");
         {
             let store = EdgeStore::open(db.clone(), &t.initial_edges)
                 .await
                 .expect("store");
             assert_eq!(
-                visible_ids(&store, &t),
+                visible_ids(&store, t),
                 [
                     "buyercorp->vendorcorp:orders.query",
                     "hub->helpdesk:ticket.classify"
                 ]
             );
             let err = store
-                .create(&t, "vendorcorp", "buyercorp", "budget.consult")
+                .create(&l, "vendorcorp", "buyercorp", "budget.consult")
                 .await
                 .expect_err("no rule");
             assert_eq!(
@@ -356,18 +339,18 @@ mod tests {
             );
             assert!(matches!(
                 store
-                    .create(&t, "nobody", "buyercorp", "budget.consult")
+                    .create(&l, "nobody", "buyercorp", "budget.consult")
                     .await,
                 Err(EdgeError::UnknownSystem(_))
             ));
             let e = store
-                .create(&t, "helpdesk", "buyercorp", "budget.consult")
+                .create(&l, "helpdesk", "buyercorp", "budget.consult")
                 .await
                 .expect("permitted");
             assert_eq!(e.id, "helpdesk->buyercorp:budget.consult");
             assert!(matches!(
                 store
-                    .create(&t, "helpdesk", "buyercorp", "budget.consult")
+                    .create(&l, "helpdesk", "buyercorp", "budget.consult")
                     .await,
                 Err(EdgeError::Exists(_))
             ));
@@ -397,7 +380,7 @@ mod tests {
             .await
             .expect("store");
         assert_eq!(
-            visible_ids(&store, &t),
+            visible_ids(&store, t),
             [
                 "buyercorp->vendorcorp:orders.query",
                 "helpdesk->buyercorp:budget.consult"
@@ -422,16 +405,16 @@ mod tests {
             .await
             .expect("other");
         other
-            .create(&t, "hub", "helpdesk", "ticket.classify")
+            .create(&l, "hub", "helpdesk", "ticket.classify")
             .await
             .expect("made by the other");
         other
             .save_positions(&[("hub".into(), 5.0, 6.0)])
             .await
             .expect("moved by the other");
-        assert!(store.get(&t, "hub->helpdesk:ticket.classify").is_none());
+        assert!(store.get(t, "hub->helpdesk:ticket.classify").is_none());
         store.refresh().await.expect("refresh");
-        assert!(store.get(&t, "hub->helpdesk:ticket.classify").is_some());
+        assert!(store.get(t, "hub->helpdesk:ticket.classify").is_some());
         assert_eq!(store.positions().get("hub"), Some(&(5.0, 6.0)));
     }
 }

@@ -23,13 +23,13 @@ use tower_http::trace::TraceLayer;
 use crate::agents::Agents;
 use crate::bff::{self, BffState};
 use crate::budget_plans::HubPlans;
-use crate::cluster::{Change, Cluster, Replicated};
+use crate::cluster::{Change, Cluster, Reload, Replicated};
 use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::{self, Gateway, MAX_REQUEST_BODY};
+use crate::health::{Prober, StatusBoard};
 use crate::idempotency::IdempotencyStore;
 use crate::negotiations::Negotiations;
-use crate::prober::{Prober, StatusBoard};
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
 use crate::task_records::TaskRecords;
@@ -243,7 +243,12 @@ impl Hub {
             events: self.events.clone(),
             board: self.board.clone(),
             registry: self.registry.clone(),
-            agents: self.agents.clone(),
+            reload_agents: {
+                let agents = self.agents.clone();
+                Reload::new(move || {
+                    let _ = agents.reload();
+                })
+            },
             traffic: self.gateway.traffic().clone(),
         }));
         Ok(BackgroundTasks { handles })

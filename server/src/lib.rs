@@ -15,18 +15,21 @@
 //! | [`registry`] | who exists and who may talk to whom (the topology file, reloadable) |
 //! | [`contract`] | what a capability's input and answer must be, and what of it a browser may see |
 //! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
+//! | [`dataplane`] | the hub as an MCP client of a provider's data plane (the gateway's forwards, the prober's identity check) |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
-//! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON, the v0.3 bridge |
+//! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON |
+//! | [`bridge`] | A2A v0.3 ⇄ v1.0: methods, params, results, events and cards translated both ways, for callers and providers that speak 0.3 (pure) |
 //! | [`negotiations`] | every negotiation turn that crossed the hub: what a drawer's transcript and contract are rebuilt from |
 //! | [`task_owners`] | whose task is it: a task id is usable only by the caller that created it |
 //! | [`task_records`] | every task the hub forwarded, its state and deadline; the unique key that makes a retry safe |
 //! | [`idempotency`] | a repeated consult id answers from the store, never runs twice |
-//! | [`prober`] | who is alive: health probes and the status board |
+//! | [`health`] | who is alive: health probes and the status board |
 //! | [`traffic`] | whether work got done: per-edge counts, the envelope inspector, `/metrics` |
 //! | [`events`] | what changed, pushed live to open canvases |
 //! | [`edges`] | the connections made on the canvas, and node positions |
 //! | [`redaction`] | the only road from a peer's answer to a browser |
 //! | [`budget_plans`] | the hub's own local write when its operator approves a proposal |
+//! | [`edge_calls`] | the hub's own calls along an edge, as the caller: a drawer's query or question and an agent's read-only tool share them |
 //! | [`agents`] | the hub's own agents: recommender, interpreter, orchestrator, their config and tools |
 //! | [`bff`] | the `/api` a browser calls, and the views it gets |
 //! | [`api`] | the one error shape of every `/api` route |
@@ -42,18 +45,21 @@ pub mod agents;
 pub mod api;
 pub mod auth;
 pub mod bff;
+pub mod bridge;
 pub mod budget_plans;
 pub mod cluster;
 pub mod contract;
+pub mod dataplane;
+pub mod edge_calls;
 pub mod edges;
 pub mod events;
 pub mod gateway;
+pub mod health;
 pub mod hub;
 pub mod idempotency;
 pub mod listen;
 pub mod machine;
 pub mod negotiations;
-pub mod prober;
 pub mod redaction;
 pub mod registry;
 pub mod store;

@@ -17,6 +17,9 @@ use tokio::net::{TcpSocket, TcpStream};
 
 /// A TCP connection to `hub` from the loopback address `from` (127.0.0.x:
 /// Linux routes all of 127/8 to the loopback interface).
+/// One prepared request of the load: URL, headers, body.
+type Request = (String, Vec<(String, String)>, serde_json::Value);
+
 async fn connect_from(from: [u8; 4], hub: SocketAddr) -> TcpStream {
     let socket = TcpSocket::new_v4().expect("socket");
     socket
@@ -240,7 +243,7 @@ async fn steady_load_while_a_peer_is_killed_and_restarted() {
             input: serde_json::json!({"ticket_id": "T-1001"}),
         },
     ];
-    let requests: Vec<(String, Vec<(String, String)>, serde_json::Value)> = edges
+    let requests: Vec<Request> = edges
         .iter()
         .map(|e| {
             let call = stack

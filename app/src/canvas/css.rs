@@ -1,4 +1,4 @@
-//! CSS and SVG text for numbers (issue 14, the canvas at 500 nodes;
+//! CSS and SVG text for numbers (the canvas at 500 nodes;
 //! DESIGN.md §6, the canvas): fixed decimals written with integer
 //! formatting. Every node, label and edge route prints its coordinates
 //! when the page renders and hydrates, and Rust's float formatting
@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use super::graph::Point;
+use super::geometry::Point;
 
 /// Appends `v` with `places` decimals (at most 6).
 pub fn push_fixed(out: &mut String, v: f64, places: u32) {

@@ -1,4 +1,4 @@
-//! What is worth drawing (issue 14, the canvas at 500 nodes; DESIGN.md §6,
+//! What is worth drawing (the canvas at 500 nodes; DESIGN.md §6,
 //! the canvas): the level of detail for a zoom, and the part of a large
 //! graph near the screen.
 //!
@@ -15,7 +15,7 @@
 //!   around it, snapped outwards to a coarse grid so that panning changes
 //!   the drawn set now and then rather than on every frame.
 
-use super::graph::Rect;
+use super::geometry::Rect;
 use super::viewport::{Camera, Size};
 
 /// Below this zoom the canvas draws blocks instead of cards and no edge

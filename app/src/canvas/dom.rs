@@ -10,7 +10,7 @@ use leptos::ev::PointerEvent;
 use leptos::prelude::window;
 use wasm_bindgen::JsCast;
 
-use super::graph::Point;
+use super::geometry::Point;
 
 /// Moves keyboard focus to the element with `data-testid` = `testid`, so
 /// that closing a drawer returns the user where they were. False when no

@@ -19,9 +19,11 @@
 //! layers below it, so there is no import cycle among these modules.
 //!
 //! 1. **Pure** (no reactive or browser code; tested without a browser):
-//!    `graph` (layout, edge routes, served positions), `viewport` (camera
-//!    math), `cull` (the level of detail for a zoom, the part of a large
-//!    graph worth drawing), `css` (numbers printed for CSS and SVG), `connect` (legal connections from the rules), `health` (how
+//!    `geometry` (world points and rectangles: the floor the others
+//!    stand on), `css` (numbers printed for CSS and SVG), `graph` (layout,
+//!    edge routes, served positions), `viewport` (camera math), `cull`
+//!    (the level of detail for a zoom, the part of a large graph worth
+//!    drawing), `connect` (legal connections from the rules), `health` (how
 //!    served and live statuses combine), `labels` (words for kinds),
 //!    `traffic` (words and numbers for what crossed an edge: labels,
 //!    metrics, the envelope inspector's summaries), `payload` (the packed
@@ -69,6 +71,7 @@ pub mod connect;
 pub mod css;
 pub mod cull;
 mod dom;
+pub mod geometry;
 pub mod graph;
 pub mod health;
 mod interaction;

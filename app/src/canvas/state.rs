@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::graph::{Point, Rect};
+use super::geometry::{Point, Rect};
 use super::health::{Health, LivePatch};
 use super::payload::Packed;
 use super::viewport::{Camera, Size};

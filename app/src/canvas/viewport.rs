@@ -3,7 +3,7 @@
 //! The camera is plain data so that zoom steps, zooming around the cursor
 //! and fit-to-view can be tested without a browser.
 
-use super::graph::{Point, Rect};
+use super::geometry::{Point, Rect};
 
 /// Zoom steps the toolbar buttons move through, in percent.
 pub const ZOOM_STEPS: [u32; 7] = [50, 67, 80, 100, 125, 150, 200];

@@ -140,6 +140,17 @@ pub enum AuditError {
     WriterStopped,
 }
 
+impl AuditError {
+    /// Whether the store is away for now (a restart, a broken
+    /// connection): trying again shortly may commit the record.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            AuditError::Store(e) => crate::db::is_unavailable(e),
+            AuditError::Corrupt(_) | AuditError::WriterStopped => false,
+        }
+    }
+}
+
 /// A system's own trail.
 #[derive(Clone)]
 pub struct AuditTrail {

@@ -27,7 +27,7 @@
 //! |---|---|
 //! | [`targets::envelope`] | the envelope headers: `A2A-Version`, `traceparent`, `X-Request-Id`, `Authorization` (`exchange::envelope`) |
 //! | [`targets::jsonrpc`] | the JSON-RPC request of the A2A surface and its method names (`surface::jsonrpc::parse_request`, `bridge::Method::from_name`) |
-//! | [`targets::bridge`] | the v0.3 ⇄ v1.0 translation of params, results, events and cards (`surface::bridge`) |
+//! | [`targets::bridge`] | the v0.3 ⇄ v1.0 translation of params, results, events and cards (`server::bridge`) |
 //! | [`targets::topology`] | the topology YAML (`registry::load::load_str`), contracts compiled included |
 //! | [`targets::agents_config`] | the agent config YAML (`agents::config::load_str`) |
 //! | [`targets::contract_path`] | the contract field paths (`contract::path::{parse, locate}`) |
@@ -210,7 +210,7 @@ pub fn run(target: &Target, options: &Options) -> Report {
     let mut round: u64 = 0;
     while Instant::now() < deadline {
         round += 1;
-        let input = if round % 2 == 0 {
+        let input = if round.is_multiple_of(2) {
             match generated.new_tree(&mut runner) {
                 Ok(tree) => tree.current(),
                 Err(_) => continue,

@@ -129,7 +129,11 @@ pub async fn serve(echo: Echo, listen: &str) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding echo {} to {addr}", echo.system))?;
-    tracing::info!(system = %echo.system, %addr, "echo provider listening");
+    // The bound address (port 0 lets the system pick one).
+    let addr = listener
+        .local_addr()
+        .context("reading the echo provider's bound address")?;
+    tracing::info!(system = %echo.system, %addr, "echo provider listening on http://{addr}");
     let app = router(echo, &format!("http://{addr}"));
     axum::serve(listener, app)
         .with_graceful_shutdown(crate::server::shutdown_signal())

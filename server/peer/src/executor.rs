@@ -2,7 +2,7 @@
 //!
 //! A capability call is one data part `{"capability", "input"}` (see
 //! [`exchange::wire`]). The executor reads the envelope from the request
-//! headers, applies the test faults, runs the skill, writes one Responder
+//! headers (`crate::incoming`), applies the test faults, runs the skill, writes one Responder
 //! record to the peer's own audit trail, and answers with a Message (not a
 //! Task: `DefaultRequestHandler` returns the first Message event as the
 //! `SendMessage` result). A text-only message, what a generic A2A client
@@ -16,16 +16,16 @@
 use crate::config::{AnswerAs, Handler, SkillConfig, SkillKind};
 use crate::contracts::negotiate;
 use crate::contracts::read::{self, Denied};
+use crate::incoming::{caller_of, envelope_headers};
 use crate::skills::{self, SkillError};
 use crate::tasks::{self, PeerTaskStore, Tasks};
 use crate::PeerState;
 use a2a::{
     A2AError, Artifact, Message, Part, PartContent, StreamResponse, Task, TaskState, TaskStatus,
 };
-use a2a_server::{AgentExecutor, ExecutorContext, ServiceParams};
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use a2a_server::{AgentExecutor, ExecutorContext};
 use exchange::audit::{AuditRecord, Outcome, Role};
-use exchange::envelope::{self, Envelope};
+use exchange::envelope::Envelope;
 use exchange::telemetry;
 use exchange::wire::{self, WireError};
 use futures::stream::BoxStream;
@@ -497,65 +497,10 @@ pub fn help_text(state: &PeerState) -> String {
     out
 }
 
-/// Copies the envelope headers out of the service params, so the shared
-/// [`Envelope::from_headers`] parses them exactly as the hub does.
-pub(crate) fn envelope_headers(params: &ServiceParams) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    for name in [
-        envelope::VERSION_HEADER,
-        envelope::LEGACY_VERSION_HEADER,
-        envelope::REQUEST_ID_HEADER,
-        envelope::TRACEPARENT_HEADER,
-    ] {
-        let value = params
-            .get(name)
-            .and_then(|v| v.first())
-            .and_then(|v| HeaderValue::from_str(v).ok());
-        if let Some(v) = value {
-            headers.insert(HeaderName::from_static(name), v);
-        }
-    }
-    headers
-}
-
-/// The `X-Caller-System` claim (set by the hub), if it looks like a system
-/// id; "unknown" otherwise. Only ever used as a label in the trail.
-pub(crate) fn caller_of(params: &ServiceParams) -> String {
-    envelope::caller_label(
-        params
-            .get(envelope::CALLER_HEADER)
-            .and_then(|v| v.first())
-            .map(String::as_str),
-    )
-}
-
 /// A version string fit for the trail (bounded, printable).
 fn short(v: &str) -> String {
     v.chars()
         .filter(|c| c.is_ascii_graphic())
         .take(16)
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn envelope_and_caller_come_from_service_params() {
-        let mut p = ServiceParams::new();
-        p.insert(
-            "traceparent".into(),
-            vec!["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()],
-        );
-        p.insert("x-request-id".into(), vec!["req-1".into()]);
-        p.insert("x-caller-system".into(), vec!["buyercorp".into()]);
-        let env = Envelope::from_headers(&envelope_headers(&p));
-        assert_eq!(env.trace.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
-        assert_eq!(env.request_id, "req-1");
-        assert_eq!(caller_of(&p), "buyercorp");
-        p.insert("x-caller-system".into(), vec!["Robert'); DROP".into()]);
-        assert_eq!(caller_of(&p), "unknown");
-        assert_eq!(caller_of(&ServiceParams::new()), "unknown");
-    }
 }

@@ -19,12 +19,12 @@
 //! | [`datasets`] | the data it owns: generated from a seed, hostile fixtures, read from CSV, seeded into its store |
 //! | [`skills`] | the answers: the table query within the grant (`skills::query`), budgets, tickets — deterministic |
 //! | [`executor`] | the A2A entry point: which skill answers a message |
+//! | `incoming` | what an incoming A2A request's headers say: the envelope, the caller (crate-private) |
 //! | [`card`] | its agent card: one skill per capability, granted columns only |
 //! | [`echo`] | `peer echo`: a trivial provider answering every `SendMessage` at once (the gateway benchmark's backend) |
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
 //! | [`mcp`] | the MCP data plane (`peer mcp`, its own process): `query_records`, decided against the caller's contract on every call |
-//! | [`task_store`] | a bounded A2A task store |
-//! | [`tasks`] | task skills as real A2A tasks: lifecycle, deadline, idempotency keys, cancel |
+//! | [`tasks`] | task skills as real A2A tasks: lifecycle, deadline, idempotency keys, cancel, and the bounded A2A task store (also at its older path, [`task_store`]) |
 //! | [`approvals`] | what an approval lets this peer's own code write |
 //! | [`contracts`] | data contracts: its side of a negotiation, its policy, the one read decision, the gate both doors call, its store |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
@@ -43,12 +43,16 @@ pub mod contracts;
 pub mod datasets;
 pub mod echo;
 pub mod executor;
+mod incoming;
 pub mod mcp;
 pub mod negotiation;
 pub mod server;
 pub mod skills;
-pub mod task_store;
 pub mod tasks;
+
+/// The bounded A2A task store, under its older name: it lives in
+/// [`tasks::bounded`], underneath the task bookkeeping.
+pub use tasks::bounded as task_store;
 
 use config::PeerConfig;
 use datasets::TableSchema;

@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use crate::redaction::view::untrusted_text;
 
-use super::orchestrator::{self, RunOutcome, Task};
+use super::orchestrator;
+use super::run::{RunOutcome, Task};
 use super::tools::{Context, Tool, ToolSet};
 use super::transcript;
 use super::{AgentName, Agents};
@@ -88,7 +89,7 @@ pub async fn interpret(
         .map(|e| {
             let kind = t.capability(&e.capability).map(|c| c.kind);
             json!({"edge": e.id, "provider": e.provider, "capability": e.capability,
-                   "kind": crate::bff::topology::dto_kind(kind.unwrap_or(crate::registry::model::CapabilityKind::Consult))})
+                   "kind": crate::edge_calls::dto_kind(kind.unwrap_or(crate::registry::model::CapabilityKind::Consult))})
         })
         .collect();
     let task_text = runner

@@ -9,8 +9,10 @@
 //! |---|---|
 //! | [`config`] | which agents are on, which tier each uses, their bounds (`config/agents.yaml`) |
 //! | [`recommender`] | which legal, not-yet-made connections to suggest (the registry's intersection; a model only ranks it) |
+//! | [`candidates`] | the legal connections nobody has made yet: the registry's intersection the recommender suggests from and a run's tool lists |
 //! | [`interpreter`] | one sentence about a node's redacted metrics (model only: no rule path) |
 //! | [`orchestrator`] | the bounded ReAct loop: thought → one tool call → observation, steps and deadline |
+//! | [`run`] | what a run is made of: the task a specialist hands the orchestrator, its steps, how it ended |
 //! | [`tools`] | what a run may call: read-only tools only, refused in code otherwise |
 //! | [`transcript`] | every step in the hub's trail under one trace id, and the read-only view of a run |
 //! | [`negotiator`] | the hub's contract proposal, drafted by a model when it has a tier |
@@ -22,11 +24,13 @@
 //! recommender answers from the registry, the interpreter is absent, the
 //! orchestrator short-circuits before its loop.
 
+pub mod candidates;
 pub mod config;
 pub mod interpreter;
 pub mod negotiator;
 pub mod orchestrator;
 pub mod recommender;
+pub mod run;
 pub mod tools;
 pub mod transcript;
 
@@ -52,6 +56,10 @@ pub const PROMPT_KEYS: [&str; 6] = [
     "corrective",
     "observation",
 ];
+
+/// The capability of an agent's trail lines: `agent.<name>`. A node's
+/// metrics leave these out (they are the hub's own work, not calls).
+pub const CAPABILITY_PREFIX: &str = "agent.";
 
 /// Why the agent config could not be used.
 #[derive(Debug, thiserror::Error)]

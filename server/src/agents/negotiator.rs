@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 use exchange::negotiator::Want;
 use serde_json::{json, Value};
 
-use super::orchestrator::{self, RunOutcome, Task};
+use super::orchestrator;
+use super::run::{RunOutcome, Task};
 use super::tools::{Context, ToolSet};
 use super::{AgentName, Agents};
 

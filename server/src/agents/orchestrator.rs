@@ -15,6 +15,9 @@
 //!
 //! With no tier there is no [`Runner`], so there is no run: the specialist
 //! short-circuits to its deterministic path before anything here starts.
+//!
+//! [`Runner`]: super::Runner
+//! [`ToolSet`]: super::tools::ToolSet
 
 use std::time::{Duration, Instant};
 
@@ -22,51 +25,9 @@ use exchange::envelope::TraceParent;
 use exchange::model::{json_reply, ChatRequest, Message, ReplyError, Role};
 use serde_json::Value;
 
-use super::tools::{self, Context, ToolSet};
-use super::transcript::{self, Step};
-use super::Runner;
-
-/// What a specialist asks of one run.
-#[derive(Debug, Clone)]
-pub struct Task<'a> {
-    /// The specialist's tier, bounds and prompts.
-    pub runner: &'a Runner,
-    /// The language of the prompts (the browser's).
-    pub lang: &'a str,
-    /// What the model may call.
-    pub tools: ToolSet,
-    /// The specialist's task text, filled in.
-    pub task: String,
-    /// JSON Schema of the final answer.
-    pub final_schema: &'a Value,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunOutcome {
-    /// A final answer that passed the schema.
-    Answered,
-    /// Unusable replies or an endpoint error.
-    Failed,
-    /// The deadline passed.
-    Deadline,
-    /// `max_steps` steps without a final answer.
-    StepsExhausted,
-}
-
-/// A finished run.
-#[derive(Debug, Clone)]
-pub struct Run {
-    /// The trace every step and every tool call of the run carries.
-    pub trace_id: String,
-    pub outcome: RunOutcome,
-    /// What ended it, in the hub's words.
-    pub detail: String,
-    pub elapsed_ms: u64,
-    pub steps: Vec<Step>,
-    /// The final answer, when `Answered`.
-    pub answer: Option<Value>,
-}
+use super::run::{Run, RunOutcome, Step, Task};
+use super::tools::{self, Context};
+use super::transcript;
 
 /// Runs `task` to its end.
 pub async fn run(task: Task<'_>, ctx: &Context) -> Run {

@@ -23,10 +23,10 @@ use exchange::untrusted::{llm_envelope, Untrusted};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::recommender;
+use super::candidates;
 use crate::edges::EdgeStore;
 use crate::gateway::Gateway;
-use crate::prober::StatusBoard;
+use crate::health::StatusBoard;
 use crate::registry::model::CapabilityKind;
 use crate::registry::Registry;
 
@@ -265,7 +265,7 @@ pub async fn run(
             args::<NoArgs>(tool, arguments)?;
             let loaded = ctx.registry.snapshot();
             let made = ctx.edges.visible(&loaded.topology);
-            let list: Vec<Value> = recommender::candidates(&loaded.topology, &made)
+            let list: Vec<Value> = candidates::candidates(&loaded.topology, &made)
                 .iter()
                 .map(|c| json!({"edge": c.edge, "consumer": c.consumer, "provider": c.provider, "capability": c.capability, "why": c.why}))
                 .collect();
@@ -282,13 +282,13 @@ pub async fn run(
                 column: a.column,
                 group_by: a.group_by,
             };
-            crate::bff::drawers::check_query(&req).map_err(|e| Refused::Arguments {
+            crate::edge_calls::check_query(&req).map_err(|e| Refused::Arguments {
                 tool: tool.as_str(),
                 why: e.body.error,
             })?;
             let edge = hub_edge(ctx, &a.edge, CapabilityKind::DataShare)?;
-            let input = crate::bff::drawers::query_input(&req);
-            let (result, answer, meta) = crate::bff::drawers::call_and_redact(
+            let input = crate::edge_calls::query_input(&req);
+            let (result, answer, meta) = crate::edge_calls::call_and_redact(
                 &ctx.gateway,
                 &ctx.registry,
                 &edge,
@@ -303,17 +303,17 @@ pub async fn run(
         Tool::AskEdge => {
             let a: AskArgs = args(tool, arguments)?;
             let question = a.question.trim();
-            if question.is_empty() || question.len() > crate::bff::drawers::MAX_QUESTION_BYTES {
+            if question.is_empty() || question.len() > crate::edge_calls::MAX_QUESTION_BYTES {
                 return Err(Refused::Arguments {
                     tool: tool.as_str(),
                     why: format!(
                         "a question must be 1 to {} bytes",
-                        crate::bff::drawers::MAX_QUESTION_BYTES
+                        crate::edge_calls::MAX_QUESTION_BYTES
                     ),
                 });
             }
             let edge = hub_edge(ctx, &a.edge, CapabilityKind::Consult)?;
-            let (result, answer, meta) = crate::bff::drawers::call_and_redact(
+            let (result, answer, meta) = crate::edge_calls::call_and_redact(
                 &ctx.gateway,
                 &ctx.registry,
                 &edge,
@@ -397,10 +397,10 @@ async fn node_metrics(ctx: &Context, node: &str) -> Result<Value, Refused> {
     let mut as_provider = 0u64;
     let mut as_caller = 0u64;
     let mut durations = Vec::new();
-    for r in records.iter().filter(|r| {
-        !r.capability
-            .starts_with(super::transcript::CAPABILITY_PREFIX)
-    }) {
+    for r in records
+        .iter()
+        .filter(|r| !r.capability.starts_with(super::CAPABILITY_PREFIX))
+    {
         *by_outcome.entry(r.outcome.as_str()).or_default() += 1;
         if let Some(reason) = r.reason {
             *by_reason.entry(reason.as_str()).or_default() += 1;

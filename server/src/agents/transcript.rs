@@ -20,34 +20,14 @@ use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::envelope::TraceParent;
 use exchange::text::clip;
 
-use super::orchestrator::{Run, RunOutcome};
-use super::tools::{Context, Observation};
-use super::AgentName;
+use super::run::{Run, RunOutcome, Step};
+use super::tools::Context;
+use super::{AgentName, CAPABILITY_PREFIX};
 
-/// The capability of an agent's trail lines: `agent.<name>`. A node's
-/// metrics leave these out (they are the hub's own work, not calls).
-pub const CAPABILITY_PREFIX: &str = "agent.";
 /// Longest observation a trail line keeps.
 const TRAIL_OBSERVATION: usize = 1_000;
 /// Longest text of a step a browser gets.
 const VIEW_TEXT: usize = 4_000;
-
-/// One thought → tool call → observation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    pub n: u32,
-    /// The model's thought (its words: untrusted).
-    pub thought: Option<String>,
-    /// The tool the model asked for; `None` for the final answer.
-    pub tool: Option<String>,
-    pub arguments: Option<serde_json::Value>,
-    pub observation: Option<Observation>,
-    /// Why the hub refused the call, in code.
-    pub refused: Option<String>,
-    /// What was wrong with the first reply, when it was corrected.
-    pub corrected: Option<String>,
-    pub elapsed_ms: u64,
-}
 
 /// Appends a run's lines to the hub's trail.
 #[derive(Debug)]

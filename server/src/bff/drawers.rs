@@ -3,7 +3,8 @@
 //!
 //! The hub is the caller of every drawer call (caller id = the hub's id),
 //! through [`Gateway::call`](crate::gateway::Gateway::call) with a fresh
-//! envelope, so the rule check, the deadline, the response contract and
+//! envelope ([`crate::edge_calls`], which the agents' read-only tools
+//! share), so the rule check, the deadline, the response contract and
 //! the hub's audit trail apply exactly as for a peer's call. A failed call
 //! is an answer too (`outcome: not_connected` with its reason, HTTP 200):
 //! the drawer shows it and everything else keeps working.
@@ -24,18 +25,15 @@ use serde_json::json;
 
 use super::BffState;
 use crate::api::{ApiFailure, ApiJson, ApiPath, ApiQuery};
+use crate::edge_calls::{call_and_redact, check_query, query_input, MAX_QUESTION_BYTES};
 use crate::edges::Edge;
-use crate::gateway::Gateway;
-use crate::redaction::{self, CallMeta, Redacted};
+use crate::redaction::{self, Redacted};
 use crate::registry::model::CapabilityKind;
-use crate::registry::Registry;
 use exchange::envelope::Envelope;
 use exchange::inbox::Origin;
 use exchange::reason::CallResult;
 use exchange::text::clip;
 
-/// Longest question the hub forwards.
-pub const MAX_QUESTION_BYTES: usize = 4_000;
 /// Audit lines a drawer gets by default, and at most.
 const DEFAULT_AUDIT: u32 = 20;
 const MAX_AUDIT: u32 = 200;
@@ -53,68 +51,6 @@ fn callable_edge(state: &BffState, id: &str) -> Result<(Edge, CapabilityKind, St
         .map(|c| c.kind)
         .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))?;
     Ok((edge, kind, t.hub.id.clone()))
-}
-
-/// `op` and column names as the data-share contract takes them: checked
-/// here so a typo is a 400 with a message, not a round trip to the peer.
-pub(crate) fn check_query(req: &QueryRequest) -> Result<(), ApiFailure> {
-    if !matches!(req.op.as_str(), "count" | "sum" | "avg" | "min" | "max") {
-        return Err(ApiFailure::bad_request(format!(
-            "op must be one of count, sum, avg, min, max; got {:?}",
-            clip(&req.op, 32)
-        )));
-    }
-    for (field, name) in [("column", &req.column), ("group_by", &req.group_by)] {
-        if let Some(name) = name {
-            let ok = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*');
-            if !ok {
-                return Err(ApiFailure::bad_request(format!(
-                    "{field} must be a column name (1-64 characters of a-z, 0-9, _)"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A call along `edge` through the gateway as the hub, then the only way
-/// to a view: schema check, whitelist and redaction. Drawers and the hub's
-/// agents' read-only tools (`crate::agents::tools`) both call it.
-pub(crate) async fn call_and_redact(
-    gateway: &Gateway,
-    registry: &Registry,
-    edge: &Edge,
-    input: serde_json::Value,
-    envelope: Envelope,
-) -> (
-    CallResult,
-    Result<Redacted<redaction::Data>, exchange::reason::NotConnected>,
-    CallMeta,
-) {
-    let hub_id = registry.snapshot().topology.hub.id.clone();
-    let result = gateway
-        .call(&hub_id, &edge.provider, &edge.capability, input, envelope)
-        .await;
-    let answer = redaction::redact_call(
-        &registry.snapshot().contracts,
-        &edge.capability,
-        &edge.provider,
-        &result,
-    );
-    let meta = CallMeta::of(&edge.id, &edge.capability, &edge.provider, &result);
-    (result, answer, meta)
-}
-
-/// The data-share input of a drawer's query.
-pub(crate) fn query_input(req: &QueryRequest) -> serde_json::Value {
-    json!({
-        "aggregate": {"op": req.op, "column": req.column},
-        "group_by": req.group_by,
-    })
 }
 
 /// `POST /api/edges/{id}/query` (data-share edges).
@@ -283,19 +219,6 @@ pub(crate) fn system_of_node(t: &crate::registry::model::Topology, id: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn query_requests_are_checked_before_any_call() {
-        let q = |op: &str, column: Option<&str>| QueryRequest {
-            op: op.into(),
-            column: column.map(Into::into),
-            group_by: None,
-        };
-        assert!(check_query(&q("avg", Some("order_value"))).is_ok());
-        assert!(check_query(&q("count", None)).is_ok());
-        assert!(check_query(&q("drop", None)).is_err());
-        assert!(check_query(&q("sum", Some("x; DROP TABLE"))).is_err());
-    }
 
     #[test]
     fn nodes_map_to_their_system() {

@@ -22,7 +22,7 @@ pub async fn create(
     let t = &loaded.topology;
     let edge = state
         .edges
-        .create(t, &req.consumer, &req.provider, &req.capability)
+        .create(&loaded, &req.consumer, &req.provider, &req.capability)
         .await
         .map_err(edge_failure)?;
     tracing::info!(edge = %edge.id, "edge established");
@@ -77,13 +77,15 @@ fn edge_failure(e: EdgeError) -> ApiFailure {
             ReasonCode::UnknownPeer,
             e.to_string(),
         ),
-        EdgeError::UnknownCapability(_) | EdgeError::NotPermitted { .. } => {
-            ApiFailure::with_reason(
-                StatusCode::FORBIDDEN,
-                ReasonCode::NotPermitted,
-                e.to_string(),
-            )
-        }
+        EdgeError::Refused(nc) => ApiFailure::with_reason(
+            if nc.reason == ReasonCode::UnknownPeer {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::FORBIDDEN
+            },
+            nc.reason,
+            e.to_string(),
+        ),
         EdgeError::Exists(_) => ApiFailure::new(StatusCode::CONFLICT, e.to_string()),
         EdgeError::NotFound(_) => ApiFailure::not_found(e.to_string()),
         EdgeError::BadPosition(_) => ApiFailure::bad_request(e.to_string()),

@@ -35,18 +35,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::dto::{HubEvent, TopologyView};
-use app::routes::{self, ApiRoute, Verb};
+use app::routes::{self, ApiRoute};
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::{any, on, MethodFilter, MethodRouter};
+use axum::routing::{any, on, MethodRouter};
 use axum::{Json, Router};
 use futures::stream::{self, Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::api::method_filter;
 use crate::edges::EdgeStore;
 use crate::events::{EventBus, Shutdown};
 use crate::gateway::Gateway;
-use crate::prober::StatusBoard;
+use crate::health::StatusBoard;
 use crate::registry::Registry;
 use exchange::inbox::Inbox;
 
@@ -137,16 +138,6 @@ fn handler(route: ApiRoute) -> Option<MethodRouter<BffState>> {
         }
     };
     Some(h)
-}
-
-/// axum's filter for a table [`Verb`].
-pub fn method_filter(verb: Verb) -> MethodFilter {
-    match verb {
-        Verb::Get => MethodFilter::GET,
-        Verb::Post => MethodFilter::POST,
-        Verb::Put => MethodFilter::PUT,
-        Verb::Delete => MethodFilter::DELETE,
-    }
 }
 
 async fn unknown_route(uri: axum::http::Uri) -> crate::api::ApiFailure {

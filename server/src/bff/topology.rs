@@ -8,13 +8,14 @@
 use std::collections::BTreeMap;
 
 use app::dto::{
-    CapabilityKind as DtoKind, CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind,
-    NodePosition, NodeView, RuleView, TopologyView,
+    CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind, NodePosition, NodeView,
+    RuleView, TopologyView,
 };
 
+use crate::edge_calls::dto_kind;
 use crate::edges::Edge;
-use crate::prober::{PeerStatus, StatusBoard};
-use crate::registry::model::{CapabilityKind, Topology};
+use crate::health::{PeerStatus, StatusBoard};
+use crate::registry::model::Topology;
 use crate::registry::Loaded;
 
 /// Builds the canvas view of `loaded`, with each system's health from
@@ -217,16 +218,6 @@ fn status_fields(status: &PeerStatus) -> StatusFields {
         status.detail().map(str::to_string),
         since,
     )
-}
-
-/// The browser spelling of a capability kind.
-pub fn dto_kind(kind: CapabilityKind) -> DtoKind {
-    match kind {
-        CapabilityKind::DataShare => DtoKind::DataShare,
-        CapabilityKind::Consult => DtoKind::Consult,
-        CapabilityKind::Negotiation => DtoKind::Negotiation,
-        CapabilityKind::Task => DtoKind::Task,
-    }
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Stored {
                     s.id.clone(),
                     matches!(
                         gateway.board().status(&s.id),
-                        crate::prober::PeerStatus::Healthy
+                        crate::health::PeerStatus::Healthy
                     ),
                 )
             })

@@ -148,8 +148,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding the hub to {addr}"))?;
+    // The bound address, not the configured one: with port 0 the system
+    // picks it, and whoever started the hub reads it from this line.
+    let addr = listener
+        .local_addr()
+        .context("reading the hub's bound address")?;
     tracing::info!(%addr, topology = %args.topology.display(), database = %args.database,
-        instance = %hub.cluster.instance(), "hub listening");
+        instance = %hub.cluster.instance(), "hub listening on http://{addr}");
 
     let shutdown = hub.shutdown.clone();
     let server = server::listen::serve(listener, app, limits, proxies, async move {

@@ -14,7 +14,7 @@ use sqlx::{Connection, PgConnection};
 use tokio::task::JoinHandle;
 
 use super::{KEEP_EVERY, LOCK_LEADER};
-use crate::prober::Prober;
+use crate::health::Prober;
 
 /// The prober's task, aborted when the leadership (or this task) ends.
 struct Probing(JoinHandle<()>);

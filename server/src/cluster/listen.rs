@@ -10,6 +10,7 @@
 //! (re)connection the replica re-reads everything ([`resync`]) before it
 //! listens on.
 
+use std::fmt;
 use std::sync::Arc;
 
 use app::dto::HubEvent;
@@ -19,10 +20,9 @@ use exchange::reason::NotConnected;
 use sqlx::postgres::PgListener;
 
 use super::{read_health, Change, Notice, CHANNEL, KEEP_EVERY};
-use crate::agents::Agents;
 use crate::edges::EdgeStore;
 use crate::events::EventBus;
-use crate::prober::StatusBoard;
+use crate::health::StatusBoard;
 use crate::registry::Registry;
 use crate::traffic::Traffic;
 
@@ -40,11 +40,36 @@ pub struct Replicated {
     pub board: Arc<StatusBoard>,
     /// The topology.
     pub registry: Arc<Registry>,
-    /// The agent config.
-    pub agents: Arc<Agents>,
+    /// Re-reads the agent config (a file each replica reads itself) when
+    /// another replica says it changed.
+    pub reload_agents: Reload,
     /// The edge labels' traffic (the other replicas' counts are kept
     /// there).
     pub traffic: Arc<Traffic>,
+}
+
+/// What a replica runs to re-read a file of its own when another replica
+/// announces it changed: the listener knows the change, whoever wired the
+/// replica knows what reads the file.
+#[derive(Clone)]
+pub struct Reload(Arc<dyn Fn() + Send + Sync>);
+
+impl Reload {
+    /// Runs `reload` on each announced change (on a blocking thread:
+    /// reading a file is blocking work).
+    pub fn new(reload: impl Fn() + Send + Sync + 'static) -> Self {
+        Self(Arc::new(reload))
+    }
+
+    fn run(&self) {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for Reload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reload")
+    }
 }
 
 /// Listens forever (until aborted), reconnecting after a break.
@@ -136,8 +161,8 @@ async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
             }
         }
         Change::Agents => {
-            let agents = state.agents.clone();
-            let _ = tokio::task::spawn_blocking(move || agents.reload()).await;
+            let reload = state.reload_agents.clone();
+            let _ = tokio::task::spawn_blocking(move || reload.run()).await;
         }
         Change::Traffic { edges } => {
             let edges = state.traffic.apply_remote(from, edges);

@@ -36,9 +36,9 @@ use sqlx::{Connection, PgConnection};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::prober::{HealthSnapshot, PeerStatus, ProviderCard, ShareHealth};
+use crate::health::{HealthSnapshot, PeerStatus, ProviderCard, ShareHealth};
 
-pub use listen::Replicated;
+pub use listen::{Reload, Replicated};
 
 /// The channel every replica listens on.
 pub const CHANNEL: &str = "ws_hub";
@@ -329,7 +329,7 @@ impl Cluster {
     /// Spawns the prober: alone, it simply runs; among replicas, it runs
     /// in whichever replica holds the leader lock, and moves to another
     /// within about a second of that one's end.
-    pub fn spawn_prober(&self, prober: crate::prober::Prober) -> JoinHandle<()> {
+    pub fn spawn_prober(&self, prober: crate::health::Prober) -> JoinHandle<()> {
         match &self.inner.shared {
             None => prober.spawn(),
             Some(shared) => tokio::spawn(leader::lead(

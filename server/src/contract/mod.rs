@@ -217,6 +217,12 @@ impl Contracts {
     pub fn get(&self, capability: &str) -> Option<Arc<Contract>> {
         self.by_capability.get(capability).cloned()
     }
+
+    /// The contract of a capability, borrowed for as long as this
+    /// generation is held.
+    pub fn of(&self, capability: &str) -> Option<&Contract> {
+        self.by_capability.get(capability).map(|c| &**c)
+    }
 }
 
 #[cfg(test)]

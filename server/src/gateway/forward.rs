@@ -24,13 +24,11 @@ use tokio::time::Instant;
 pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
 pub(super) use super::answer::{Blame, Failure};
-use super::pipeline::Conversation;
-use super::task_submit::{TaskSend, DEADLINE_KEY};
+use super::call::{Answered, Call, Done, TaskSend, DEADLINE_KEY};
 use super::Gateway;
-use crate::auth::token_for;
-use crate::contract::Contract;
+use crate::bridge::{self, Method};
 use crate::registry::model::System;
-use crate::surface::bridge::{self, Method};
+use crate::registry::Route;
 use a2a::{SendMessageConfiguration, SendMessageRequest};
 use exchange::envelope::{A2aVersion, Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{NotConnected, ReasonCode};
@@ -41,28 +39,57 @@ use tracing::Instrument;
 /// Largest answer the gateway reads from a provider.
 pub const MAX_ANSWER_BODY: usize = 4 * 1024 * 1024;
 
-/// Everything about one forward but the input: to whom, for whom, under
-/// which envelope and deadline, checked against which response contract.
+/// Everything about one forward but the input: the call, the route the
+/// registry gave it, when it gives up, and how a task is submitted.
 pub(super) struct Leg<'a> {
-    /// The provider.
-    pub(super) system: &'a System,
-    /// The calling system (sent on as `X-Caller-System`).
-    pub(super) caller: &'a str,
-    /// The capability called.
-    pub(super) capability: &'a str,
-    /// The envelope of the call; its headers go on with a new span.
-    pub(super) envelope: &'a Envelope,
+    /// The call (caller, envelope, conversation, registry generation).
+    pub(super) call: &'a Call,
+    /// The provider, capability, deadline and contract, of the call's
+    /// generation.
+    pub(super) route: Route<'a>,
     /// When the call gives up.
     pub(super) deadline: Instant,
-    /// The same deadline as the registry states it, for the detail.
-    pub(super) deadline_ms: u64,
-    /// The capability's response contract, if it has one.
-    pub(super) contract: Option<&'a Contract>,
-    /// The caller's A2A conversation and task, if it named them.
-    pub(super) conversation: Conversation<'a>,
     /// For a `task` capability: how to submit it (the answer may then be
     /// a task that is not finished yet).
     pub(super) task: Option<&'a TaskSend>,
+}
+
+impl<'a> Leg<'a> {
+    /// The JSON-RPC call to the provider this leg makes.
+    pub(super) fn rpc(&self) -> Rpc<'a> {
+        Rpc {
+            system: self.route.system,
+            token: self.call.registry.tokens.of(&self.route.system.id),
+            caller: &self.call.caller,
+            envelope: &self.call.envelope,
+            deadline: self.deadline,
+            deadline_ms: self.route.deadline_ms,
+        }
+    }
+}
+
+impl Done {
+    /// The outcome of a forward that ran (not a replay). A provider that
+    /// refused the caller's input (JSON-RPC invalid params) is the
+    /// caller's fault: answered with 400, not 502.
+    pub(super) fn forwarded(result: Result<Reply, Failure>) -> Self {
+        let (status, provider_code) = match &result {
+            Err(f) if f.blame == Blame::Caller => (Some(http::StatusCode::BAD_REQUEST), f.code),
+            _ => (None, None),
+        };
+        Self {
+            result: result
+                .map(|r| Answered {
+                    result: r.result,
+                    replayed: false,
+                    reply: Some(r.response),
+                })
+                .map_err(|f| f.nc),
+            note: String::new(),
+            status,
+            provider_code,
+        }
+    }
 }
 
 impl Gateway {
@@ -76,18 +103,18 @@ impl Gateway {
         let result = self
             .forward(leg, input)
             .await
-            .and_then(|answer| match leg.contract {
+            .and_then(|answer| match leg.route.contract {
                 None => Ok(answer),
                 // A task that has no result yet has nothing to check.
                 Some(_) if leg.task.is_some() && answer.result.is_null() => Ok(answer),
                 Some(c) => c.check(&answer.result).map(|()| answer).map_err(|v| {
                     Failure::provider(NotConnected::new(
                         ReasonCode::SchemaInvalid,
-                        format!("{}: {v}", leg.capability),
+                        format!("{}: {v}", leg.call.capability),
                     ))
                 }),
             });
-        let system = &leg.system.id;
+        let system = &leg.route.system.id;
         match result {
             Ok(answer) => {
                 self.board.record_call(system, Ok(()));
@@ -107,10 +134,10 @@ impl Gateway {
     /// span when traces are exported (the provider's span is its child).
     async fn forward(&self, leg: &Leg<'_>, input: Value) -> Result<Reply, Failure> {
         let span = telemetry::forward_span(
-            leg.caller,
-            &leg.system.id,
-            leg.capability,
-            &leg.envelope.request_id,
+            &leg.call.caller,
+            &leg.route.system.id,
+            &leg.call.capability,
+            &leg.call.envelope.request_id,
         );
         let result = self.send(leg, input).instrument(span.clone()).await;
         match &result {
@@ -121,24 +148,14 @@ impl Gateway {
     }
 
     async fn send(&self, leg: &Leg<'_>, input: Value) -> Result<Reply, Failure> {
-        let Leg {
-            system,
-            caller,
-            capability,
-            envelope,
-            deadline,
-            deadline_ms,
-            conversation,
-            task,
-            ..
-        } = *leg;
+        let Leg { call, task, .. } = *leg;
         // The envelope's request id is the message id: a caller on the A2A
         // surface chose it (its `messageId`), and the provider sees the
         // same id in the header and in the message.
-        let mut message = wire::call_message(capability, input);
-        message.message_id.clone_from(&envelope.request_id);
-        message.context_id = conversation.context_id.map(str::to_string);
-        message.task_id = conversation.task_id.map(str::to_string);
+        let mut message = wire::call_message(&call.capability, input);
+        message.message_id.clone_from(&call.envelope.request_id);
+        message.context_id.clone_from(&call.conversation.context_id);
+        message.task_id.clone_from(&call.conversation.task_id);
         let configuration = task.map(|t| {
             message
                 .metadata
@@ -157,13 +174,8 @@ impl Gateway {
             metadata: None,
             tenant: None,
         };
-        let rpc = Rpc {
-            system,
-            caller,
-            envelope,
-            deadline,
-            deadline_ms,
-        };
+        let rpc = leg.rpc();
+        let system = rpc.system;
         let (status, body) = self.rpc(&rpc, Method::SendMessage, &params).await?;
         interpret_answer(&system.id, status, &body, task.is_some())
     }
@@ -182,13 +194,14 @@ impl Gateway {
     ) -> Result<(http::StatusCode, Vec<u8>), Failure> {
         let Rpc {
             system,
+            token,
             caller,
             envelope,
             deadline,
             deadline_ms,
         } = *rpc;
         let id = system.id.as_str();
-        let Some(token) = token_for(system) else {
+        let Some(token) = token else {
             // The hub's own configuration, not the provider's health.
             return Err(Failure {
                 nc: NotConnected::new(
@@ -248,7 +261,7 @@ impl Gateway {
                 code: None,
             });
         };
-        let Some(authorization) = bearer(&token) else {
+        let Some(authorization) = bearer(token) else {
             // The hub's own configuration, as a missing token is.
             return Err(Failure {
                 nc: NotConnected::new(
@@ -317,6 +330,9 @@ fn bearer(token: &str) -> Option<HeaderValue> {
 pub(super) struct Rpc<'a> {
     /// The provider.
     pub(super) system: &'a System,
+    /// The hub's own token for the provider (of the call's registry
+    /// generation); `None` when the hub holds none.
+    pub(super) token: Option<&'a str>,
     /// The calling system (sent on as `X-Caller-System`).
     pub(super) caller: &'a str,
     /// The envelope of the call; its headers go on with a new span.

@@ -1,21 +1,25 @@
 //! The A2A gateway: how one system's call reaches another (DESIGN.md §4,
 //! "Peer to peer").
 //!
-//! A call comes in through a *binding*: today the HTTP one,
+//! A call comes in through a *door*: the HTTP binding
 //! `POST /gateway/v1/{provider}/{capability}` with the capability input as
-//! the JSON body ([`handler`]), or from inside the hub ([`Gateway::call`]).
-//! Whatever way it comes in, it runs the same pipeline, in this order:
+//! the JSON body ([`handler`]), the A2A surface, the MCP front, or from
+//! inside the hub ([`Gateway::call`]). Whatever way it comes in, it runs
+//! the same pipeline, in this order, over the one registry generation it
+//! was admitted under:
 //!
 //! 1. **envelope**: the A2A version is one this build speaks;
 //! 2. **auth chain** (callers from outside only): IP allowlist → bearer
 //!    token → mTLS slot; only then is a body that is not a valid input
 //!    refused (a body too large to read is refused before step 1);
-//! 3. **provider known**: the provider and the capability are in the
-//!    registry;
-//! 4. **rule check**: a connection rule lets this caller use this
-//!    capability of this provider;
-//! 5. **input contract**: the input stays inside the capability's input
+//! 3. **route** ([`Loaded::route`](crate::registry::Loaded::route), the
+//!    one decision every door asks): the provider and the capability are
+//!    in the registry (`UNKNOWN_PEER`), and a connection rule lets this
+//!    caller use this capability of this provider (`NOT_PERMITTED`);
+//! 4. **input contract**: the input stays inside the capability's input
 //!    schema (no column nobody granted leaves the hub);
+//! 5. **plan**: a plain forward, an at-most-once consult, or a task
+//!    submission, by the capability's kind and the envelope;
 //! 6. **replay**: a consult that repeats the caller's request id gets the
 //!    stored answer and is not executed again;
 //! 7. **forward** with the envelope, under the capability's deadline;
@@ -33,22 +37,30 @@
 //!
 //! # Layout
 //!
-//! - `pipeline`: the steps above, shared by every binding. A binding
-//!   parses its request into an [`Incoming`] and calls [`Gateway::run`];
-//!   the hub's own callers use [`Gateway::call`].
-//! - `negotiation`: a negotiation capability's turns, also written to the
-//!   hub's negotiation record; the hub negotiating its own contract.
-//! - `replay`: step 6 and 9, at most one execution of a consult per
-//!   request id: the claim that makes concurrent duplicates (in this
-//!   process or another replica) wait for the first one.
-//! - `task_submit`: a `task` capability's submission under the caller's
-//!   idempotency key and deadline, and the state machine that makes a
-//!   retry never execute twice (`tasks` is the task operations that
-//!   follow: get, cancel, list, each the caller's own).
-//! - `forward`: step 7 and 8, the one A2A `SendMessage` to the provider,
-//!   and what the call tells the status board about the provider's health.
+//! - `call`: the values a call travels as — the [`Incoming`] a door hands
+//!   in, the `Call` it is admitted into (caller, provider, capability,
+//!   envelope, one registry generation), and the `Done` every step ends
+//!   in. Every other room reads these; none of them reads another's.
+//! - `pipeline`: the steps above, shared by every door, and the `Plan`
+//!   that decides how a routed call runs. A binding parses its request
+//!   into an [`Incoming`] and calls [`Gateway::run`]; the hub's own
+//!   callers use [`Gateway::call`].
+//! - One file per plan: `forward` (step 7 and 8, the one A2A
+//!   `SendMessage` to the provider, and what the call tells the status
+//!   board), `replay` (steps 6 and 9: at most one execution of a consult
+//!   per request id, across replicas), `task_submit` (a `task`
+//!   capability's submission under the caller's idempotency key and the
+//!   state machine that makes a retry never execute twice), and
+//!   `negotiation` (a negotiation turn written to the hub's negotiation
+//!   record; the hub negotiating its own contract).
+//! - `tasks`: the task operations that follow a submission (get, cancel,
+//!   list), each on the caller's own tasks.
+//! - `mcp`: the MCP door, `tools/list` and `tools/call` of a provider's
+//!   data plane through the same admission, route and audit record.
 //! - `answer`: reading the provider's HTTP answer into a result or a
-//!   reason code (no I/O).
+//!   reason code (no I/O); `client`: the pooled HTTP client.
+//! - `observe`: what each finished exchange tells the traffic (counts,
+//!   the inspector), redacted before it is kept.
 //! - `http`: the `/gateway/v1/{provider}/{capability}` binding: body limit,
 //!   headers and body into an [`Incoming`], the result back into an HTTP
 //!   response.
@@ -59,9 +71,9 @@ use std::time::Duration;
 
 use crate::auth::AuthChain;
 use crate::cluster::Cluster;
+use crate::health::StatusBoard;
 use crate::idempotency::IdempotencyStore;
 use crate::negotiations::Negotiations;
-use crate::prober::StatusBoard;
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
 use crate::task_records::TaskRecords;
@@ -69,6 +81,7 @@ use crate::traffic::Traffic;
 use exchange::audit::AuditTrail;
 
 mod answer;
+mod call;
 mod client;
 mod forward;
 mod http;
@@ -83,10 +96,10 @@ mod tasks;
 mod tests;
 
 pub use answer::MAX_PEER_DETAIL;
+pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, peer_addr, MAX_REQUEST_BODY};
-pub use pipeline::{Handled, Incoming, Input};
-pub use task_submit::{task_deadline, TaskAsk, CALLER_METADATA, DEADLINE_KEY, KEY_METADATA};
+pub use task_submit::{task_deadline, CALLER_METADATA, KEY_METADATA};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 
 /// Connect timeout of the shared client: never more than a deadline, and

@@ -16,42 +16,30 @@ use std::collections::BTreeSet;
 use a2a::SendMessageResponse;
 use serde_json::Value;
 
-use super::pipeline::Conversation;
+use super::call::{Call, Conversation};
 use super::Gateway;
 use crate::negotiations::TurnRecord;
-use crate::registry::model::CapabilityKind;
 use exchange::envelope::Envelope;
 use exchange::negotiation::{columns_on_card, NegotiationMessage};
 use exchange::negotiator::{negotiate, NegotiationError, Outcome, Sent, Want};
 use exchange::reason::{CallResult, ReasonCode};
 
 impl Gateway {
-    /// The data-share a capability negotiates, when it is a negotiation.
-    pub(super) fn negotiated(&self, capability: &str) -> Option<String> {
-        let loaded = self.registry.snapshot();
-        loaded
-            .topology
-            .capability(capability)
-            .filter(|c| c.kind == CapabilityKind::Negotiation)
-            .and_then(|c| c.negotiates.clone())
-    }
-
-    /// Writes one turn to the negotiation record. The negotiation is the
-    /// message's `contextId`, or the one the provider's answer names.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes one turn of `call` to the negotiation record. The
+    /// negotiation is the message's `contextId`, or the one the provider's
+    /// answer names.
     pub(super) async fn record_turn(
         &self,
-        consumer: &str,
-        provider: &str,
-        capability: &str,
+        call: &Call,
         data_capability: String,
         sent: Value,
-        context_id: Option<&str>,
         reply: Option<&SendMessageResponse>,
         result: &CallResult,
     ) {
-        let context_id = context_id
-            .map(str::to_string)
+        let context_id = call
+            .conversation
+            .context_id
+            .clone()
             .or_else(|| match reply {
                 Some(SendMessageResponse::Message(m)) => m.context_id.clone(),
                 Some(SendMessageResponse::Task(t)) => Some(t.context_id.clone()),
@@ -78,9 +66,9 @@ impl Gateway {
             seq: 0,
             at: String::new(),
             context_id,
-            consumer: consumer.to_string(),
-            provider: provider.to_string(),
-            capability: capability.to_string(),
+            consumer: call.caller.clone(),
+            provider: call.provider.clone(),
+            capability: call.capability.clone(),
             data_capability,
             sent,
             answer,
@@ -123,23 +111,18 @@ impl Gateway {
                 trace: trace.child(),
                 ..Envelope::new_root()
             };
-            let (hub, context_id) = (hub.clone(), context_id.clone());
-            async move {
-                let result = self
-                    .call_in(
-                        &hub,
-                        provider,
-                        negotiation,
-                        input,
-                        envelope,
-                        Conversation {
-                            context_id: Some(&context_id),
-                            task_id: None,
-                        },
-                    )
-                    .await;
-                Sent::from(result)
-            }
+            let mut call = Call::new(
+                self.registry.snapshot(),
+                &hub,
+                provider,
+                negotiation,
+                envelope,
+            );
+            call.conversation = Conversation {
+                context_id: Some(context_id.clone()),
+                task_id: None,
+            };
+            async move { Sent::from(self.call_as_hub(call, input).await) }
         };
         negotiate(want, &known, send).await
     }

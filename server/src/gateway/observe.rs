@@ -9,14 +9,13 @@
 
 use axum::http::StatusCode;
 use serde_json::Value;
-use tokio::time::Instant;
 
+use super::call::Call;
 use super::Gateway;
 use crate::redaction;
 use crate::traffic::Exchange;
 use a2a::{SendMessageResponse, Task};
 use app::dto::TrafficOutcome;
-use exchange::envelope::Envelope;
 use exchange::reason::CallResult;
 
 /// What the traffic learns about a call beyond its audit record.
@@ -24,8 +23,8 @@ use exchange::reason::CallResult;
 pub(crate) struct Shown<'a> {
     /// The A2A method (or `tools/call`).
     pub(crate) method: &'static str,
-    /// What of the capability input the inspector may show
-    /// ([`Gateway::shown_input`]).
+    /// What of the capability input the inspector may show (only an input
+    /// inside the capability's input schema).
     pub(crate) input: ShownInput,
     /// The capability the exchange is about when the audit record names
     /// something else (a task operation: the task's capability).
@@ -56,37 +55,18 @@ impl<'a> Shown<'a> {
 }
 
 impl Gateway {
-    /// What of `input`, an input to `capability`, the inspector may show:
-    /// only an input inside the capability's input schema, cut to the
-    /// properties it names.
-    pub(super) fn shown_input(&self, capability: &str, input: &Value) -> ShownInput {
-        let loaded = self.registry.snapshot();
-        match loaded
-            .contracts
-            .get(capability)
-            .and_then(|c| c.shown_input(input))
-        {
-            Some(kept) => ShownInput::Shown(kept),
-            None => ShownInput::Hidden,
-        }
-    }
-
     /// Hands one finished exchange to the traffic.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn observe(
         &self,
-        caller: &str,
-        provider: &str,
-        audited_as: &str,
-        envelope: &Envelope,
-        started: Instant,
+        call: &Call,
         status: StatusCode,
         result: &CallResult,
         reply: Option<&SendMessageResponse>,
         shown: Shown<'_>,
     ) {
-        let capability = shown.capability.unwrap_or(audited_as);
-        let loaded = self.registry.snapshot();
+        let capability = shown.capability.unwrap_or(&call.capability);
+        let provider = call.provider.as_str();
+        let loaded = &call.registry;
         let (outcome, reason, retry) = match result {
             CallResult::Connected { replayed, .. } => (
                 if *replayed {
@@ -110,7 +90,7 @@ impl Gateway {
             }
             _ => None,
         };
-        let contract = loaded.contracts.get(capability);
+        let contract = loaded.contracts.of(capability);
         let mut notes = Vec::new();
         let request = match shown.input {
             ShownInput::Shown(kept) => Some(kept),
@@ -128,7 +108,7 @@ impl Gateway {
             (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result.clone()),
             _ => None,
         };
-        let response = match (answer, contract.as_deref()) {
+        let response = match (answer, contract) {
             (None, _) => None,
             (Some(answer), Some(c)) => match redaction::redact(c, &answer, provider) {
                 Ok(redacted) => Some(redaction::view::inspector_payload(&redacted)),
@@ -145,15 +125,15 @@ impl Gateway {
         self.traffic.observe(
             &loaded.topology,
             Exchange {
-                caller,
+                caller: &call.caller,
                 provider,
                 capability,
                 method: shown.method,
-                envelope,
+                envelope: &call.envelope,
                 http_status: status.as_u16(),
                 outcome,
                 reason,
-                duration: started.elapsed(),
+                duration: call.started.elapsed(),
                 retry,
                 task: task.map(|t| {
                     (

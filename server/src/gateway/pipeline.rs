@@ -1,25 +1,29 @@
-//! The exchange pipeline that every binding shares (DESIGN.md §4, "Peer to
-//! peer"; the order of its steps is in the [module doc](super)).
+//! The exchange pipeline every door shares (DESIGN.md §4, "Peer to peer";
+//! the order of its steps is in the [module doc](super)).
 //!
-//! A binding's only job is to turn its request into an [`Incoming`]: who
-//! calls (the `X-Caller-System` claim), from which address, with which
-//! headers (envelope and token), for which provider and capability, and
-//! the capability input, or why the request carries no usable input. It
-//! hands that to [`Gateway::run`] and turns the [`CallResult`] it gets back
-//! into its own wire shape. Nothing here knows how the request was read:
-//! no axum extractor, no body, no route (`HeaderMap` and `StatusCode` are
-//! the plain `http` types every binding has). A second binding (the A2A
-//! JSON-RPC surface) therefore adds a parser and a response writer, not a
-//! pipeline.
+//! One pass, in one place:
 //!
-//! Two doors lead in. [`Gateway::run`] (and [`Gateway::handle`], the same
-//! on the caller's task) is for callers from outside: version, auth chain,
-//! then everything else. [`Gateway::call`] is for the hub's own callers,
-//! who are trusted in-process: no IP or token layers, everything else the
-//! same. Both meet in `dispatch` (registry, rule, contracts, replay,
-//! forward) and `finish` (the [`CallResult`] and the audit record), so a
-//! rule or a contract cannot be enforced on one door and forgotten on the
-//! other.
+//! ```text
+//! Incoming ──admit──▶ Call ──route──▶ Route ──Plan::of──▶ Plan ──execute──▶ Done ──finish──▶ CallResult
+//!  (door)   version,   (one registry   registry::route:    forward │ consult   (answer or     audit record,
+//!           auth chain  generation)    UNKNOWN_PEER /      │ task │ turn      refusal)       traffic
+//!                                      NOT_PERMITTED,
+//!                                      input contract
+//! ```
+//!
+//! A door's only job is to turn its request into an [`Incoming`] and the
+//! [`Handled`] it gets back into its own wire shape. Two doors lead in:
+//! [`Gateway::run`] (and [`Gateway::handle`], the same on the caller's
+//! task) for callers from outside — version, auth chain, then everything
+//! else — and [`Gateway::call`] for the hub's own callers, trusted
+//! in-process: no IP or token layers, everything else the same. Both meet
+//! in [`Gateway::pass`], so a rule or a contract cannot be enforced on one
+//! door and forgotten on the other.
+//!
+//! What differs between a plain forward, an at-most-once consult, a task
+//! submission and a negotiation turn is one [`Plan`], decided here from
+//! the capability's kind and the envelope; each is executed by its own
+//! file (`forward`, `replay`, `task_submit`, `negotiation`).
 //!
 //! DESIGN.md §1 in this file: every refusal is a [`NotConnected`] with one
 //! reason code, never a panic or an early hang-up, and every call, refused
@@ -33,193 +37,75 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::forward::{Blame, Failure, Leg, Reply};
-pub(super) use super::observe::{Shown, ShownInput};
-use super::task_submit::TaskAsk;
-use super::{replay, Gateway};
+use super::call::{Answered, Call, Conversation, Done, Handled, Incoming, Input};
+use super::forward::Leg;
+use super::observe::{Shown, ShownInput};
+use super::Gateway;
 use crate::auth::AuthContext;
+use crate::idempotency::IdempotencyKey;
 use crate::registry::model::CapabilityKind;
+use crate::registry::{Loaded, Route};
 use a2a::SendMessageResponse;
-use exchange::audit::{AuditRecord, Outcome, Role};
-use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
+use exchange::audit::{AuditError, AuditRecord, Outcome, Role};
+use exchange::db::retry_while_unavailable;
+use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
 use exchange::telemetry;
 use exchange::text::clip;
 use tracing::Instrument;
 
-/// What a binding hands the pipeline about one incoming call.
-#[derive(Debug, Clone)]
-pub struct Incoming {
-    /// The calling system as it claims to be (`X-Caller-System`); the
-    /// auth chain verifies the claim.
-    pub caller: String,
-    /// The TCP peer, for the IP allowlist.
-    pub peer_addr: Option<SocketAddr>,
-    /// Request headers (envelope, caller, token).
-    pub headers: HeaderMap,
-    /// The providing system the call is for.
-    pub provider: String,
-    /// The capability called.
-    pub capability: String,
-    /// The capability input, or why there is none.
-    pub input: Input,
-    /// The A2A conversation the call belongs to (`contextId`), passed on
-    /// to the provider; `None` lets the provider start one.
-    pub context_id: Option<String>,
-    /// The provider task the message continues (`taskId`), already
-    /// checked to be the caller's by the binding.
-    pub task_id: Option<String>,
-    /// For a `task` capability: return at once or wait, and the caller's
-    /// deadline.
-    pub task: TaskAsk,
-}
+/// How long a call's audit record is tried while the store is away,
+/// before the call is refused for want of it.
+const AUDIT_GRACE: Duration = Duration::from_secs(5);
 
-impl Incoming {
-    /// An incoming call whose caller is the `X-Caller-System` header
-    /// (trimmed; empty if absent or not text).
-    pub fn new(
-        peer_addr: Option<SocketAddr>,
-        headers: HeaderMap,
-        provider: String,
-        capability: String,
-        input: Input,
-    ) -> Self {
-        let caller = headers
-            .get(CALLER_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .unwrap_or_default()
-            .to_string();
-        Self {
-            caller,
-            peer_addr,
-            headers,
-            provider,
-            capability,
-            input,
-            context_id: None,
-            task_id: None,
-            task: TaskAsk::default(),
-        }
-    }
-}
-
-/// The capability input as the binding read it. The two failures differ in
-/// *when* the pipeline reports them, and each carries the status the
-/// binding wants to answer with.
-#[derive(Debug, Clone)]
-pub enum Input {
-    /// The input.
-    Parsed(Value),
-    /// The request was read but is not a valid input (say, a body that is
-    /// not JSON). Reported once version and auth chain have passed: the
-    /// caller is known by then, and a stranger learns nothing more than
-    /// its refusal.
-    Invalid {
-        /// The status to answer with (the caller's fault: a 4xx).
-        status: StatusCode,
-        /// The reason code and detail.
-        why: NotConnected,
-    },
-    /// The request could not be read at all (too large, cut off). Reported
-    /// at once, before version and auth chain: only the audit record is
-    /// written.
-    Unreadable {
-        /// The status to answer with.
-        status: StatusCode,
-        /// The reason code and detail.
-        why: NotConnected,
+/// How a routed call runs: one enum decides, one file executes each.
+pub(super) enum Plan {
+    /// A data-share, a negotiation turn, or a consult the caller gave no
+    /// request id of its own: one forward (`forward`).
+    Forward,
+    /// A consult under the caller's own request id: at most one execution
+    /// (`replay`).
+    Consult(IdempotencyKey),
+    /// A task submission under the caller's key, its deadline capped at
+    /// `cap_ms` (`task_submit`).
+    Task {
+        /// The capability's `task_deadline_ms` (else its deadline).
+        cap_ms: u64,
     },
 }
 
-/// Where in an A2A conversation a message belongs: passed on to the
-/// provider as the message's `contextId` and `taskId`.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Conversation<'a> {
-    pub(super) context_id: Option<&'a str>,
-    pub(super) task_id: Option<&'a str>,
-}
-
-/// What a binding gets back from [`Gateway::run`].
-#[derive(Debug)]
-pub struct Handled {
-    /// The HTTP status the pipeline chose.
-    pub status: StatusCode,
-    /// The call's envelope, for the answer's headers.
-    pub envelope: Envelope,
-    /// The one labelled result.
-    pub result: CallResult,
-    /// The provider's own A2A answer when the call was forwarded (not
-    /// refused, not replayed): a binding that speaks A2A passes its
-    /// Message or Task on; the capability result in `result` was read
-    /// from it and checked against the contract.
-    pub reply: Option<SendMessageResponse>,
-    /// When the provider refused the caller's request with an A2A error
-    /// (say, a message to a task that has ended): its code, which an A2A
-    /// binding answers with instead of a generic invalid-params.
-    pub provider_code: Option<i64>,
-}
-
-/// A successful call: the result, whether it came from the replay store,
-/// and the provider's A2A answer it was read from (none for a replay).
-pub(super) struct Answered {
-    pub(super) result: Value,
-    pub(super) replayed: bool,
-    pub(super) reply: Option<SendMessageResponse>,
-}
-
-/// What happened, before it is turned into a [`CallResult`].
-pub(super) struct Done {
-    pub(super) result: Result<Answered, NotConnected>,
-    /// Extra operator detail for the audit trail (e.g. replay origin).
-    pub(super) note: String,
-    /// HTTP status override (a malformed request body is the caller's fault).
-    pub(super) status: Option<StatusCode>,
-    /// The code of the provider's own refusal of the caller's request
-    /// (one of [`CALLER_FAULT_CODES`](super::answer::CALLER_FAULT_CODES)),
-    /// for a binding that speaks A2A to pass on.
-    pub(super) provider_code: Option<i64>,
-}
-
-impl Done {
-    pub(super) fn fail(nc: NotConnected) -> Self {
-        Self {
-            result: Err(nc),
-            note: String::new(),
-            status: None,
-            provider_code: None,
-        }
-    }
-
-    /// A refusal answered with `status` instead of the reason code's own.
-    pub(super) fn refused(status: StatusCode, nc: NotConnected) -> Self {
-        Self {
-            status: Some(status),
-            ..Self::fail(nc)
-        }
-    }
-
-    /// The outcome of a forward that ran (not a replay). A provider that
-    /// refused the caller's input (JSON-RPC invalid params) is the
-    /// caller's fault: answered with 400, not 502.
-    pub(super) fn forwarded(result: Result<Reply, Failure>) -> Self {
-        let (status, provider_code) = match &result {
-            Err(f) if f.blame == Blame::Caller => (Some(StatusCode::BAD_REQUEST), f.code),
-            _ => (None, None),
-        };
-        Self {
-            result: result
-                .map(|r| Answered {
-                    result: r.result,
-                    replayed: false,
-                    reply: Some(r.response),
+impl Plan {
+    /// The plan of `call` along `route`.
+    fn of(call: &Call, route: &Route<'_>) -> Self {
+        match route.capability.kind {
+            CapabilityKind::Task => Plan::Task {
+                cap_ms: route
+                    .capability
+                    .task_deadline_ms
+                    .unwrap_or(route.deadline_ms),
+            },
+            CapabilityKind::Consult if call.envelope.request_id_from_caller => {
+                Plan::Consult(IdempotencyKey {
+                    caller: call.caller.clone(),
+                    provider: call.provider.clone(),
+                    capability: call.capability.clone(),
+                    request_id: call.envelope.request_id.clone(),
                 })
-                .map_err(|f| f.nc),
-            note: String::new(),
-            status,
-            provider_code,
+            }
+            _ => Plan::Forward,
         }
     }
+}
+
+/// How a call reached the pipeline.
+enum Door<'a> {
+    /// From outside: the auth chain runs on these.
+    Outside {
+        peer_addr: Option<SocketAddr>,
+        headers: &'a HeaderMap,
+    },
+    /// The hub's own callers, in-process.
+    Hub,
 }
 
 impl Gateway {
@@ -261,79 +147,27 @@ impl Gateway {
     }
 
     /// A call from a peer: the whole pipeline, auth included, on the
-    /// caller's task. Returns the HTTP status and the envelope (for the
-    /// answer's headers) along with the result.
+    /// caller's task.
     pub async fn handle(&self, mut incoming: Incoming) -> Handled {
         let span =
             telemetry::gateway_span(&incoming.caller, &incoming.provider, &incoming.capability);
         telemetry::continue_trace(&span, &mut incoming.headers);
         let handled = async move {
-            let started = Instant::now();
-            let envelope = Envelope::from_headers(&incoming.headers);
-            let input = incoming.input;
-            let negotiated = self.negotiated(&incoming.capability);
-            let sent = match (&negotiated, &input) {
-                (Some(_), Input::Parsed(v)) => Some(v.clone()),
-                _ => None,
+            let mut call = self.call_of(&incoming);
+            call.conversation = Conversation {
+                context_id: incoming.context_id.take(),
+                task_id: incoming.task_id.take(),
             };
-            let (caller, provider, capability) =
-                (&incoming.caller, &incoming.provider, &incoming.capability);
-            let shown_input = match &input {
-                Input::Parsed(v) => self.shown_input(capability, v),
-                _ => ShownInput::None,
+            call.task = std::mem::take(&mut incoming.task);
+            let door = Door::Outside {
+                peer_addr: incoming.peer_addr,
+                headers: &incoming.headers,
             };
-            let done = match self.admit(
-                caller,
-                incoming.peer_addr,
-                &incoming.headers,
-                &envelope,
-                input,
-            ) {
-                Ok(input) => {
-                    self.dispatch(
-                        caller,
-                        provider,
-                        capability,
-                        input,
-                        &envelope,
-                        Conversation {
-                            context_id: incoming.context_id.as_deref(),
-                            task_id: incoming.task_id.as_deref(),
-                        },
-                        &incoming.task,
-                    )
-                    .await
-                }
-                Err(refused) => refused,
-            };
-            let provider_code = done.provider_code;
-            let (status, result, reply) = self
-                .finish(
-                    caller,
-                    provider,
-                    capability,
-                    &envelope,
-                    started,
-                    done,
-                    Shown::message(shown_input),
-                )
-                .await;
-            if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
-                self.record_turn(
-                    caller,
-                    provider,
-                    capability,
-                    data_capability,
-                    sent,
-                    incoming.context_id.as_deref(),
-                    reply.as_ref(),
-                    &result,
-                )
-                .await;
-            }
+            let (status, result, reply, provider_code) =
+                self.pass(&call, door, incoming.input).await;
             Handled {
                 status,
-                envelope,
+                envelope: call.envelope,
                 result,
                 reply,
                 provider_code,
@@ -343,85 +177,6 @@ impl Gateway {
         .await;
         telemetry::record_result(&span, &handled.result);
         handled
-    }
-
-    /// The door for callers from outside: an unreadable request is refused
-    /// first, then the version, the auth chain, and a request without a
-    /// valid input.
-    // The error is the refusal the caller gets, on a path that ends the
-    // call: boxing it would only move it.
-    #[allow(clippy::result_large_err)]
-    pub(super) fn admit(
-        &self,
-        caller: &str,
-        peer_addr: Option<SocketAddr>,
-        headers: &HeaderMap,
-        envelope: &Envelope,
-        input: Input,
-    ) -> Result<Value, Done> {
-        let input = match input {
-            Input::Unreadable { status, why } => return Err(Done::refused(status, why)),
-            Input::Invalid { status, why } => Err(Done::refused(status, why)),
-            Input::Parsed(input) => Ok(input),
-        };
-        if !envelope.version_supported() {
-            return Err(Done::fail(version_unsupported(envelope)));
-        }
-        let loaded = self.registry.snapshot();
-        let cx = AuthContext {
-            caller,
-            peer_addr,
-            headers,
-            topology: &loaded.topology,
-        };
-        self.auth.check(&cx).map_err(Done::fail)?;
-        input
-    }
-
-    /// A message the hub answers itself, without forwarding it (a text
-    /// message to a provider whose skills all take data: the answer is
-    /// `result`, the provider's skills): the version check and the auth
-    /// chain as for any call, and one audit record under `capability`.
-    pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
-        let started = Instant::now();
-        let envelope = Envelope::from_headers(&incoming.headers);
-        let done = match self.admit(
-            &incoming.caller,
-            incoming.peer_addr,
-            &incoming.headers,
-            &envelope,
-            Input::Parsed(Value::Null),
-        ) {
-            Ok(_) => Done {
-                result: Ok(Answered {
-                    result,
-                    replayed: false,
-                    reply: None,
-                }),
-                note: "answered by the hub, not forwarded".into(),
-                status: None,
-                provider_code: None,
-            },
-            Err(refused) => refused,
-        };
-        let (status, result, reply) = self
-            .finish(
-                &incoming.caller,
-                &incoming.provider,
-                &incoming.capability,
-                &envelope,
-                started,
-                done,
-                Shown::message(ShownInput::None),
-            )
-            .await;
-        Handled {
-            status,
-            envelope,
-            result,
-            reply,
-            provider_code: None,
-        }
     }
 
     /// A call by a trusted in-process caller (the hub's own agents and the
@@ -435,73 +190,23 @@ impl Gateway {
         input: Value,
         envelope: Envelope,
     ) -> CallResult {
-        self.call_in(
+        let call = Call::new(
+            self.registry.snapshot(),
             caller,
             provider,
             capability,
-            input,
             envelope,
-            Conversation::default(),
-        )
-        .await
+        );
+        self.call_as_hub(call, input).await
     }
 
-    /// [`Gateway::call`] within an A2A conversation (a negotiation's
-    /// `contextId`).
-    pub(super) async fn call_in(
-        &self,
-        caller: &str,
-        provider: &str,
-        capability: &str,
-        input: Value,
-        envelope: Envelope,
-        conversation: Conversation<'_>,
-    ) -> CallResult {
-        let span = telemetry::gateway_span(caller, provider, capability);
-        telemetry::parent_on(&span, &envelope.trace);
-        let result = async move {
-            let started = Instant::now();
-            let negotiated = self.negotiated(capability);
-            let sent = negotiated.as_ref().map(|_| input.clone());
-            let shown_input = self.shown_input(capability, &input);
-            let done = if envelope.version_supported() {
-                self.dispatch(
-                    caller,
-                    provider,
-                    capability,
-                    input,
-                    &envelope,
-                    conversation,
-                    &TaskAsk::default(),
-                )
-                .await
-            } else {
-                Done::fail(version_unsupported(&envelope))
-            };
-            let (_, result, reply) = self
-                .finish(
-                    caller,
-                    provider,
-                    capability,
-                    &envelope,
-                    started,
-                    done,
-                    Shown::message(shown_input),
-                )
-                .await;
-            if let (Some(data_capability), Some(sent)) = (negotiated, sent) {
-                self.record_turn(
-                    caller,
-                    provider,
-                    capability,
-                    data_capability,
-                    sent,
-                    conversation.context_id,
-                    reply.as_ref(),
-                    &result,
-                )
-                .await;
-            }
+    /// [`Gateway::call`] of a call value already made (a negotiation's
+    /// turn carries its `contextId`).
+    pub(super) async fn call_as_hub(&self, call: Call, input: Value) -> CallResult {
+        let span = telemetry::gateway_span(&call.caller, &call.provider, &call.capability);
+        telemetry::parent_on(&span, &call.envelope.trace);
+        let result = async {
+            let (_, result, _, _) = self.pass(&call, Door::Hub, Input::Parsed(input)).await;
             result
         }
         .instrument(span.clone())
@@ -510,76 +215,157 @@ impl Gateway {
         result
     }
 
-    /// Registry checks, replay, forward, contract, store.
-    async fn dispatch(
+    /// The call value of an incoming request, under the registry
+    /// generation its door read (else the current one).
+    fn call_of(&self, incoming: &Incoming) -> Call {
+        let registry = incoming
+            .registry
+            .clone()
+            .unwrap_or_else(|| self.registry.snapshot());
+        Call::new(
+            registry,
+            &incoming.caller,
+            &incoming.provider,
+            &incoming.capability,
+            Envelope::from_headers(&incoming.headers),
+        )
+    }
+
+    /// One pass: admit, route, plan, execute, finish, and the negotiation
+    /// record of a turn.
+    async fn pass(
         &self,
-        caller: &str,
-        provider: &str,
-        capability: &str,
-        input: Value,
-        envelope: &Envelope,
-        conversation: Conversation<'_>,
-        ask: &TaskAsk,
-    ) -> Done {
-        let loaded = self.registry.snapshot();
-        let topology = &loaded.topology;
-        let Some(system) = topology.system(provider) else {
-            return Done::fail(NotConnected::new(
-                ReasonCode::UnknownPeer,
-                format!("no system `{}` in the registry", clip(provider, 64)),
-            ));
+        call: &Call,
+        door: Door<'_>,
+        input: Input,
+    ) -> (
+        StatusCode,
+        CallResult,
+        Option<SendMessageResponse>,
+        Option<i64>,
+    ) {
+        // What a negotiation turn writes to the record, and what the
+        // inspector may show: read before the input moves on.
+        let negotiates = call.negotiates();
+        let (sent, shown) = match &input {
+            Input::Parsed(v) => (
+                negotiates.as_ref().map(|_| v.clone()),
+                shown_input(&call.registry, &call.capability, v),
+            ),
+            _ => (None, ShownInput::None),
         };
-        let Some(cap) = topology.capability(capability) else {
-            return Done::fail(NotConnected::new(
-                ReasonCode::NotPermitted,
-                format!("no capability `{}` in the registry", clip(capability, 64)),
-            ));
+        let done = match self.admit(call, &door, input) {
+            Ok(input) => self.dispatch(call, input).await,
+            Err(refused) => refused,
         };
-        if !topology.permits(caller, capability, provider) {
-            return Done::fail(NotConnected::new(
-                ReasonCode::NotPermitted,
-                format!("no rule lets {caller} use {capability} of {provider}"),
-            ));
+        let provider_code = done.provider_code;
+        let (status, result, reply) = self.finish(call, done, Shown::message(shown)).await;
+        if let (Some(data_capability), Some(sent)) = (negotiates, sent) {
+            self.record_turn(call, data_capability, sent, reply.as_ref(), &result)
+                .await;
         }
-        let deadline_ms = topology.deadline_ms(capability);
-        let deadline = Instant::now() + Duration::from_millis(deadline_ms);
-        let contract = loaded.contracts.get(capability);
+        (status, result, reply, provider_code)
+    }
+
+    /// The door: an unreadable request is refused first, then the version,
+    /// the auth chain (callers from outside), and a request without a
+    /// valid input.
+    // The error is the refusal the caller gets, on a path that ends the
+    // call: boxing it would only move it.
+    #[allow(clippy::result_large_err)]
+    fn admit(&self, call: &Call, door: &Door<'_>, input: Input) -> Result<Value, Done> {
+        let input = match input {
+            Input::Unreadable { status, why } => return Err(Done::refused(status, why)),
+            Input::Invalid { status, why } => Err(Done::refused(status, why)),
+            Input::Parsed(input) => Ok(input),
+        };
+        if !call.envelope.version_supported() {
+            return Err(Done::fail(version_unsupported(&call.envelope)));
+        }
+        if let Door::Outside { peer_addr, headers } = door {
+            self.auth
+                .check(&AuthContext {
+                    caller: &call.caller,
+                    peer_addr: *peer_addr,
+                    headers,
+                    registry: &call.registry,
+                })
+                .map_err(Done::fail)?;
+        }
+        input
+    }
+
+    /// The door for a request that is not a capability call (a task
+    /// operation, an MCP request, a message the hub answers itself):
+    /// version and auth chain as for a call.
+    pub(super) fn admit_outside(
+        &self,
+        call: &Call,
+        peer_addr: Option<SocketAddr>,
+        headers: &HeaderMap,
+    ) -> Result<(), NotConnected> {
+        let door = Door::Outside { peer_addr, headers };
+        match self.admit(call, &door, Input::Parsed(Value::Null)) {
+            Ok(_) => Ok(()),
+            Err(done) => Err(done
+                .result
+                .err()
+                .unwrap_or_else(|| NotConnected::new(ReasonCode::PeerError, "refused"))),
+        }
+    }
+
+    /// A message the hub answers itself, without forwarding it (a text
+    /// message to a provider whose skills all take data: the answer is
+    /// `result`, the provider's skills): the version check and the auth
+    /// chain as for any call, and one audit record under `capability`.
+    pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
+        let call = self.call_of(&incoming);
+        let done = match self.admit_outside(&call, incoming.peer_addr, &incoming.headers) {
+            Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
+            Err(nc) => Done::fail(nc),
+        };
+        let (status, result, reply) = self
+            .finish(&call, done, Shown::message(ShownInput::None))
+            .await;
+        Handled {
+            status,
+            envelope: call.envelope,
+            result,
+            reply,
+            provider_code: None,
+        }
+    }
+
+    /// Route, input contract, plan, execute.
+    async fn dispatch(&self, call: &Call, input: Value) -> Done {
+        let route = match call
+            .registry
+            .route(&call.caller, &call.provider, &call.capability)
+        {
+            Ok(route) => route,
+            Err(nc) => return Done::fail(nc),
+        };
         // The hub's half of the grant: an input outside the capability's
         // input schema (a column nobody granted) never leaves the hub.
-        if let Some(v) = contract
-            .as_deref()
-            .and_then(|c| c.check_input(&input).err())
-        {
+        if let Some(v) = route.contract.and_then(|c| c.check_input(&input).err()) {
             return Done::fail(NotConnected::new(
                 ReasonCode::NotPermitted,
                 format!(
-                    "{capability}: the input is outside the contract at {}: {}",
-                    v.pointer, v.problem
+                    "{}: the input is outside the contract at {}: {}",
+                    call.capability, v.pointer, v.problem
                 ),
             ));
         }
-        let kind = cap.kind;
-        let task_cap_ms = cap.task_deadline_ms.unwrap_or(deadline_ms);
-        let system = system.clone();
-        drop(loaded);
-
         let leg = Leg {
-            system: &system,
-            caller,
-            capability,
-            envelope,
-            deadline,
-            deadline_ms,
-            contract: contract.as_deref(),
-            conversation,
+            call,
+            route,
+            deadline: Instant::now() + Duration::from_millis(route.deadline_ms),
             task: None,
         };
-        if kind == CapabilityKind::Task {
-            return self.submit_task(&leg, input, ask, task_cap_ms).await;
-        }
-        match replay::key(kind, caller, provider, capability, envelope) {
-            None => Done::forwarded(self.forward_checked(&leg, input).await),
-            Some(key) => self.at_most_once(&key, &leg, input).await,
+        match Plan::of(call, &route) {
+            Plan::Forward => Done::forwarded(self.forward_checked(&leg, input).await),
+            Plan::Consult(key) => self.at_most_once(&key, &leg, input).await,
+            Plan::Task { cap_ms } => self.submit_task(&leg, input, cap_ms).await,
         }
     }
 
@@ -587,14 +373,11 @@ impl Gateway {
     /// the provider's A2A answer, when there is one).
     pub(super) async fn finish(
         &self,
-        caller: &str,
-        provider: &str,
-        capability: &str,
-        envelope: &Envelope,
-        started: Instant,
+        call: &Call,
         done: Done,
         shown: Shown<'_>,
     ) -> (StatusCode, CallResult, Option<SendMessageResponse>) {
+        let envelope = &call.envelope;
         let trace_id = envelope.trace.trace_id.clone();
         let request_id = envelope.request_id.clone();
         if let Ok(Answered {
@@ -604,29 +387,26 @@ impl Gateway {
         {
             if let Err(e) = self
                 .tasks
-                .record(provider, &task.id, caller, capability)
+                .record(&call.provider, &task.id, &call.caller, &call.capability)
                 .await
             {
                 tracing::warn!(error = %e, "could not record a task's owner");
             }
         }
-        let mut reply = None;
-        let (status, result, outcome, reason, detail) = match done.result {
+        let (status, result, reply, outcome, reason, detail) = match done.result {
             Ok(Answered {
                 result: value,
                 replayed,
-                reply: a2a,
+                reply,
             }) => (
                 StatusCode::OK,
-                {
-                    reply = a2a;
-                    CallResult::Connected {
-                        trace_id,
-                        request_id,
-                        replayed,
-                        result: value,
-                    }
+                CallResult::Connected {
+                    trace_id,
+                    request_id,
+                    replayed,
+                    result: value,
                 },
+                reply,
                 if replayed {
                     Outcome::Replayed
                 } else {
@@ -645,6 +425,7 @@ impl Gateway {
                     reason: nc.reason,
                     detail: nc.detail.clone(),
                 },
+                None,
                 Outcome::NotConnected,
                 Some(nc.reason),
                 nc.detail,
@@ -654,31 +435,67 @@ impl Gateway {
             system: String::new(),
             role: Role::Hub,
             at: exchange::audit::now(),
-            caller: clip(caller, 64),
-            provider: clip(provider, 64),
-            capability: clip(capability, 64),
+            caller: clip(&call.caller, 64),
+            provider: clip(&call.provider, 64),
+            capability: clip(&call.capability, 64),
             request_id: envelope.request_id.clone(),
             trace_id: envelope.trace.trace_id.clone(),
             outcome,
             reason,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms: u64::try_from(call.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             detail,
         };
-        if let Err(e) = self.audit.append(record).await {
-            tracing::warn!(error = %e, "could not append to the hub's audit trail");
-        }
-        self.observe(
-            caller,
-            provider,
-            capability,
-            envelope,
-            started,
-            status,
-            &result,
-            reply.as_ref(),
-            shown,
-        );
+        // No call is answered as done unless its record is committed: a
+        // store that is away (a PostgreSQL restart) is waited out for a
+        // while; a record that still cannot be written turns the answer
+        // into a refusal (the provider may have run it: the caller knows
+        // as much as it would after a timeout, never less).
+        let until = Instant::now() + AUDIT_GRACE;
+        let appended = retry_while_unavailable(until, AuditError::is_unavailable, || {
+            self.audit.append(record.clone())
+        })
+        .await;
+        let (status, result, reply) = match appended {
+            Ok(()) => (status, result, reply),
+            Err(e) => {
+                tracing::error!(error = %e, "could not append to the hub's audit trail");
+                match result {
+                    CallResult::Connected {
+                        trace_id,
+                        request_id,
+                        ..
+                    } => (
+                        StatusCode::BAD_GATEWAY,
+                        CallResult::NotConnected {
+                            trace_id,
+                            request_id,
+                            reason: ReasonCode::PeerError,
+                            detail: "the hub could not record this call in its audit trail; \
+                                     it is not acknowledged"
+                                .into(),
+                        },
+                        None,
+                    ),
+                    refused => (status, refused, None),
+                }
+            }
+        };
+        self.observe(call, status, &result, reply.as_ref(), shown);
         (status, result, reply)
+    }
+}
+
+/// What of `input`, an input to `capability`, the inspector may show:
+/// only an input inside the capability's input schema, cut to the
+/// properties it names.
+fn shown_input(registry: &Loaded, capability: &str, input: &Value) -> ShownInput {
+    match registry
+        .contracts
+        .of(capability)
+        .and_then(|c| c.shown_input(input))
+    {
+        Some(kept) => ShownInput::Shown(kept),
+        None => ShownInput::Hidden,
     }
 }
 

@@ -3,7 +3,7 @@
 //! second execution), in one hub process or across replicas.
 //!
 //! Only a consult is replayable, and only when the caller sent its own
-//! request id ([`key`]): a data-share is a read of live data and runs every
+//! request id (the pipeline's `Plan::Consult`): a data-share is a read of live data and runs every
 //! time, and an id the hub made up cannot be repeated by anyone. For such a
 //! consult, [`Gateway::at_most_once`] loops, until the call's deadline:
 //!
@@ -33,35 +33,16 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::call::{Answered, Done};
 use super::forward::Leg;
-use super::pipeline::{Answered, Done};
 use super::Gateway;
 use crate::idempotency::{input_digest, Claim, IdempotencyError, IdempotencyKey};
-use crate::registry::model::CapabilityKind;
 use exchange::db::retry_while_unavailable;
-use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
 
 /// How often a duplicate looks for the first call's answer.
 const POLL: Duration = Duration::from_millis(20);
-
-/// The idempotency key of a call, if it is replayable: a consult with the
-/// caller's own request id.
-pub(super) fn key(
-    kind: CapabilityKind,
-    caller: &str,
-    provider: &str,
-    capability: &str,
-    envelope: &Envelope,
-) -> Option<IdempotencyKey> {
-    (kind == CapabilityKind::Consult && envelope.request_id_from_caller).then(|| IdempotencyKey {
-        caller: caller.to_string(),
-        provider: provider.to_string(),
-        capability: capability.to_string(),
-        request_id: envelope.request_id.clone(),
-    })
-}
 
 impl Gateway {
     /// Forwards `input` along `leg` unless the answer for `key` is stored
@@ -110,7 +91,7 @@ impl Gateway {
                     ReasonCode::Timeout,
                     format!(
                         "an identical consult is still running after {} ms",
-                        leg.deadline_ms
+                        leg.route.deadline_ms
                     ),
                 ));
             }
@@ -142,7 +123,7 @@ impl Gateway {
                             digest,
                             &reply.result,
                             response.as_ref(),
-                            &leg.envelope.trace.trace_id,
+                            &leg.call.envelope.trace.trace_id,
                         )
                     })
                     .await;

@@ -32,20 +32,17 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::answer::{peer_error, Blame};
-use super::forward::{Leg, Rpc};
-use super::pipeline::{Answered, Done};
-use super::tasks::{read_task_answer, Read, TaskOp};
+use super::call::{Answered, Done, TaskSend};
+use super::forward::Leg;
+use super::tasks::{read_task_answer, refusal_reason, Read, TaskOp};
 use super::Gateway;
+use crate::bridge::Method;
 use crate::idempotency::input_digest;
-use crate::surface::bridge::Method;
 use crate::task_records::{Claim, RecordState, Submission, TaskRecordsError};
 use exchange::db::retry_while_unavailable;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
 
-/// The message metadata key of a task's deadline (RFC 3339), from the
-/// caller and on to the provider.
-pub const DEADLINE_KEY: &str = "deadline";
 /// The task metadata keys a provider stamps its tasks with, by which the
 /// hub finds a task of an `unknown` submission.
 pub const KEY_METADATA: &str = "idempotencyKey";
@@ -58,24 +55,6 @@ const POLL: Duration = Duration::from_millis(25);
 const STORE_GRACE: Duration = Duration::from_secs(5);
 /// Most pages of `ListTasks` read when looking for a key.
 const MAX_LIST_PAGES: usize = 20;
-
-/// What the caller asked of a task, besides its input.
-#[derive(Debug, Clone, Default)]
-pub struct TaskAsk {
-    /// `configuration.returnImmediately`: answer the task as soon as the
-    /// provider accepted it.
-    pub return_immediately: bool,
-    /// The caller's deadline (message metadata `deadline`), as sent.
-    pub deadline: Option<String>,
-}
-
-/// What the forward of a task sends besides the input.
-#[derive(Debug, Clone)]
-pub struct TaskSend {
-    pub return_immediately: bool,
-    /// The deadline, capped, RFC 3339.
-    pub deadline: String,
-}
 
 /// The deadline a task runs under: the caller's, capped at `cap_ms` from
 /// now; `cap_ms` from now when the caller named none. A deadline that is
@@ -108,16 +87,12 @@ pub fn task_deadline(
 
 impl Gateway {
     /// Submits a task under the caller's key: the state machine above.
-    pub(super) async fn submit_task(
-        &self,
-        leg: &Leg<'_>,
-        input: Value,
-        ask: &TaskAsk,
-        cap_ms: u64,
-    ) -> Done {
-        let caller = leg.caller;
-        let provider = leg.system.id.as_str();
-        let key = leg.envelope.request_id.as_str();
+    pub(super) async fn submit_task(&self, leg: &Leg<'_>, input: Value, cap_ms: u64) -> Done {
+        let call = leg.call;
+        let ask = &call.task;
+        let caller = call.caller.as_str();
+        let provider = leg.route.system.id.as_str();
+        let key = call.envelope.request_id.as_str();
         let deadline = match task_deadline(ask.deadline.as_deref(), cap_ms, Utc::now()) {
             Ok(d) => d,
             Err(why) => {
@@ -125,7 +100,7 @@ impl Gateway {
                     StatusCode::BAD_REQUEST,
                     NotConnected::new(
                         ReasonCode::NotPermitted,
-                        format!("{}: {why}", leg.capability),
+                        format!("{}: {why}", call.capability),
                     ),
                 )
             }
@@ -139,7 +114,7 @@ impl Gateway {
             caller,
             idempotency_key: key,
             provider,
-            capability: leg.capability,
+            capability: &call.capability,
             input_digest: &digest,
             deadline: &deadline,
         };
@@ -161,7 +136,7 @@ impl Gateway {
                     format!(
                         "request id {} was already used for another {} input: a retry repeats its input, a new task needs a new id",
                         clip(key, 64),
-                        leg.capability
+                        call.capability
                     ),
                 ),
             );
@@ -246,7 +221,10 @@ impl Gateway {
     /// Forwards a submission this call holds the row of, and records what
     /// the answer says.
     async fn forward_task(&self, leg: &Leg<'_>, input: Value, send: &TaskSend) -> Done {
-        let (caller, key) = (leg.caller, leg.envelope.request_id.as_str());
+        let (caller, key) = (
+            leg.call.caller.as_str(),
+            leg.call.envelope.request_id.as_str(),
+        );
         let task_leg = Leg {
             task: Some(send),
             ..*leg
@@ -261,7 +239,7 @@ impl Gateway {
                 |e: &crate::task_owners::TaskOwnersError| e.is_unavailable(),
                 || {
                     self.tasks
-                        .record(&leg.system.id, &t.id, caller, leg.capability)
+                        .record(&leg.route.system.id, &t.id, caller, &leg.call.capability)
                 },
             )
             .await;
@@ -305,16 +283,13 @@ impl Gateway {
             history_length: Some(0),
             tenant: None,
         });
-        match self
-            .task_op(leg.caller, &leg.system.id, &op, leg.envelope)
-            .await
-        {
+        match self.task_op(&leg.rpc(), &op).await {
             Ok(value) => match serde_json::from_value::<Task>(value) {
                 Ok(task) => {
                     if let Err(e) = self
                         .records
                         .observe(
-                            &leg.system.id,
+                            &leg.route.system.id,
                             &task.id,
                             RecordState::of_task(&task.status.state),
                         )
@@ -326,13 +301,13 @@ impl Gateway {
                 }
                 Err(e) => Done::fail(peer_error(format!(
                     "{}'s task is not an A2A task: {}",
-                    leg.system.id,
+                    leg.route.system.id,
                     clip(&e.to_string(), 200)
                 ))),
             },
-            Err(refusal) => Done::fail(super::tasks::refusal_reason(
-                leg.caller,
-                &leg.system.id,
+            Err(refusal) => Done::fail(refusal_reason(
+                &leg.call.caller,
+                &leg.route.system.id,
                 refusal,
             )),
         }
@@ -341,14 +316,8 @@ impl Gateway {
     /// Asks the provider for the task of this caller's key (`ListTasks`,
     /// matched on the metadata the provider stamps its tasks with).
     async fn find_by_key(&self, leg: &Leg<'_>) -> Result<Option<Task>, NotConnected> {
-        let key = leg.envelope.request_id.as_str();
-        let rpc = Rpc {
-            system: leg.system,
-            caller: leg.caller,
-            envelope: leg.envelope,
-            deadline: leg.deadline,
-            deadline_ms: leg.deadline_ms,
-        };
+        let key = leg.call.envelope.request_id.as_str();
+        let rpc = leg.rpc();
         let mut page_token = None;
         for _ in 0..MAX_LIST_PAGES {
             let list = ListTasksRequest {
@@ -368,12 +337,12 @@ impl Gateway {
                 .rpc(&rpc, Method::ListTasks, params)
                 .await
                 .map_err(|f| f.nc)?;
-            let value = match read_task_answer(&leg.system.id, status, &body, &op) {
+            let value = match read_task_answer(&rpc.system.id, status, &body, &op) {
                 Ok(Read::Result(v)) => v,
                 Ok(Read::Error { code, message }) => {
                     return Err(peer_error(format!(
                         "{} answered ListTasks with error {code}: {message}",
-                        leg.system.id
+                        rpc.system.id
                     )))
                 }
                 Err(f) => return Err(f.nc),
@@ -395,7 +364,7 @@ impl Gateway {
                         .map(str::to_string)
                 };
                 if stamped(KEY_METADATA).as_deref() == Some(key)
-                    && stamped(CALLER_METADATA).as_deref() == Some(leg.caller)
+                    && stamped(CALLER_METADATA).as_deref() == Some(leg.call.caller.as_str())
                 {
                     return Ok(Some(task));
                 }

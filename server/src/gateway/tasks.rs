@@ -16,6 +16,7 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
@@ -23,10 +24,12 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::answer::{peer_error, Blame, Failure};
+use super::call::{Call, Done};
 use super::forward::Rpc;
-use super::pipeline::{Answered, Done, Input, Shown};
+use super::observe::{Shown, ShownInput};
 use super::Gateway;
-use crate::surface::bridge::Method;
+use crate::bridge::Method;
+use crate::registry::Loaded;
 use crate::task_records::RecordState;
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
 use exchange::envelope::Envelope;
@@ -94,6 +97,8 @@ pub struct TaskIncoming {
     pub provider: String,
     /// The operation.
     pub op: TaskOp,
+    /// The registry generation the door already read, if it did.
+    pub registry: Option<Arc<Loaded>>,
 }
 
 /// Why a task operation has no answer.
@@ -130,38 +135,38 @@ impl Gateway {
     /// One task operation from outside: version, auth chain, provider,
     /// ownership, forward, audit.
     pub async fn task(&self, incoming: TaskIncoming) -> TaskHandled {
-        let started = Instant::now();
-        let envelope = Envelope::from_headers(&incoming.headers);
-        let caller = incoming.caller.as_str();
-        let provider = incoming.provider.as_str();
-        let result = match self.admit(
-            caller,
-            incoming.peer_addr,
-            &incoming.headers,
-            &envelope,
-            Input::Parsed(Value::Null),
-        ) {
-            Err(done) => Err(match done.result {
-                Err(nc) => TaskRefusal::NotConnected(nc),
-                Ok(_) => TaskRefusal::NotConnected(peer_error("refused".into())),
-            }),
-            Ok(_) => {
-                self.task_op(caller, provider, &incoming.op, &envelope)
-                    .await
+        let call = Call::new(
+            incoming
+                .registry
+                .clone()
+                .unwrap_or_else(|| self.registry.snapshot()),
+            &incoming.caller,
+            &incoming.provider,
+            incoming.op.audit_name(),
+            Envelope::from_headers(&incoming.headers),
+        );
+        let provider = call.provider.as_str();
+        let result = match self
+            .admit_outside(&call, incoming.peer_addr, &incoming.headers)
+            .and_then(|()| call.registry.provider(provider))
+        {
+            Err(nc) => Err(TaskRefusal::NotConnected(nc)),
+            Ok(system) => {
+                let deadline_ms = call.registry.topology.hub.default_deadline_ms;
+                let rpc = Rpc {
+                    system,
+                    token: call.registry.tokens.of(&system.id),
+                    caller: &call.caller,
+                    envelope: &call.envelope,
+                    deadline: Instant::now() + Duration::from_millis(deadline_ms),
+                    deadline_ms,
+                };
+                self.task_op(&rpc, &incoming.op).await
             }
         };
         let done = match &result {
-            Ok(v) => Done {
-                result: Ok(Answered {
-                    result: v.clone(),
-                    replayed: false,
-                    reply: None,
-                }),
-                note: String::new(),
-                status: None,
-                provider_code: None,
-            },
-            Err(refusal) => Done::fail(refusal_reason(caller, provider, refusal.clone())),
+            Ok(v) => Done::answered(v.clone(), ""),
+            Err(refusal) => Done::fail(refusal_reason(&call.caller, provider, refusal.clone())),
         };
         // The task's state as this answer reports it, and the capability
         // it was submitted for (what traffic counts it under).
@@ -188,38 +193,25 @@ impl Gateway {
             None => None,
         };
         self.finish(
-            caller,
-            provider,
-            incoming.op.audit_name(),
-            &envelope,
-            started,
+            &call,
             done,
             Shown {
                 method: incoming.op.audit_name(),
-                input: super::pipeline::ShownInput::None,
+                input: ShownInput::None,
                 capability: about.as_deref(),
             },
         )
         .await;
-        TaskHandled { envelope, result }
+        TaskHandled {
+            envelope: call.envelope,
+            result,
+        }
     }
 
-    pub(super) async fn task_op(
-        &self,
-        caller: &str,
-        provider: &str,
-        op: &TaskOp,
-        envelope: &Envelope,
-    ) -> Result<Value, TaskRefusal> {
-        let loaded = self.registry.snapshot();
-        let Some(system) = loaded.topology.system(provider).cloned() else {
-            return Err(TaskRefusal::NotConnected(NotConnected::new(
-                ReasonCode::UnknownPeer,
-                format!("no system `{}` in the registry", clip(provider, 64)),
-            )));
-        };
-        let deadline_ms = loaded.topology.hub.default_deadline_ms;
-        drop(loaded);
+    /// A task operation of `rpc.caller` at `rpc.system`: only on the
+    /// caller's own tasks, checked before anything is forwarded.
+    pub(super) async fn task_op(&self, rpc: &Rpc<'_>, op: &TaskOp) -> Result<Value, TaskRefusal> {
+        let (provider, caller) = (rpc.system.id.as_str(), rpc.caller);
         let refused = |e: crate::task_owners::TaskOwnersError| {
             tracing::warn!(error = %e, "task ownership lookup failed");
             TaskRefusal::NotConnected(peer_error("the hub could not read its task table".into()))
@@ -234,18 +226,11 @@ impl Gateway {
                 return Err(TaskRefusal::NotFound(id.to_string()));
             }
         }
-        let rpc = Rpc {
-            system: &system,
-            caller,
-            envelope,
-            deadline: Instant::now() + Duration::from_millis(deadline_ms),
-            deadline_ms,
-        };
         if let TaskOp::List(asked) = op {
             let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
-            return self.list_owned(&rpc, asked, &owned).await;
+            return self.list_owned(rpc, asked, &owned).await;
         }
-        self.ask(&rpc, op).await
+        self.ask(rpc, op).await
     }
 
     /// One task operation at the provider: its result, its A2A error, or

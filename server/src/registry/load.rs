@@ -15,6 +15,7 @@ pub use exchange::located::Issue;
 use exchange::located::{parse_yaml, Locator, Seg};
 
 use super::model::Topology;
+use super::tokens::Tokens;
 use crate::contract::Contracts;
 
 /// Why a topology file was not accepted (`FileError::Read` or
@@ -33,6 +34,9 @@ pub struct Loaded {
     /// SHA-256 of the text it was loaded from: replicas compare it to see
     /// that they run the same topology.
     pub digest: String,
+    /// The members' tokens, read from the environment with this
+    /// generation.
+    pub tokens: Tokens,
 }
 
 /// Reads and validates the topology file at `path`.
@@ -70,9 +74,10 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
     issues.sort_by_key(|i| (i.line, i.column));
     match contracts {
         Some(contracts) if issues.is_empty() => Ok(Loaded {
-            topology,
             contracts,
             digest: exchange::wire::text_digest(text),
+            tokens: Tokens::from_env(&topology),
+            topology,
         }),
         _ => Err(invalid(issues)),
     }

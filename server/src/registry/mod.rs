@@ -8,11 +8,15 @@
 //!
 //! Layout: [`model`] (the file's shape), [`load`] (reading it: serde, then
 //! the semantic checks of `validate` and the contracts of
-//! `crate::contract`, every problem located), [`watch`] (reloading on a
-//! change or SIGHUP).
+//! `crate::contract`, every problem located), [`tokens`] (the members'
+//! tokens, read from the environment once per generation), [`route`]
+//! (the one decision between a call's route and its refusal, for every
+//! door), [`watch`] (reloading on a change or SIGHUP).
 
 pub mod load;
 pub mod model;
+pub mod route;
+pub mod tokens;
 mod validate;
 pub mod watch;
 
@@ -22,6 +26,8 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 pub use load::{LoadError, Loaded};
+pub use route::Route;
+pub use tokens::Tokens;
 
 use crate::events::EventBus;
 use app::dto::HubEvent;

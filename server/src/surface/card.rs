@@ -4,7 +4,7 @@
 //! A provider's card on the hub is built from three sources, each for what
 //! it is the authority on:
 //! * the **provider's own card** (fetched and identity-checked by the
-//!   prober, [`StatusBoard::card`](crate::prober::StatusBoard::card)):
+//!   prober, [`StatusBoard::card`](crate::health::StatusBoard::card)):
 //!   name, description, version, and each skill's name, description,
 //!   tags and examples — peer text, copied into a card and nowhere else;
 //! * the **registry**: which capabilities the provider offers *through the
@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::prober::StatusBoard;
+use crate::health::StatusBoard;
 use crate::registry::model::{PublicCards, Topology};
 use a2a::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
@@ -97,10 +97,10 @@ fn bearer_scheme() -> Security {
 /// `supportedInterfaces` is there; a v0.3 reader ignores the v1.0 ones
 /// (measured with a2a-sdk 1.3 and 0.3, see NOTES.md).
 ///
-/// [`bridge::card_to_v03`]: super::bridge::card_to_v03
+/// [`bridge::card_to_v03`]: crate::bridge::card_to_v03
 pub fn both_versions(card: &AgentCard) -> Value {
     let mut v1 = serde_json::to_value(card).unwrap_or(Value::Null);
-    let v03 = match super::bridge::card_to_v03(v1.clone()) {
+    let v03 = match crate::bridge::card_to_v03(v1.clone()) {
         Ok(Value::Object(v03)) => v03,
         Ok(_) | Err(_) => {
             tracing::warn!("a provider card has no v0.3 form; serving v1.0 only");

@@ -149,12 +149,12 @@ pub fn extended_card(
     asked: &SurfaceRequest,
 ) -> Result<a2a::AgentCard, SurfaceError> {
     let loaded = gateway.registry().snapshot();
-    let caller = asked.caller(&loaded.topology);
+    let caller = asked.caller(&loaded);
     let cx = AuthContext {
         caller: &caller,
         peer_addr: asked.peer_addr,
         headers: &asked.headers,
-        topology: &loaded.topology,
+        registry: &loaded,
     };
     gateway.authenticate(&cx).map_err(|nc| {
         let status = StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::FORBIDDEN);
@@ -189,7 +189,7 @@ pub fn shaped(headers: &HeaderMap, card: &a2a::AgentCard) -> Value {
     match (declared, Envelope::from_headers(headers).protocol()) {
         (true, Some(A2aVersion::V1_0)) => serde_json::to_value(card).unwrap_or_default(),
         (true, Some(A2aVersion::V0_3)) => {
-            super::bridge::card_to_v03(serde_json::to_value(card).unwrap_or_default())
+            crate::bridge::card_to_v03(serde_json::to_value(card).unwrap_or_default())
                 .unwrap_or_else(|_| card::both_versions(card))
         }
         _ => card::both_versions(card),

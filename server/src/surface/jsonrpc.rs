@@ -1,5 +1,5 @@
 //! The JSON-RPC binding of the A2A surface (A2A v1.0 §9, and v0.3 through
-//! the [bridge](super::bridge)): `POST /a2a/{provider}`.
+//! the [bridge](crate::bridge)): `POST /a2a/{provider}`.
 //!
 //! This file only translates, like the gateway's HTTP binding: bytes in,
 //! one typed A2A request to an [operation](super::ops), one JSON-RPC
@@ -29,9 +29,9 @@ use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::bridge::{self, Method};
 use super::errors::{code, echo_envelope, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
+use crate::bridge::{self, Method};
 use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
 use exchange::envelope::{A2aVersion, Envelope};
 

@@ -25,8 +25,10 @@
 //! - [`ops`]: the operations both bindings call, and how a message names
 //!   its capability ([`ops::select`]);
 //! - [`jsonrpc`], [`rest`]: the two bindings, translation only;
-//! - [`errors`]: what a refusal looks like (codes, `ErrorInfo`);
-//! - [`bridge`]: A2A v0.3 ⇄ v1.0, for callers and for providers.
+//! - [`errors`]: what a refusal looks like (codes, `ErrorInfo`).
+//!
+//! A v0.3 caller's params and answers cross the version bridge
+//! ([`crate::bridge`]) in the JSON-RPC binding.
 
 use std::sync::Arc;
 
@@ -37,7 +39,6 @@ use axum::Router;
 
 use crate::gateway::{Gateway, MAX_REQUEST_BODY};
 
-pub mod bridge;
 pub mod card;
 pub mod discovery;
 pub mod errors;

@@ -39,6 +39,7 @@ use crate::gateway::{
     Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
 };
 use crate::registry::model::{CapabilityKind, Topology};
+use crate::registry::Loaded;
 use a2a::{
     GetTaskRequest, Message, PartContent, SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
@@ -82,14 +83,14 @@ impl Request {
     /// token of one system with another's name is `AUTH_REJECTED` (and a
     /// call without a known token is refused by the chain too, with its
     /// audit record).
-    pub fn caller(&self, topology: &Topology) -> String {
+    pub fn caller(&self, registry: &Loaded) -> String {
         let claim = self
             .headers
             .get(CALLER_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|c| !c.is_empty());
-        match (claim, caller_by_token(&self.headers, topology)) {
+        match (claim, caller_by_token(&self.headers, registry)) {
             (Some(claim), _) => claim.to_string(),
             (None, Some(system)) => system.id.clone(),
             (None, None) => String::new(),
@@ -126,13 +127,9 @@ pub async fn send_message(
             return (envelope, Err(e));
         }
     }
-    let (caller, selected) = {
-        let loaded = gateway.registry().snapshot();
-        (
-            request.caller(&loaded.topology),
-            select(&message, &request.provider, &loaded.topology),
-        )
-    };
+    let loaded = gateway.registry().snapshot();
+    let caller = request.caller(&loaded);
+    let selected = select(&message, &request.provider, &loaded.topology);
     let mut headers = request.headers.clone();
     // The message id is the request id (a consult's idempotency key)
     // unless the caller sent its own X-Request-Id.
@@ -161,6 +158,7 @@ pub async fn send_message(
         input,
     );
     incoming.caller = caller;
+    incoming.registry = Some(loaded);
     incoming.context_id.clone_from(&message.context_id);
     incoming.task_id.clone_from(&message.task_id);
     incoming.task = TaskAsk {
@@ -272,14 +270,15 @@ pub async fn task(
     request: &Request,
     op: TaskOp,
 ) -> (Envelope, Result<Value, SurfaceError>) {
-    let caller = request.caller(&gateway.registry().snapshot().topology);
+    let loaded = gateway.registry().snapshot();
     let handled = gateway
         .task(TaskIncoming {
-            caller,
+            caller: request.caller(&loaded),
             peer_addr: request.peer_addr,
             headers: request.headers.clone(),
             provider: request.provider.clone(),
             op,
+            registry: Some(loaded),
         })
         .await;
     let result = handled.result.map_err(|refusal| match refusal {

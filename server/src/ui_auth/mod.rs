@@ -57,7 +57,7 @@ pub struct UiAuth {
 impl UiAuth {
     /// The login, logout and session routes.
     pub fn routes(&self) -> Router {
-        let at = |route: ApiRoute| (route.template(), crate::bff::method_filter(route.verb()));
+        let at = |route: ApiRoute| (route.template(), crate::api::method_filter(route.verb()));
         let (login, login_verb) = at(ApiRoute::Login);
         let (logout, logout_verb) = at(ApiRoute::Logout);
         let (session, session_verb) = at(ApiRoute::Session);

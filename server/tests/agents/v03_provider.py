@@ -37,6 +37,7 @@ import hmac
 import json
 import os
 import signal
+import socket
 import sys
 import uuid
 
@@ -261,9 +262,15 @@ def main(argv):
     token = os.environ.get(args.token_env, "")
     if not token:
         p.error(f"env var {args.token_env} is unset or empty")
-    base_url = f"http://{args.listen}/"
+    # Bound here, not by uvicorn: with port 0 the system picks one, and the
+    # card and the log line below name the one it picked.
+    bare = host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in bare else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((bare, int(port)))
+    base_url = f"http://{host}:{sock.getsockname()[1]}/"
     app = build_app(args.system, args.name, base_url, token)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=int(port), log_level="warning", access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal
     # with the handlers it found installed: with the default ones the process
     # would die of the signal (exit 143). These make that re-raise a no-op, so
@@ -271,7 +278,7 @@ def main(argv):
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     log(f"system={args.system} listening on {base_url} (card {base_url}.well-known/agent-card.json)")
-    asyncio.run(server.serve())
+    asyncio.run(server.serve(sockets=[sock]))
     if not server.started:
         return 1
     log(f"system={args.system} stopped")

@@ -11,6 +11,14 @@
 //!
 //! Nothing here is a mock: a "stalling" or "lying" peer is the same peer
 //! binary started with its fault switches on.
+//!
+//! Ports: every process started here binds port 0 on its first start and
+//! says in its log which port it got (`… listening on http://IP:PORT`,
+//! [`reported_port`]); nothing picks a port and hopes it is still free
+//! when the process binds it. The peers start first, then the hub with a
+//! topology naming their ports; a restart binds the port it had. The
+//! exceptions take a [`free_port`]: the replicas' nginx (it refuses port
+//! 0) and an earlier hub build under `WS_HUB_BIN`.
 
 #![allow(dead_code)]
 
@@ -54,12 +62,108 @@ pub fn peer_bin() -> PathBuf {
     path
 }
 
-/// A port nobody listens on right now.
+/// The hub's binary: this build's, or `WS_HUB_BIN` (a benchmark of an
+/// earlier build beside this one).
+pub fn hub_bin() -> PathBuf {
+    std::env::var_os("WS_HUB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_hub")))
+}
+
+/// A port nobody listens on right now — and maybe somebody does by the
+/// time it is bound: only for a process that cannot bind port 0 and say
+/// which port it got (nginx).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("no free loopback port")
+}
+
+/// The port the topology lists for a system with no process yet, and a
+/// peer's `hub_url` names before the hub runs: TCP 9 (discard), where
+/// nothing listens on loopback, so connecting is refused at once
+/// (`PEER_UNREACHABLE`). A peer whose port is this one binds port 0 when
+/// started.
+pub const NOBODY_PORT: u16 = 9;
+
+fn loopback(port: u16) -> String {
+    format!("http://127.0.0.1:{port}")
+}
+
+/// The port `id`'s process binds: the one it had, or 0 (any) before it
+/// first runs.
+fn bind_port(ports: &BTreeMap<String, u16>, id: &str) -> u16 {
+    match ports.get(id) {
+        Some(&port) if port != NOBODY_PORT => port,
+        _ => 0,
+    }
+}
+
+/// Waits until `child` has said in `log` where it listens — the first line
+/// with `marker` followed by `http://IP:PORT` — and answers the port;
+/// panics with the log if the process exits first or says nothing for
+/// 30 s (a restart that cannot have its port back exits at once).
+pub async fn reported_port(child: &mut Child, log: &Path, marker: &str) -> u16 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let exited = child.try_wait().ok().flatten();
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(port) = listening_port(&text, marker) {
+            return port;
+        }
+        if let Some(status) = exited {
+            panic!(
+                "the process ({status}) never said where it listens (`{marker}http://…`); {}:\n{text}",
+                log.display()
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no `{marker}http://…` line within 30 s; {}:\n{text}",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The port of the first `{marker}http://IP:PORT` in `text`.
+fn listening_port(text: &str, marker: &str) -> Option<u16> {
+    text.lines().find_map(|line| {
+        let rest = line[line.find(marker)? + marker.len()..].strip_prefix("http://")?;
+        let addr: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '[' | ']'))
+            .collect();
+        addr.parse::<std::net::SocketAddr>().ok().map(|a| a.port())
+    })
+}
+
+/// `RUST_LOG` for a process whose line saying where it listens is an
+/// info event of `target`: kept on whatever the filter (the test run's
+/// `RUST_LOG`, or `quiet` — the binary's default when it is not `info`).
+fn listening_log_env(
+    extra: &[(String, String)],
+    target: &str,
+    quiet: Option<&str>,
+) -> Vec<(String, String)> {
+    let base = extra
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "RUST_LOG")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .or(quiet.map(str::to_string));
+    base.map(|b| ("RUST_LOG".to_string(), format!("{b},{target}=info")))
+        .into_iter()
+        .collect()
+}
+
+/// Whether the hub binary says where it listens (`hub listening on
+/// http://…`). An earlier build under `WS_HUB_BIN` may not: it is given a
+/// [`free_port`] instead.
+fn hub_reports_its_port() -> bool {
+    std::env::var_os("WS_HUB_BIN").is_none()
 }
 
 fn yaml(path: &Path) -> Value {
@@ -150,6 +254,8 @@ impl PeerSpec {
 /// A running stack; dropping it kills every process it started.
 pub struct Stack {
     pub dir: tempfile::TempDir,
+    /// The port the hub (or the replicas' balancer) listens on; 0 until it
+    /// first runs.
     pub hub_port: u16,
     pub topology_path: PathBuf,
     /// The UI users file the hub runs with (one user, [`UI_USER`]).
@@ -160,8 +266,11 @@ pub struct Stack {
     /// `config/agents.yaml`; [`Stack::write_agents`] swaps it).
     pub agents_path: PathBuf,
     pub tokens: BTreeMap<String, String>,
+    /// The port the topology lists for each system: the one its process
+    /// bound, or [`NOBODY_PORT`] before it first runs.
     pub peer_ports: BTreeMap<String, u16>,
-    /// Ports of the MCP data planes (peers whose config has `mcp`).
+    /// Ports of the MCP data planes (peers whose config has `mcp`), the
+    /// same way.
     pub mcp_ports: BTreeMap<String, u16>,
     pub specs: Vec<PeerSpec>,
     /// Where the hub keeps its state (a file here, or a PostgreSQL
@@ -281,7 +390,6 @@ impl Stack {
         } else {
             exchange::db::Location::File(dir.path().join("hub.db"))
         };
-        let hub_port = free_port();
         let mut topology = yaml(&repo().join("config/topology.yaml"));
         let base_systems: Vec<Value> = topology["systems"]
             .as_sequence()
@@ -292,9 +400,10 @@ impl Stack {
         let mut tokens = BTreeMap::new();
         let mut peer_ports = BTreeMap::new();
         let mut mcp_ports = BTreeMap::new();
+        // Every system is listed where nobody listens until its process
+        // has bound a port of its own (`start_peer`).
         for spec in &specs {
-            let port = free_port();
-            peer_ports.insert(spec.id.clone(), port);
+            peer_ports.insert(spec.id.clone(), NOBODY_PORT);
             tokens.insert(
                 token_env(&spec.id),
                 format!("tok-{}-{}", spec.id, uuid_like()),
@@ -327,15 +436,11 @@ impl Stack {
                     extra_rules.push(Value::Mapping(rule));
                 }
             }
-            m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+            m.insert(key("base_url"), key(&loopback(NOBODY_PORT)));
             m.insert(key("token_env"), key(&token_env(&spec.id)));
             if let Some(plane) = m.get_mut(key("data_plane")).and_then(Value::as_mapping_mut) {
-                let mcp_port = free_port();
-                mcp_ports.insert(spec.id.clone(), mcp_port);
-                plane.insert(
-                    key("base_url"),
-                    key(&format!("http://127.0.0.1:{mcp_port}")),
-                );
+                mcp_ports.insert(spec.id.clone(), NOBODY_PORT);
+                plane.insert(key("base_url"), key(&loopback(NOBODY_PORT)));
             }
             systems.push(system);
         }
@@ -344,12 +449,14 @@ impl Stack {
             let id = base["id"].as_str().unwrap_or_default().to_string();
             if !specs.iter().any(|s| s.id == id) {
                 let mut system = base.clone();
-                let port = free_port();
-                peer_ports.insert(id.clone(), port);
+                peer_ports.insert(id.clone(), NOBODY_PORT);
                 tokens.insert(token_env(&id), format!("tok-{id}-{}", uuid_like()));
                 let m = system.as_mapping_mut().expect("mapping");
-                m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+                m.insert(key("base_url"), key(&loopback(NOBODY_PORT)));
                 m.insert(key("token_env"), key(&token_env(&id)));
+                if let Some(plane) = m.get_mut(key("data_plane")).and_then(Value::as_mapping_mut) {
+                    plane.insert(key("base_url"), key(&loopback(NOBODY_PORT)));
+                }
                 systems.push(system);
             }
         }
@@ -384,7 +491,7 @@ impl Stack {
         );
         let mut stack = Stack {
             dir,
-            hub_port,
+            hub_port: 0,
             topology_path,
             ui_users_path,
             ui_password,
@@ -401,13 +508,21 @@ impl Stack {
             topology,
             extra_env,
         };
-        stack.write_topology();
+        // The peers first, each on a port of its own choosing (a peer's
+        // server never calls the hub: its `hub_url` is for the `call` and
+        // `negotiate` commands); then the hub, on a topology naming them.
         for spec in &specs {
             if spec.start {
                 stack.start_peer(&spec.id).await;
             }
         }
+        stack.write_topology();
         stack.start_hub().await;
+        // Now the hub has a port: into the config files of the peers.
+        let started: Vec<String> = stack.peers.keys().cloned().collect();
+        for id in started {
+            stack.write_peer_config(&id);
+        }
         stack
     }
 
@@ -423,29 +538,29 @@ impl Stack {
         std::fs::write(&self.topology_path, text).expect("write topology");
     }
 
-    /// Adds a peer the way an operator would: pastes its topology section
-    /// (`config/peers/<id>.topology.yaml`: system, capabilities, rules) into
-    /// the topology file, which the running hub reloads; then starts the
-    /// same peer binary with its own config. No code changes.
+    /// Adds a peer the way an operator would: starts the same peer binary
+    /// with its own config, then pastes its topology section
+    /// (`config/peers/<id>.topology.yaml`: system, capabilities, rules)
+    /// into the topology file, which the running hub reloads. No code
+    /// changes.
     pub async fn add_peer_by_config(&mut self, id: &str) {
         self.specs.push(PeerSpec::stock(id));
-        self.register_section(id);
         self.start_peer(id).await;
+        self.register_section(id);
     }
 
     /// Pastes `config/peers/<id>.topology.yaml` (system, capabilities,
-    /// rules) into the topology file, the system on a free port and with
-    /// the token env var the tests use; the running hub reloads it.
-    /// Returns the port.
-    fn register_section(&mut self, id: &str) -> u16 {
+    /// rules) into the topology file, the system on the port its process
+    /// bound and with the token env var the tests use; the running hub
+    /// reloads it.
+    fn register_section(&mut self, id: &str) {
         let section = yaml(&repo().join(format!("config/peers/{id}.topology.yaml")));
-        let port = free_port();
-        self.peer_ports.insert(id.to_string(), port);
+        let port = self.peer_ports[id];
         let mut system = section["system"].clone();
         let m = system
             .as_mapping_mut()
             .expect("system section is a mapping");
-        m.insert(key("base_url"), key(&format!("http://127.0.0.1:{port}")));
+        m.insert(key("base_url"), key(&loopback(port)));
         m.insert(key("token_env"), key(&token_env(id)));
         let top = self.topology.as_mapping_mut().expect("mapping");
         for (field, extra) in [
@@ -471,7 +586,6 @@ impl Stack {
             top.insert(key(field), Value::Sequence(list));
         }
         self.write_topology();
-        port
     }
 
     /// Adds a provider that speaks A2A v0.3, the way an operator would add
@@ -492,7 +606,9 @@ impl Stack {
         program
             .arg(repo().join("server/tests/agents/v03_provider.py"))
             .args(["--system", id, "--name", id, "--listen"]);
-        self.start_registered(id, program).await;
+        // It logs `system=<id> listening on http://…` to stderr.
+        self.start_registered(id, program, "listening on ", Vec::new())
+            .await;
         // The prober fetches cards on its first round: wait for it.
         let card_url = format!("{}/a2a/{id}/.well-known/agent-card.json", self.hub_url());
         let caller = self.topology["rules"]
@@ -535,30 +651,44 @@ impl Stack {
     pub async fn add_echo(&mut self, id: &str) {
         let mut program = Command::new(peer_bin());
         program.args(["echo", "--system", id, "--listen"]);
-        self.start_registered(id, program).await;
+        // `peer echo` logs warnings only, but for its listening line.
+        let env = listening_log_env(&self.extra_env, "peer::echo", Some("warn"));
+        self.start_registered(id, program, "echo provider listening on ", env)
+            .await;
     }
 
     /// Starts `program` (its arguments ending in `--listen`) as provider
-    /// `id`: a token in the hub's environment, its topology section, the
-    /// process on the section's port with `--token-env`, then the hub
-    /// restarted on the same database to read both.
-    async fn start_registered(&mut self, id: &str, mut program: Command) {
+    /// `id`: a token in the hub's environment, the process on port 0 with
+    /// `--token-env` and `env` besides the stack's (its stderr line
+    /// `{marker}http://…` names the port), its topology section on that
+    /// port, then the hub restarted on the same database to read both.
+    async fn start_registered(
+        &mut self,
+        id: &str,
+        mut program: Command,
+        marker: &str,
+        env: Vec<(String, String)>,
+    ) {
         self.tokens
             .insert(token_env(id), format!("tok-{id}-{}", uuid_like()));
-        let port = self.register_section(id);
         let log_path = self.dir.path().join(format!("{id}.log"));
         let log = std::fs::File::create(&log_path).expect("log");
         let child = program
-            .arg(format!("127.0.0.1:{port}"))
+            .arg("127.0.0.1:0")
             .arg("--token-env")
             .arg(token_env(id))
             .envs(self.envs())
+            .envs(env)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn provider {id}: {e}"));
         self.peers.insert(id.to_string(), child);
-        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
+        let child = self.peers.get_mut(id).expect("just started");
+        let port = reported_port(child, &log_path, marker).await;
+        self.peer_ports.insert(id.to_string(), port);
+        wait_ready(&format!("{}/health", loopback(port)), &log_path).await;
+        self.register_section(id);
         self.kill_hub();
         self.start_hub().await;
     }
@@ -608,24 +738,30 @@ impl Stack {
             .collect()
     }
 
-    /// Starts (or restarts) a peer process and waits for its /health.
-    pub async fn start_peer(&mut self, id: &str) {
+    /// Writes the config file peer `id` runs with: its template with this
+    /// stack's system id, ports (0 for one not bound yet), hub URL, store,
+    /// faults and model tier.
+    fn write_peer_config(&self, id: &str) {
         let spec = self
             .specs
             .iter()
             .find(|s| s.id == id)
             .cloned()
             .expect("known peer");
-        let port = self.peer_ports[id];
+        let port = bind_port(&self.peer_ports, id);
         let mut cfg = yaml(&repo().join(format!("config/peers/{}.yaml", spec.template)));
         let m = cfg.as_mapping_mut().expect("peer config is a mapping");
         m.insert(key("system"), key(id));
         m.insert(key("listen"), key(&format!("127.0.0.1:{port}")));
         m.insert(key("token_env"), key(&token_env(id)));
-        m.insert(
-            key("hub_url"),
-            key(&format!("http://127.0.0.1:{}", self.hub_port)),
-        );
+        // Nobody listens there before the hub runs (a peer's server never
+        // calls the hub; `launch` rewrites this once it does).
+        let hub_port = if self.hub_port == 0 {
+            NOBODY_PORT
+        } else {
+            self.hub_port
+        };
+        m.insert(key("hub_url"), key(&loopback(hub_port)));
         m.insert(
             key("database"),
             key(&self.peer_db(id).display().to_string()),
@@ -671,51 +807,76 @@ impl Stack {
             .expect("model section");
             m.insert(key("model"), model);
         }
-        match self.mcp_ports.get(id) {
-            Some(mcp_port) => {
-                if let Some(mcp) = m.get_mut(key("mcp")).and_then(Value::as_mapping_mut) {
-                    mcp.insert(key("listen"), key(&format!("127.0.0.1:{mcp_port}")));
-                }
+        let mcp_port = bind_port(&self.mcp_ports, id);
+        // Before the agent has its port, the plane's `listen` would equal
+        // the agent's (`127.0.0.1:0`), which a peer config refuses: the
+        // section comes once the agent has bound (`start_plane`).
+        match m.get_mut(key("mcp")).and_then(Value::as_mapping_mut) {
+            Some(mcp) if self.mcp_ports.contains_key(id) && (port, mcp_port) != (0, 0) => {
+                mcp.insert(key("listen"), key(&format!("127.0.0.1:{mcp_port}")));
             }
-            None => {
+            _ => {
                 m.remove(key("mcp"));
             }
         }
         let path = self.peer_config_path(id);
         std::fs::write(&path, serde_yaml_ng::to_string(&cfg).expect("yaml"))
             .expect("write peer config");
-        if let Some(mut old) = self.peers.remove(id) {
-            let _ = old.kill();
-            let _ = old.wait();
-        }
-        let log = std::fs::File::create(self.dir.path().join(format!("{id}.log"))).expect("log");
+    }
+
+    /// Starts (or restarts) a peer process, and its data plane if it has
+    /// one, and waits for their /health. A first start binds port 0 and
+    /// reads the port from the peer's log (`peer listening on http://…`);
+    /// a restart binds the port it had, so the topology and every config
+    /// naming it stay right. A first start while the hub runs (a peer
+    /// registered but not started) points the topology at the new port and
+    /// waits until the hub reaches the peer there.
+    pub async fn start_peer(&mut self, id: &str) {
+        let first = bind_port(&self.peer_ports, id) == 0;
+        self.kill_peer(id);
+        self.write_peer_config(id);
+        let log_path = self.dir.path().join(format!("{id}.log"));
+        let log = std::fs::File::create(&log_path).expect("log");
         let child = Command::new(peer_bin())
             .args(["serve", "--config"])
-            .arg(&path)
+            .arg(self.peer_config_path(id))
             .current_dir(repo())
             .envs(self.envs())
+            .envs(listening_log_env(&self.extra_env, "peer::server", None))
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("spawn peer");
         self.peers.insert(id.to_string(), child);
-        wait_ready(
-            &format!("http://127.0.0.1:{port}/health"),
-            &self.dir.path().join(format!("{id}.log")),
-        )
-        .await;
+        let child = self.peers.get_mut(id).expect("just started");
+        let port = reported_port(child, &log_path, "peer listening on ").await;
+        self.peer_ports.insert(id.to_string(), port);
+        wait_ready(&format!("{}/health", loopback(port)), &log_path).await;
         if self.mcp_ports.contains_key(id) {
             self.start_plane(id).await;
+        }
+        if first {
+            self.write_peer_config(id);
+            if self.point_topology_at(id) && self.hub_runs() {
+                self.write_topology();
+                self.wait_hub_reaches(id).await;
+            }
         }
     }
 
     /// Starts (or restarts) a peer's MCP data plane (`peer mcp`, its own
-    /// process on the peer's store) and waits for its /health.
+    /// process on the peer's store) and waits for its /health: on port 0
+    /// the first time (read from its log, `mcp data plane listening on
+    /// http://…`), then on that port. Its first start is [`Stack::start_peer`]'s.
     pub async fn start_plane(&mut self, id: &str) {
         // A restart: the running plane goes first (a second one could not
         // bind its port, and the first would outlive the stack).
         self.kill_plane(id);
-        let port = self.mcp_ports[id];
+        let first = bind_port(&self.mcp_ports, id) == 0;
+        if first {
+            // The section with `listen` on port 0, now the agent has its own.
+            self.write_peer_config(id);
+        }
         let log_path = self.dir.path().join(format!("{id}-mcp.log"));
         let log = std::fs::File::create(&log_path).expect("log");
         let child = Command::new(peer_bin())
@@ -723,12 +884,85 @@ impl Stack {
             .arg(self.peer_config_path(id))
             .current_dir(repo())
             .envs(self.envs())
+            // `peer mcp` logs warnings only, but for its listening line.
+            .envs(listening_log_env(
+                &self.extra_env,
+                "peer::mcp",
+                Some("warn"),
+            ))
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("spawn peer mcp");
         self.planes.insert(id.to_string(), child);
-        wait_ready(&format!("http://127.0.0.1:{port}/health"), &log_path).await;
+        let child = self.planes.get_mut(id).expect("just started");
+        let port = reported_port(child, &log_path, "mcp data plane listening on ").await;
+        self.mcp_ports.insert(id.to_string(), port);
+        wait_ready(&format!("{}/health", loopback(port)), &log_path).await;
+        if first {
+            self.write_peer_config(id);
+            self.point_topology_at(id);
+        }
+    }
+
+    /// Points `id`'s system in the in-memory topology at the ports its
+    /// processes bound; false if the topology has no such system (yet).
+    fn point_topology_at(&mut self, id: &str) -> bool {
+        let agent = self.peer_ports.get(id).copied();
+        let plane = self.mcp_ports.get(id).copied();
+        let Some(system) = self
+            .topology
+            .get_mut("systems")
+            .and_then(Value::as_sequence_mut)
+            .and_then(|systems| systems.iter_mut().find(|s| s["id"].as_str() == Some(id)))
+        else {
+            return false;
+        };
+        let m = system.as_mapping_mut().expect("system is a mapping");
+        if let Some(port) = agent {
+            m.insert(key("base_url"), key(&loopback(port)));
+        }
+        if let (Some(port), Some(dp)) = (
+            plane,
+            m.get_mut(key("data_plane")).and_then(Value::as_mapping_mut),
+        ) {
+            dp.insert(key("base_url"), key(&loopback(port)));
+        }
+        true
+    }
+
+    /// Whether a hub process (or a replica) runs.
+    fn hub_runs(&self) -> bool {
+        self.hub.is_some()
+            || self
+                .replicas
+                .as_ref()
+                .is_some_and(replicas::Replicas::running)
+    }
+
+    /// Waits until the hub's status board shows `id` healthy: its prober
+    /// reached the peer at the address the topology file names now (the
+    /// one listed before had nobody), so the hub has loaded that file.
+    async fn wait_hub_reaches(&self, id: &str) {
+        let ui = self.ui().await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let topology = ui.get_json("/api/topology").await;
+            let healthy = topology["nodes"]
+                .as_array()
+                .and_then(|nodes| nodes.iter().find(|n| n["id"] == id))
+                .is_some_and(|n| n["status"] == "healthy");
+            if healthy {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the hub never reached {id} at {} within 30 s: {topology}\n{}",
+                self.peer_url(id),
+                self.hub_log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Kills a peer's MCP data plane (SIGKILL), leaving its agent running.
@@ -757,19 +991,31 @@ impl Stack {
             self.start_balancer().await;
             return;
         }
+        // Port 0 the first time (the hub names the port it got in its
+        // log), then the same port again.
         let log = self.dir.path().join("hub.log");
-        let child = self.spawn_hub(self.hub_port, &log, &[]);
-        self.hub = Some(child);
+        let port = if self.hub_port == 0 && !hub_reports_its_port() {
+            free_port()
+        } else {
+            self.hub_port
+        };
+        let child = self.spawn_hub(port, &log, &[]);
+        let child = self.hub.insert(child);
+        self.hub_port = if hub_reports_its_port() {
+            reported_port(child, &log, "hub listening on ").await
+        } else {
+            port
+        };
         // Every `/api` route but the login needs a session: a 401 from
         // `/api/session` is the hub up and guarding.
         wait_answering(&format!("{}/api/session", self.hub_url()), 401, &log).await;
     }
 
-    /// A hub process on `port`, logging to `log`, with `env` besides the
-    /// stack's.
+    /// A hub process on `port` (0: any), logging to `log`, with `env`
+    /// besides the stack's.
     fn spawn_hub(&self, port: u16, log: &Path, env: &[(String, String)]) -> Child {
         let file = std::fs::File::create(log).expect("log");
-        Command::new(env!("CARGO_BIN_EXE_hub"))
+        Command::new(hub_bin())
             .arg("serve")
             .arg("--topology")
             .arg(&self.topology_path)
@@ -782,6 +1028,7 @@ impl Stack {
             .current_dir(repo())
             .envs(self.envs())
             .envs(env.iter().cloned())
+            .envs(listening_log_env(&self.extra_env, "hub", None))
             .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
             .env("LEPTOS_OUTPUT_NAME", "wall-street")
             .env("LEPTOS_SITE_ROOT", repo().join("target/site"))
@@ -819,11 +1066,11 @@ impl Stack {
     }
 
     pub fn hub_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.hub_port)
+        loopback(self.hub_port)
     }
 
     pub fn peer_url(&self, id: &str) -> String {
-        format!("http://127.0.0.1:{}", self.peer_ports[id])
+        loopback(self.peer_ports[id])
     }
 
     pub fn token(&self, id: &str) -> String {

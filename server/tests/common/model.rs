@@ -7,34 +7,39 @@ use serde_json::{json, Value as Json};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{free_port, plain_client, repo};
+use super::{plain_client, repo, reported_port};
 
 /// A running stand-in; killed on drop.
 pub struct Standin {
     pub port: u16,
     child: Child,
     http: reqwest::Client,
+    /// Its script and its stdout.
+    _dir: tempfile::TempDir,
 }
 
 impl Standin {
-    /// Starts it with an empty script on a free port.
+    /// Starts it with an empty script on port 0; its first line on stdout
+    /// (`model-standin listening on http://…`) names the port it got.
     pub async fn start() -> Standin {
-        let port = free_port();
         let dir = tempfile::tempdir().expect("tempdir");
         let script = dir.path().join("script.json");
         std::fs::write(&script, "{\"rules\": []}").expect("write script");
+        let out = dir.path().join("stdout");
         let child = Command::new(repo().join("scripts/model-standin"))
-            .args(["--port", &port.to_string(), "--script"])
+            .args(["--port", "0", "--script"])
             .arg(&script)
-            .stdout(Stdio::null())
+            .stdout(std::fs::File::create(&out).expect("stand-in stdout"))
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn scripts/model-standin");
-        let s = Standin {
-            port,
+        let mut s = Standin {
+            port: 0,
             child,
             http: plain_client(),
+            _dir: dir,
         };
+        s.port = reported_port(&mut s.child, &out, "model-standin listening on ").await;
         let until = Instant::now() + Duration::from_secs(20);
         while s.http.get(s.url("/_log")).send().await.is_err() {
             assert!(Instant::now() < until, "the stand-in did not start");

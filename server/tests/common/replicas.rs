@@ -4,24 +4,29 @@
 //! template `scripts/stack start --replicas N` fills in. Peers and clients
 //! talk to the balancer; a test may also reach one replica directly, or
 //! kill one (SIGKILL).
+//!
+//! A replica binds port 0 when first started and names its port in its
+//! log, like a lone hub; nginx cannot (it refuses port 0), so the balancer
+//! alone listens on a [`free_port`] picked just before it starts.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use super::{free_port, repo, wait_answering, Stack};
+use super::{free_port, hub_reports_its_port, repo, reported_port, wait_answering, Stack};
 
 /// The replica processes and the balancer of a stack.
 pub struct Replicas {
+    /// Each replica's port; 0 until it first runs.
     ports: Vec<u16>,
     hubs: Vec<Option<Child>>,
     nginx: Option<Child>,
 }
 
 impl Replicas {
-    /// `count` replicas, each on a port of its own, none started yet.
+    /// `count` replicas, none started yet.
     pub fn new(count: usize) -> Self {
         Self {
-            ports: (0..count).map(|_| free_port()).collect(),
+            ports: vec![0; count],
             hubs: (0..count).map(|_| None).collect(),
             nginx: None,
         }
@@ -30,6 +35,11 @@ impl Replicas {
     /// How many replicas.
     pub fn len(&self) -> usize {
         self.ports.len()
+    }
+
+    /// Whether any replica runs.
+    pub fn running(&self) -> bool {
+        self.hubs.iter().any(Option::is_some)
     }
 
     /// Kills every replica and the balancer.
@@ -103,11 +113,17 @@ impl Stack {
         self.replicas_ref().len()
     }
 
-    /// Starts (or restarts) replica `i` on the shared database and waits
-    /// until it guards its door.
+    /// Starts (or restarts) replica `i` on the shared database — on port 0
+    /// the first time, then on the port it got — and waits until it guards
+    /// its door.
     pub async fn start_replica(&mut self, i: usize) {
         self.kill_replica(i);
-        let port = self.replicas_ref().ports[i];
+        let known = self.replicas_ref().ports[i];
+        let port = if known == 0 && !hub_reports_its_port() {
+            free_port()
+        } else {
+            known
+        };
         let log = self.replica_log(i);
         let env = [
             // The balancer is the one proxy whose X-Forwarded-For counts.
@@ -119,7 +135,13 @@ impl Stack {
             ),
         ];
         let child = self.spawn_hub(port, &log, &env);
-        self.replicas_mut().hubs[i] = Some(child);
+        let child = self.replicas_mut().hubs[i].insert(child);
+        let port = if hub_reports_its_port() {
+            reported_port(child, &log, "hub listening on ").await
+        } else {
+            port
+        };
+        self.replicas_mut().ports[i] = port;
         wait_answering(&format!("http://127.0.0.1:{port}/api/session"), 401, &log).await;
     }
 
@@ -134,8 +156,12 @@ impl Stack {
         }
     }
 
-    /// Starts nginx on the stack's hub port in front of every replica.
+    /// Starts nginx on the stack's hub port in front of every replica: a
+    /// [`free_port`] the first time (nginx refuses port 0), then the same.
     pub(super) async fn start_balancer(&mut self) {
+        if self.hub_port == 0 {
+            self.hub_port = free_port();
+        }
         let state = self.dir.path().join("nginx");
         std::fs::create_dir_all(&state).expect("nginx dir");
         let servers = self

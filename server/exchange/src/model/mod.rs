@@ -7,6 +7,9 @@
 //! config's business (the hub's `config/agents.yaml`), never code. This
 //! module only knows how to talk to one:
 //!
+//! * [`types`]: the vocabulary of a chat call ([`Tier`], [`Message`],
+//!   [`ChatRequest`], [`ModelError`]), shared by the client and the
+//!   adapter below.
 //! * [`client`]: `POST {base_url}/chat/completions` over reqwest with a
 //!   per-call deadline and a bounded retry policy (transport failures,
 //!   429 and 5xx; never a 4xx, never past the deadline).
@@ -25,6 +28,8 @@
 pub mod client;
 pub mod quirks;
 pub mod reply;
+pub mod types;
 
-pub use client::{ChatRequest, Message, ModelClient, ModelError, Role, Tier};
+pub use client::ModelClient;
 pub use reply::{json_reply, JsonReply, ReplyError};
+pub use types::{ChatRequest, Message, ModelError, Role, Tier};

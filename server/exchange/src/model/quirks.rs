@@ -19,9 +19,10 @@
 //! * **Not JSON at all** (an SSE stream although `stream: false` was
 //!   sent, an HTML error page): a clean `Malformed`, never parsed further.
 
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::client::{Completion, ModelError, Tier};
+use super::types::{ModelError, Tier};
 use crate::text::clip;
 
 /// Adds what `tier` needs to a request body.
@@ -66,6 +67,28 @@ pub fn completion_text(body: &[u8]) -> Result<String, ModelError> {
         )));
     }
     Ok(text)
+}
+
+/// The body of a completion, as far as this adapter reads it: nothing
+/// else in it (a `metadata` object, any extra field) is looked at.
+#[derive(Debug, Deserialize)]
+struct Completion {
+    choices: Vec<Choice>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChoiceMessage {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::client::{ChatRequest, Message, ModelClient, ModelError, Role};
+use super::client::ModelClient;
+use super::types::{ChatRequest, Message, ModelError, Role};
 use crate::text::clip;
 
 /// A reply that passed the schema.

@@ -1,8 +1,8 @@
-//! The A2A v0.3 ⇄ v1.0 translation (`surface::bridge`): the input is one
+//! The A2A v0.3 ⇄ v1.0 translation (`server::bridge`): the input is one
 //! JSON value, given to every entry point — params and results of every
 //! method both ways, events and cards both ways, and `version_of_card`.
 //!
-//! Properties beyond "no panic" (what `bridge_tests.rs` holds the module
+//! Properties beyond "no panic" (what `bridge/tests.rs` holds the module
 //! to, over arbitrary input instead of its table):
 //! - every refusal's path starts at its root (`params`, `result`,
 //!   `event`, `card`; `method` for `ListTasks`, which v0.3 lacks), and
@@ -16,7 +16,7 @@
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use serde_json::Value;
-use server::surface::bridge::{self, BridgeError, Method};
+use server::bridge::{self, BridgeError, Method};
 
 use crate::gen;
 use crate::{Broken, Class, Target};

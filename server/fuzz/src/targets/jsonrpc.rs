@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use serde_json::{json, Value};
-use server::surface::bridge::{params_to_v1, Dialect, Method};
+use server::bridge::{params_to_v1, Dialect, Method};
 use server::surface::jsonrpc::parse_request;
 
 use crate::gen;

@@ -1,7 +1,7 @@
 //! The CSV reader: a peer's own data file parsed into typed columns, so a
 //! fourth peer brings its data by config alone (`dataset: { kind: csv }`).
 
-use super::seed::{Column, ColumnType};
+use super::schema::{Column, ColumnType};
 use super::DatasetError;
 use crate::config::is_sql_identifier;
 

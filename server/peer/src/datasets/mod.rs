@@ -14,8 +14,9 @@
 //! |---|---|
 //! | [`generate`] | the seeded rows: orders, budgets, tickets |
 //! | [`hostile`] | the tickets that carry instructions, kept as plain data |
+//! | [`schema`] | a table's columns and their types: what the CSV reader infers, what the store reports |
 //! | [`csv`] | reading a CSV file into typed columns |
-//! | [`seed`] | filling the store once per config, and the table's schema |
+//! | [`seed`] | filling the store once per config, and reading the table's schema back |
 //!
 //! Everything other modules use is re-exported here
 //! (`crate::datasets::ensure_seeded`, `crate::datasets::TableSchema`, ...).
@@ -23,6 +24,7 @@
 pub mod csv;
 pub mod generate;
 pub mod hostile;
+pub mod schema;
 pub mod seed;
 
 pub use csv::{parse_csv, Cell, CsvTable};
@@ -31,7 +33,8 @@ pub use generate::{
     DEPARTMENTS, PRODUCTS, REGIONS,
 };
 pub use hostile::{hostile_tickets, HOSTILE_TICKETS};
-pub use seed::{ensure_seeded, table_schema, Column, ColumnType, SeedReport, TableSchema};
+pub use schema::{Column, ColumnType, TableSchema};
+pub use seed::{ensure_seeded, table_schema, SeedReport};
 
 /// Why a dataset could not be built or read.
 #[derive(Debug, thiserror::Error)]

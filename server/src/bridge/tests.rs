@@ -5,7 +5,7 @@
 //! checks nothing panics and every error names a path.
 
 use super::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Which pair of functions a case goes through.
 #[derive(Debug, Clone, Copy)]
@@ -1561,7 +1561,7 @@ fn v10_security_shapes_a2a_lf_reads() {
 
 #[test]
 fn lossy_list_matches_the_file_doc() {
-    let doc: String = include_str!("bridge.rs")
+    let doc: String = include_str!("mod.rs")
         .lines()
         .filter_map(|line| line.strip_prefix("//!"))
         .collect::<Vec<_>>()

@@ -1,74 +1,30 @@
-//! Task skills as real A2A tasks (DESIGN.md §2 "task", §6 "task
-//! lifecycle"; seed `004`, the task contract): what the executor runs when
-//! a call names a `task` skill (`ticket.triage`).
-//!
-//! The handler (`a2a-server`'s `DefaultRequestHandler`) creates the task,
-//! honours `configuration.returnImmediately`, keeps the task for `GetTask`
-//! and `ListTasks` and routes `CancelTask` to the executor. This module
-//! decides everything else:
-//!
-//! * **Lifecycle.** The execute stream yields the Task `submitted`, a
-//!   status update `working`, and when the work is done an artifact update
-//!   (artifact `result`, one data part: the result) and the status
-//!   `completed`. `failed`: an unknown ticket, or the deadline passed
-//!   before the work finished (the status message says "deadline passed").
-//!   `rejected`: the input, the deadline or the messageId is not valid (the
-//!   status message names what). `canceled`: `CancelTask` stopped the work.
-//!   A blocking `SendMessage` gets the final task; with `returnImmediately`
-//!   the submitted one.
-//! * **Task metadata**: `{"idempotencyKey": <messageId>, "caller":
-//!   <X-Caller-System>, "deadline": <RFC 3339 UTC>}`, so a caller finds
-//!   its task by key with `ListTasks` (keys are per caller).
-//! * **Deadline**: the message's metadata `deadline` (the request's
-//!   metadata as a fallback), capped at submission + the skill's
-//!   `max_deadline_ms`; absent, the cap ([`triage::deadline`]).
-//! * **Idempotency at the provider.** The message's `messageId` is the key,
-//!   per caller (`X-Caller-System`), in the `task_keys` table of the peer's
-//!   own SQLite file, `UNIQUE(caller, message_id)`, bound to the input's
-//!   digest. A second submission with the key answers the first task's
-//!   current snapshot from the task store (a terminal one ends the stream)
-//!   and never runs the work again; the second submission's own task is
-//!   marked rejected with metadata `duplicateOf`. The same key with another
-//!   input is rejected. A key whose task the store no longer holds (the
-//!   peer restarted) fails the new task and runs nothing.
-//! * **Trail** (the peer's own, one line each, payload-free): `task <id>
-//!   accepted` (outcome connected), `task <id> duplicate submission, not
-//!   executed again` (replayed), `task <id> executed` (executed: exactly
-//!   one per execution, when the work starts), and at the end `task <id>
-//!   completed` (connected), `failed` (not_connected), `canceled`
-//!   (not_connected) or `rejected` (refused).
-//! * **One outcome.** A cancel and a finishing task race for the same task.
-//!   [`PeerTaskStore`] wraps the task store and decides `begin_cancel`
-//!   against the work's own state, so exactly one wins: a cancel after the
-//!   work has decided its end is `TaskNotCancelable`, and work that was
-//!   canceled never reports an end.
-//! * **Fault `accept_stall_ms`**: the task is accepted (in the store with
-//!   its metadata, findable by key) and its work starts, but the
-//!   `SendMessage` answer is held back that long.
+//! One task call from its key to its end (the lifecycle of the module
+//! doc of [`super`]): the execute stream of a task skill's call, the work
+//! on its own tokio task, the events of each state (`submitted`,
+//! `working`, the result artifact, `completed` | `failed` | `rejected`),
+//! the deadline, a duplicate submission's answer, and the cancel stream.
 
+use super::keys::{input_digest, Claim, MAX_KEY_LEN};
+use super::store::{Life, Running, Stop, Submitter, Tasks};
 use crate::config::SkillKind;
-use crate::executor::{caller_of, envelope_headers};
+use crate::incoming::{caller_of, envelope_headers};
 use crate::skills::triage::{self, Deadline};
 use crate::skills::SkillError;
-use crate::task_store::BoundedTaskStore;
 use crate::PeerState;
 use a2a::{
-    A2AError, Artifact, ListTasksRequest, ListTasksResponse, Message, Part, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    A2AError, Artifact, Message, Part, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };
-use a2a_server::task_store::TaskVersion;
 use a2a_server::{ExecutorContext, TaskStore};
-use async_trait::async_trait;
-use exchange::audit::{AuditRecord, AuditTrail, Outcome, Role};
+use exchange::audit::Outcome;
 use exchange::envelope::Envelope;
 use exchange::reason::ReasonCode;
 use exchange::telemetry;
 use exchange::wire;
 use futures::stream::BoxStream;
 use serde_json::{json, Value};
-use sqlx::SqlitePool;
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tracing::Instrument;
@@ -86,193 +42,6 @@ pub const DUPLICATE_OF_KEY: &str = "duplicateOf";
 pub const DEADLINE_METADATA: &str = "deadline";
 /// The name of a task's result artifact.
 pub const RESULT_ARTIFACT: &str = "result";
-/// The longest messageId kept as a key.
-const MAX_KEY_LEN: usize = 256;
-/// How long a finished task's bookkeeping outlives its work, at most: the
-/// answer stream normally drops it as soon as the end is stored.
-const ENDED_GRACE: Duration = Duration::from_secs(60);
-
-/// What the executor and its task store share.
-pub struct Tasks {
-    store: BoundedTaskStore,
-    running: std::sync::Mutex<HashMap<String, Arc<Running>>>,
-    keys: TaskKeys,
-    trail: AuditTrail,
-    system: String,
-}
-
-impl Tasks {
-    /// The task bookkeeping of a peer: its own task store, keys in `pool`,
-    /// lines in `trail`.
-    pub fn new(pool: SqlitePool, trail: AuditTrail, system: String) -> Self {
-        Self {
-            store: BoundedTaskStore::default(),
-            running: std::sync::Mutex::new(HashMap::new()),
-            keys: TaskKeys::new(pool),
-            trail,
-            system,
-        }
-    }
-
-    fn running(&self, task_id: &str) -> Option<Arc<Running>> {
-        self.running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(task_id)
-            .cloned()
-    }
-
-    fn register(&self, task_id: &str, run: Arc<Running>) {
-        let mut map = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        // Entries leave when their answer stream is dropped; this only
-        // bounds what a stream that is never dropped could leave behind.
-        map.retain(|_, r| r.started.elapsed() < ENDED_GRACE + r.life_span);
-        map.insert(task_id.to_string(), run);
-    }
-
-    fn deregister(&self, task_id: &str) -> Option<Arc<Running>> {
-        self.running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(task_id)
-    }
-
-    /// Appends one line about a task to the peer's trail; a trail that
-    /// cannot be written is logged, never a reason to fail the task.
-    async fn note(
-        &self,
-        who: &Submitter,
-        outcome: Outcome,
-        reason: Option<ReasonCode>,
-        detail: String,
-    ) {
-        tracing::info!(
-            capability = %who.capability,
-            caller = %who.caller,
-            request_id = %who.request_id,
-            trace_id = %who.trace_id,
-            outcome = outcome.as_str(),
-            %detail,
-            "task"
-        );
-        let record = AuditRecord {
-            system: self.system.clone(),
-            role: Role::Responder,
-            at: exchange::audit::now(),
-            caller: who.caller.clone(),
-            provider: self.system.clone(),
-            capability: who.capability.clone(),
-            request_id: who.request_id.clone(),
-            trace_id: who.trace_id.clone(),
-            outcome,
-            reason,
-            duration_ms: u64::try_from(who.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            detail,
-        };
-        if let Err(e) = self.trail.append(record).await {
-            tracing::error!(error = %e, "could not append to the audit trail");
-        }
-        // The work's span ends with its last line's outcome.
-        telemetry::record_outcome(&tracing::Span::current(), outcome.as_str());
-    }
-}
-
-/// The task store a peer's handler is built with: its tasks, plus the
-/// cancel decision of the module doc.
-pub struct PeerTaskStore(pub(crate) Arc<Tasks>);
-
-#[async_trait]
-impl TaskStore for PeerTaskStore {
-    async fn create(&self, task: Task) -> Result<TaskVersion, A2AError> {
-        self.0.store.create(task).await
-    }
-
-    async fn update(&self, task: Task) -> Result<TaskVersion, A2AError> {
-        self.0.store.update(task).await
-    }
-
-    async fn get(&self, task_id: &str) -> Result<Option<Task>, A2AError> {
-        self.0.store.get(task_id).await
-    }
-
-    async fn list(&self, req: &ListTasksRequest) -> Result<ListTasksResponse, A2AError> {
-        self.0.store.list(req).await
-    }
-
-    /// A running task is canceled only while its work has not decided an
-    /// end; the work is stopped and the trail says so before the handler
-    /// answers. Any other task is the store's to decide.
-    async fn begin_cancel(&self, task_id: &str) -> Result<Task, A2AError> {
-        let Some(run) = self.0.running(task_id) else {
-            return self.0.store.begin_cancel(task_id).await;
-        };
-        let mut life = run.life.lock().await;
-        match *life {
-            Life::Working => {
-                let task = self.0.store.begin_cancel(task_id).await?;
-                *life = Life::Canceled;
-                run.stop.send_replace(Stop::Cancel);
-                self.0
-                    .note(
-                        &run.submitter,
-                        Outcome::NotConnected,
-                        None,
-                        format!("task {task_id} canceled"),
-                    )
-                    .await;
-                Ok(task)
-            }
-            Life::Ending => Err(A2AError::task_not_cancelable(task_id)),
-            Life::Canceled | Life::Abandoned => self.0.store.begin_cancel(task_id).await,
-        }
-    }
-}
-
-/// Who submitted a task, as its trail lines name them.
-#[derive(Debug, Clone)]
-struct Submitter {
-    caller: String,
-    capability: String,
-    request_id: String,
-    trace_id: String,
-    started: Instant,
-}
-
-/// A task whose work runs.
-struct Running {
-    life: tokio::sync::Mutex<Life>,
-    stop: watch::Sender<Stop>,
-    submitter: Submitter,
-    started: Instant,
-    /// From acceptance to the deadline: how long the work may run.
-    life_span: Duration,
-}
-
-/// Where a running task's work stands; changed under its lock only, so a
-/// cancel and the work's end cannot both happen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Life {
-    /// Working (or about to): a cancel may stop it.
-    Working,
-    /// The work decided its end (completed or failed); the end's events
-    /// are on their way to the store.
-    Ending,
-    /// A cancel won.
-    Canceled,
-    /// Its answer stream was dropped before the work ended.
-    Abandoned,
-}
-
-/// What the work is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    /// Carry on.
-    Run,
-    /// Canceled: stop, the trail has the line already.
-    Cancel,
-    /// Nobody reads the events any more: stop and say so.
-    Abandon,
-}
 
 /// What the work sends to the answer stream.
 enum Out {
@@ -847,7 +616,7 @@ async fn end(
 }
 
 /// The cancel stream of any task: its canceled status. A task skill's work
-/// was stopped already by [`PeerTaskStore::begin_cancel`] (the handler
+/// was stopped already by [`PeerTaskStore::begin_cancel`](super::PeerTaskStore::begin_cancel) (the handler
 /// calls it first), so its status says so; a message-answered call's
 /// bookkeeping task has nothing to stop.
 pub fn cancel_stream(ctx: ExecutorContext) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
@@ -882,144 +651,4 @@ pub fn status_message(task_id: &str, context_id: &str, text: String) -> Message 
     m.task_id = Some(task_id.to_string());
     m.context_id = Some(context_id.to_string());
     m
-}
-
-/// The digest a key is bound to: SHA-256 (hex) of the input as canonical
-/// JSON, as the hub binds its keys.
-pub use exchange::wire::input_digest;
-
-/// What a key was when a submission claimed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Claim {
-    /// First use: the submission's own task holds it now.
-    New,
-    /// Used before, by `task_id`.
-    Existing {
-        /// The task the key's first submission started.
-        task_id: String,
-        /// Whether that submission had the same input.
-        same_input: bool,
-    },
-}
-
-/// The provider's idempotency keys: one row per (caller, messageId), the
-/// task it started and its input's digest, in the peer's own SQLite file.
-/// The unique constraint decides a race between two submissions.
-pub struct TaskKeys {
-    pool: SqlitePool,
-    ready: tokio::sync::OnceCell<()>,
-}
-
-impl TaskKeys {
-    /// Keys in `pool` (the table is created on first use).
-    pub fn new(pool: SqlitePool) -> Self {
-        Self {
-            pool,
-            ready: tokio::sync::OnceCell::new(),
-        }
-    }
-
-    async fn ensure_table(&self) -> Result<(), sqlx::Error> {
-        self.ready
-            .get_or_try_init(|| async {
-                sqlx::query(
-                    "CREATE TABLE IF NOT EXISTS task_keys (
-                        caller TEXT NOT NULL, message_id TEXT NOT NULL, task_id TEXT NOT NULL,
-                        input_sha256 TEXT NOT NULL, created_at TEXT NOT NULL,
-                        UNIQUE(caller, message_id))",
-                )
-                .execute(&self.pool)
-                .await
-                .map(|_| ())
-            })
-            .await
-            .map(|_| ())
-    }
-
-    /// Claims `message_id` of `caller` for `task_id` unless it was claimed
-    /// before.
-    pub async fn claim(
-        &self,
-        caller: &str,
-        message_id: &str,
-        task_id: &str,
-        input_sha256: &str,
-    ) -> Result<Claim, sqlx::Error> {
-        self.ensure_table().await?;
-        sqlx::query(
-            "INSERT INTO task_keys (caller, message_id, task_id, input_sha256, created_at)
-             VALUES (?, ?, ?, ?, ?) ON CONFLICT(caller, message_id) DO NOTHING",
-        )
-        .bind(caller)
-        .bind(message_id)
-        .bind(task_id)
-        .bind(input_sha256)
-        .bind(exchange::audit::now())
-        .execute(&self.pool)
-        .await?;
-        let (first, digest): (String, String) = sqlx::query_as(
-            "SELECT task_id, input_sha256 FROM task_keys WHERE caller = ? AND message_id = ?",
-        )
-        .bind(caller)
-        .bind(message_id)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(if first == task_id {
-            Claim::New
-        } else {
-            Claim::Existing {
-                task_id: first,
-                same_input: digest == input_sha256,
-            }
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_key_is_claimed_once_per_caller() {
-        let keys = TaskKeys::new(exchange::db::memory_sqlite().await.unwrap());
-        let a = input_digest(&json!({"ticket_id": "T-1003"}));
-        let b = input_digest(&json!({"ticket_id": "T-1004"}));
-        assert_eq!(
-            keys.claim("buyercorp", "m1", "t1", &a).await.unwrap(),
-            Claim::New
-        );
-        assert_eq!(
-            keys.claim("buyercorp", "m1", "t2", &a).await.unwrap(),
-            Claim::Existing {
-                task_id: "t1".into(),
-                same_input: true
-            }
-        );
-        assert_eq!(
-            keys.claim("buyercorp", "m1", "t3", &b).await.unwrap(),
-            Claim::Existing {
-                task_id: "t1".into(),
-                same_input: false
-            }
-        );
-        // Another caller's key is another key.
-        assert_eq!(keys.claim("hub", "m1", "t4", &a).await.unwrap(), Claim::New);
-        assert_eq!(
-            keys.claim("buyercorp", "m2", "t5", &a).await.unwrap(),
-            Claim::New
-        );
-    }
-
-    #[test]
-    fn the_digest_ignores_key_order_only() {
-        assert_eq!(
-            input_digest(&json!({"a": 1, "b": {"c": [1, 2], "d": null}})),
-            input_digest(&json!({"b": {"d": null, "c": [1, 2]}, "a": 1}))
-        );
-        assert_ne!(
-            input_digest(&json!({"b": {"c": [2, 1]}})),
-            input_digest(&json!({"b": {"c": [1, 2]}}))
-        );
-        assert_eq!(input_digest(&json!({})).len(), 64);
-    }
 }

@@ -1,0 +1,196 @@
+//! The prober: every system of the registry probed on its own task, its
+//! `/health` (with the reference peer's identity), now and then its agent
+//! card, and its data plane's identity; each result recorded on the
+//! [status board](super::StatusBoard).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use super::{PeerStatus, StatusBoard};
+use crate::registry::model::System;
+use crate::registry::Registry;
+use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
+use exchange::http::{read_limited, transport_failure};
+use exchange::reason::{NotConnected, ReasonCode};
+use exchange::text::clip;
+
+/// The card is fetched on every `CARD_EVERY`-th round (and on every round
+/// while the system is not healthy).
+const CARD_EVERY: u64 = 5;
+/// A probe answer larger than this is garbage, not a health document.
+const MAX_PROBE_BODY: usize = 64 * 1024;
+
+/// Probes every system of the registry, forever.
+#[derive(Debug, Clone)]
+pub struct Prober {
+    registry: Arc<Registry>,
+    board: Arc<StatusBoard>,
+    client: reqwest::Client,
+}
+
+impl Prober {
+    /// A prober feeding `board`. Probes use their own HTTP client without a
+    /// connection pool: each probe is a fresh connection, which is what
+    /// "does the port answer" means.
+    pub fn new(registry: Arc<Registry>, board: Arc<StatusBoard>) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .build()?;
+        Ok(Self {
+            registry,
+            board,
+            client,
+        })
+    }
+
+    /// Starts the probe loop. Each round spawns one probe task per system
+    /// that has no probe still running, so a stalled peer never delays the
+    /// others (nor piles up probes of its own).
+    pub fn spawn(self) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+            let mut round: u64 = 0;
+            loop {
+                let loaded = self.registry.snapshot();
+                let hub = &loaded.topology.hub;
+                let interval = Duration::from_millis(hub.probe_interval_ms.max(50));
+                let timeout = Duration::from_millis(hub.probe_timeout_ms.max(1));
+                let ids: HashSet<String> = loaded
+                    .topology
+                    .systems
+                    .iter()
+                    .map(|s| s.id.clone())
+                    .collect();
+                self.board.retain(&ids);
+                for system in &loaded.topology.systems {
+                    let fresh = in_flight
+                        .lock()
+                        .map(|mut set| set.insert(system.id.clone()))
+                        .unwrap_or(false);
+                    if !fresh {
+                        continue;
+                    }
+                    let with_card = round.is_multiple_of(CARD_EVERY)
+                        || self.board.probe_status(&system.id) != PeerStatus::Healthy;
+                    let (me, system, in_flight) = (self.clone(), system.clone(), in_flight.clone());
+                    tokio::spawn(async move {
+                        let outcome = me.probe(&system, timeout, with_card).await;
+                        me.board.record_probe(&system.id, outcome);
+                        if system.data_plane.is_some() {
+                            let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                            let plane = crate::dataplane::probe_identity(&system, ms).await;
+                            me.board.record_plane(&system.id, plane);
+                        }
+                        if let Ok(mut set) = in_flight.lock() {
+                            set.remove(&system.id);
+                        }
+                    });
+                }
+                round = round.wrapping_add(1);
+                tokio::time::sleep(interval).await;
+            }
+        })
+    }
+
+    /// One probe of one system: health (identity included), then the card
+    /// when asked. Never takes longer than `timeout` per request.
+    pub async fn probe(
+        &self,
+        system: &System,
+        timeout: Duration,
+        with_card: bool,
+    ) -> Result<(), NotConnected> {
+        let base = system.base_url.trim_end_matches('/');
+        let health = self
+            .get_json(&system.id, &format!("{base}{HEALTH_PATH}"), timeout)
+            .await?;
+        let service = health.get("service").and_then(Value::as_str);
+        match service {
+            Some(PEER_SERVICE) => {}
+            Some(other) => {
+                return Err(NotConnected::new(
+                    ReasonCode::UnknownPeer,
+                    format!("port answered by {}", clip(other, 80)),
+                ))
+            }
+            None => {
+                return Err(NotConnected::new(
+                    ReasonCode::UnknownPeer,
+                    "port answered by an unidentified service",
+                ))
+            }
+        }
+        match health.get("system").and_then(Value::as_str) {
+            Some(id) if id == system.id => {}
+            other => {
+                return Err(NotConnected::new(
+                    ReasonCode::UnknownPeer,
+                    format!(
+                        "port answered by {PEER_SERVICE} of system {}",
+                        clip(other.unwrap_or("?"), 80)
+                    ),
+                ))
+            }
+        }
+        if with_card {
+            let card = self
+                .get_json(&system.id, &format!("{base}{CARD_PATH}"), timeout)
+                .await
+                .map_err(|nc| NotConnected::new(nc.reason, format!("agent card: {}", nc.detail)))?;
+            if !card.get("name").is_some_and(Value::is_string) {
+                return Err(NotConnected::new(
+                    ReasonCode::PeerError,
+                    "agent card has no name",
+                ));
+            }
+            self.board.record_card(&system.id, card)?;
+        }
+        Ok(())
+    }
+
+    async fn get_json(
+        &self,
+        id: &str,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<Value, NotConnected> {
+        let fetch = async {
+            let resp = self.client.get(url).send().await?;
+            let status = resp.status();
+            let body = read_limited(resp, MAX_PROBE_BODY).await?;
+            Ok::<_, reqwest::Error>((status, body))
+        };
+        let (status, body) = match tokio::time::timeout(timeout, fetch).await {
+            Err(_) => {
+                return Err(NotConnected::new(
+                    ReasonCode::Timeout,
+                    format!("{id} did not answer within {} ms", timeout.as_millis()),
+                ))
+            }
+            Ok(Err(e)) => return Err(transport_failure(id, &e)),
+            Ok(Ok(x)) => x,
+        };
+        let Some(body) = body else {
+            return Err(NotConnected::new(ReasonCode::PeerError, "answer too large"));
+        };
+        if status != reqwest::StatusCode::OK {
+            return Err(NotConnected::new(
+                ReasonCode::PeerError,
+                format!("HTTP {}", status.as_u16()),
+            ));
+        }
+        serde_json::from_slice::<Value>(&body)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| NotConnected::new(ReasonCode::PeerError, "answer is not a JSON object"))
+    }
+}
+
+#[cfg(test)]
+#[path = "prober_tests.rs"]
+mod tests;
