@@ -320,6 +320,9 @@ async fn main() {
             .join(" ")
     );
     let sections = Sections::from_env();
+    // A peer seeds its dataset when it starts: figures taken while it
+    // does would be its, not the doors'.
+    wait_idle();
     if sections.fixed {
         fixed_rate(&loads, &backends);
     }
@@ -400,6 +403,38 @@ impl Sections {
     }
 }
 
+/// Waits (up to a minute) until the machine's CPUs are at least 85 % idle
+/// over a second, and prints how long that took.
+fn wait_idle() {
+    let busy_idle = || -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        let idle = cpu.get(3)? + cpu.get(4).copied().unwrap_or(0);
+        Some((cpu.iter().sum::<u64>(), idle))
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        let Some((t0, i0)) = busy_idle() else { return };
+        std::thread::sleep(Duration::from_secs(1));
+        let Some((t1, i1)) = busy_idle() else { return };
+        let idle = (i1 - i0) as f64 / ((t1 - t0).max(1)) as f64;
+        if idle >= 0.85 {
+            println!(
+                "(machine idle after {:.0} s of waiting)",
+                started.elapsed().as_secs_f64()
+            );
+            return;
+        }
+    }
+    println!("(machine still busy after 60 s of waiting: figures below are noisy)");
+}
+
 /// How long the backends get to finish what an overloaded run left
 /// queued (longer than the capabilities' deadlines).
 const DRAIN: Duration = Duration::from_secs(6);
@@ -441,6 +476,7 @@ fn fixed_rate(loads: &[Vec<Load>], backends: &[Backend]) {
     let order: Vec<usize> = (0..backends.len()).rev().collect();
     for &b in &order {
         let backend = &backends[b];
+        wait_idle();
         for &rate in &rates {
             let mut direct_p99 = None;
             for door in doors {
