@@ -63,7 +63,7 @@ impl Gateway {
     /// auth chain and rule as for a call, nothing recorded (a listing
     /// reads no data).
     pub async fn mcp_list_tools(&self, incoming: &McpIncoming) -> Result<Vec<Tool>, NotConnected> {
-        let call = self.mcp_call(incoming, MCP_QUERY_TOOL.to_string());
+        let call = self.mcp_call(incoming);
         let (system, _) = self.mcp_admit(&call, incoming, &Value::Null)?;
         let deadline = call.registry.topology.hub.default_deadline_ms;
         let client = self.mcp_client(&call, system, deadline).await?;
@@ -73,15 +73,16 @@ impl Gateway {
     }
 
     /// The call value of an MCP request: audited under the data-share the
-    /// provider's plane serves.
-    fn mcp_call(&self, incoming: &McpIncoming, fallback: String) -> Call {
+    /// provider's plane serves (the query tool's name when it has none:
+    /// the call is refused, and its record still names what was asked).
+    fn mcp_call(&self, incoming: &McpIncoming) -> Call {
         let registry = self.registry.snapshot();
         let capability = registry
             .topology
             .system(&incoming.provider)
             .and_then(|s| s.data_plane.as_ref())
             .map(|p| p.capability.clone())
-            .unwrap_or(fallback);
+            .unwrap_or_else(|| MCP_QUERY_TOOL.to_string());
         Call::new(
             registry,
             &incoming.caller,
@@ -125,7 +126,7 @@ impl Gateway {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> (McpAnswer, Envelope) {
-        let call = self.mcp_call(incoming, MCP_QUERY_TOOL.to_string());
+        let call = self.mcp_call(incoming);
         let input = arguments.clone().map(Value::Object).unwrap_or(Value::Null);
         let (answer, note) = match self.mcp_admit(&call, incoming, &input) {
             Err(nc) => (McpAnswer::NotConnected(nc), String::new()),
