@@ -458,13 +458,13 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
     // Each answer is read up to the hub's cap (4 MiB) and no further: the
     // first round costs what eight capped reads cost (with the allocator's
     // slack), and later rounds cost nothing more. The allocator keeps and
-    // returns pages as it likes (seen: ±20 MiB between rounds while other
-    // tests run, a plateau over 20 rounds), so the last round is held to
-    // the highest of the first two plus one round's worth (32 MiB): a leak
-    // of the capped reads (32 MiB a round) is past that bound by round
-    // four.
+    // returns pages as it likes (seen: ±40 MiB between rounds while other
+    // tests run, 174 → 213 → 176 MiB, a plateau over 20 rounds), so the
+    // last round is held to the highest of the first three plus one
+    // round's worth (32 MiB): a leak of the capped reads (32 MiB a round)
+    // is past that bound by the sixth.
     let first = rss_after_round[0];
-    let early = rss_after_round[0].max(rss_after_round[1]);
+    let early = rss_after_round[..3].iter().copied().max().unwrap_or(first);
     let last = rss_after_round[rss_after_round.len() - 1];
     assert!(
         first <= rss_before + 8 * 4 * 3 * 1024,
