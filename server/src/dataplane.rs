@@ -1,19 +1,40 @@
 //! The hub as an MCP client of a provider's data plane (seed `000`, step
-//! 4): the session the gateway forwards a consumer's `tools/call` over, and
+//! 4): the sessions the gateway forwards consumers' `tools/call` over, and
 //! the prober's identity check of a plane. Both present the hub's own
 //! token for the provider, never a caller's.
+//!
+//! **One session per plane, shared by every call** ([`Sessions`]). On
+//! MCP's stateless revision (2026-07-28) a session is no server state:
+//! `server/discover` once, then every request is a self-contained POST. So
+//! the gateway discovers a plane once and sends each `tools/call` as one
+//! POST over the pooled HTTP client. What differs between calls — the
+//! consumer (`X-Caller-System`), the envelope, the trace — travels with
+//! the request itself: [`RequestHeaders`] in the request's extensions,
+//! which the session's HTTP client ([`HeaderCarrier`]) turns into that
+//! POST's headers. A session is replaced when the plane's address or the
+//! hub's token for it changes, and dropped when its transport fails (the
+//! next call discovers again). The prober does not share it: its check
+//! is that a fresh session starts.
 //!
 //! Every failure is a reason code: a plane that does not start a session
 //! is `PEER_UNREACHABLE`, one that does not answer in time `TIMEOUT`, an
 //! MCP error `PEER_ERROR`.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::ProtocolVersion;
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
+    GetExtensions, ProtocolVersion, ServerResult,
+};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, ServiceError};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 
 use crate::registry::model::System;
@@ -34,6 +55,233 @@ const BACKSTOP: Duration = Duration::from_secs(60);
 
 /// A client session with a data plane.
 pub type Session = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The headers of one request over a shared session, carried in the
+/// request's extensions to the session's HTTP client.
+#[derive(Debug, Clone, Default)]
+pub struct RequestHeaders(pub HashMap<HeaderName, HeaderValue>);
+
+/// The HTTP client under every data-plane session: the pooled client,
+/// adding to each POST the [`RequestHeaders`] its request carries.
+#[derive(Clone)]
+pub struct HeaderCarrier(reqwest13::Client);
+
+impl HeaderCarrier {
+    fn with_own(
+        message: &ClientJsonRpcMessage,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HashMap<HeaderName, HeaderValue> {
+        if let ClientJsonRpcMessage::Request(r) = message {
+            if let Some(own) = r.request.extensions().get::<RequestHeaders>() {
+                headers.extend(own.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        headers
+    }
+}
+
+impl StreamableHttpClient for HeaderCarrier {
+    type Error = <reqwest13::Client as StreamableHttpClient>::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let headers = Self::with_own(&message, custom_headers);
+        self.0
+            .post_message(uri, message, session_id, auth_header, headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let headers = Self::with_own(&message, custom_headers);
+        self.0
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let headers = Self::with_own(&message, custom_headers);
+        self.0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>>
+    {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>>
+    {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// Where a shared session goes, and as whom: a change of either makes a
+/// new session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    base_url: String,
+    token: String,
+}
+
+/// The gateway's sessions with data planes, one per providing system.
+#[derive(Default)]
+pub struct Sessions {
+    by_system: Mutex<HashMap<String, (Target, Arc<Session>)>>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions").finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// The session with system `id`'s plane at `base_url` as the hub
+    /// (`token`): the one kept, or a new one started within `deadline_ms`.
+    pub async fn get(
+        &self,
+        id: &str,
+        base_url: &str,
+        token: &str,
+        deadline_ms: u64,
+    ) -> Result<Arc<Session>, NotConnected> {
+        let target = Target {
+            base_url: base_url.to_string(),
+            token: token.to_string(),
+        };
+        if let Some((t, session)) = self.lock().get(id) {
+            if *t == target && !session.is_closed() {
+                return Ok(session.clone());
+            }
+        }
+        // Started outside the lock: a plane that is slow to answer must not
+        // hold up calls to the others. Two calls that both find no session
+        // may both start one; the last kept wins, the other ends with its call.
+        let session = Arc::new(connect(id, base_url, token, HashMap::new(), deadline_ms).await?);
+        self.lock()
+            .insert(id.to_string(), (target, session.clone()));
+        Ok(session)
+    }
+
+    /// Drops `session` for system `id` (its transport failed): the next
+    /// call starts a new one.
+    pub fn forget(&self, id: &str, session: &Arc<Session>) {
+        let mut map = self.lock();
+        if map.get(id).is_some_and(|(_, s)| Arc::ptr_eq(s, session)) {
+            map.remove(id);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Target, Arc<Session>)>> {
+        // The map holds no invariant a panic could break halfway.
+        self.by_system
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One `tools/call` over `session` with this call's own `headers`, within
+/// `ms`; a transport failure also drops the session from `sessions`.
+pub async fn call_tool(
+    sessions: &Sessions,
+    id: &str,
+    session: &Arc<Session>,
+    params: CallToolRequestParams,
+    headers: RequestHeaders,
+    ms: u64,
+) -> Result<CallToolResult, NotConnected> {
+    let mut request = CallToolRequest::new(params);
+    request.extensions_mut().insert(headers);
+    let request = ClientRequest::CallToolRequest(request);
+    let answer = within(ms, id, async {
+        match session.send_request(request).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    })
+    .await;
+    if let Err(nc) = &answer {
+        if nc.reason == ReasonCode::PeerUnreachable {
+            sessions.forget(id, session);
+        }
+    }
+    answer
+}
 
 /// The one HTTP client every data-plane session goes over: its pool keeps
 /// connections to each plane open between calls, so a `tools/call` does
@@ -67,7 +315,7 @@ pub async fn connect(
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .auth_header(token.to_string())
         .custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(pooled()?, config);
+    let transport = StreamableHttpClientTransport::with_client(HeaderCarrier(pooled()?), config);
     // The newest revision: stateless, `server/discover` instead of the
     // `initialize` handshake, one POST before the call instead of two.
     let lifecycle = ClientLifecycleMode::Discover {

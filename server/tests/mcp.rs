@@ -165,6 +165,33 @@ async fn an_independent_mcp_client_gets_a_refusal_and_a_granted_answer_through_t
         "{details:?}"
     );
     assert!(details.contains(&"mcp tools/call"), "{details:?}");
+
+    // The calls share one session with the data plane, and each still
+    // reaches it with its own envelope: every request id the hub recorded
+    // for a forwarded call is in the data owner's trail, as its caller.
+    let forwarded: Vec<(String,)> = sqlx::query_as(
+        "SELECT request_id FROM audit_trail WHERE capability = 'orders.query' \
+         AND caller = 'buyercorp' AND detail LIKE 'mcp tools/call%'",
+    )
+    .fetch_all(store.pool())
+    .await
+    .expect("trail");
+    let ids: std::collections::BTreeSet<String> = forwarded.into_iter().map(|r| r.0).collect();
+    assert!(ids.len() >= 3, "one request id per call: {ids:?}");
+    let plane = exchange::db::Store::open_read_only(&stack.peer_db("vendorcorp"))
+        .await
+        .expect("the peer's store");
+    let seen: Vec<(String, String)> =
+        sqlx::query_as("SELECT request_id, caller FROM audit_trail WHERE role = 'responder'")
+            .fetch_all(plane.pool())
+            .await
+            .expect("the peer's trail");
+    for id in &ids {
+        assert!(
+            seen.iter().any(|(r, c)| r == id && c == "buyercorp"),
+            "{id} did not reach the data plane as BuyerCorp's: {seen:?}"
+        );
+    }
 }
 
 #[tokio::test]

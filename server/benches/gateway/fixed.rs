@@ -118,9 +118,10 @@ pub fn sustained(r: &Rated, bound: Duration) -> bool {
 
 /// The highest rate `load` sustains (see [`sustained`]): doubling from
 /// `start` until a rate fails, then halving the gap between the last
-/// rate that held and the first that failed, to within 5 %. After a rate
-/// that failed, `drain` passes before the next run (what it left queued
-/// must not load the next).
+/// rate that held and the first that failed, to within 5 %. A rate fails
+/// only if it fails twice (one stall of a shared machine must not end the
+/// search); after a run that failed, `drain` passes before the next (what
+/// it left queued must not load the next).
 pub fn saturation(
     oha: &Path,
     load: &Load,
@@ -130,12 +131,19 @@ pub fn saturation(
     seconds: u64,
     drain: Duration,
 ) -> u32 {
+    let mut holds = |rate: u32| {
+        (0..2).any(|_| {
+            let ok = sustained(&run(oha, load, &id(), rate, seconds), bound);
+            if !ok {
+                std::thread::sleep(drain);
+            }
+            ok
+        })
+    };
     let mut held = 0u32;
     let mut rate = start.max(50);
-    let failed = loop {
-        let r = run(oha, load, &id(), rate, seconds);
-        if !sustained(&r, bound) {
-            std::thread::sleep(drain);
+    let mut failed = loop {
+        if !holds(rate) {
             break rate;
         }
         held = rate;
@@ -144,14 +152,11 @@ pub fn saturation(
         }
         rate = rate.saturating_mul(2);
     };
-    let mut failed = failed;
     while failed - held > (failed / 20).max(25) {
         let mid = held + (failed - held) / 2;
-        let r = run(oha, load, &id(), mid, seconds);
-        if sustained(&r, bound) {
+        if holds(mid) {
             held = mid;
         } else {
-            std::thread::sleep(drain);
             failed = mid;
         }
     }

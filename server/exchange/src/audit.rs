@@ -12,7 +12,8 @@
 //! hands its record to the trail's one writer task and waits until that
 //! task has committed it: the writer takes every record waiting at that
 //! moment (up to [`MAX_BATCH`]) and inserts them with one multi-row
-//! `INSERT`, one transaction. So a call is answered only once its record
+//! `INSERT` (statements of [`ROWS_PER_STATEMENT`] rows in one transaction
+//! for a larger batch), one commit. So a call is answered only once its record
 //! is in the database — a crash of the process (kill -9 included) loses no
 //! record of an answered call — while concurrent calls share one commit
 //! instead of queueing for SQLite's write lock one by one (and sleeping in
@@ -22,6 +23,14 @@
 //! loss may roll back the last ones before a checkpoint; PostgreSQL keeps
 //! it through both.
 //!
+//! The writer keeps one connection of the pool while records keep coming
+//! (it hands it back after [`WRITER_IDLE`] without any): its page cache
+//! and its prepared statements stay warm, where a connection taken from
+//! the pool for each batch would find its cache invalidated by the last
+//! writer on another connection and read the pages again. A pool of one
+//! connection (an in-memory store) is not held: its other users would
+//! wait for it.
+//!
 //! The table is `crate::db::SCHEMA`'s (migrations `1_audit_trail.sql`):
 //! append-only is enforced by the store (triggers), not by care.
 
@@ -29,12 +38,25 @@ use crate::db::Store;
 use crate::reason::ReasonCode;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::Row;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, Connection, Row};
+use std::sync::LazyLock;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most records one commit of the writer holds (12 bound values each,
 /// far below either engine's limit on a statement's parameters).
 pub const MAX_BATCH: usize = 128;
+
+/// Rows of one `INSERT`: a batch is written as statements of this many
+/// rows and one for the rest, so a connection prepares at most this many
+/// statement shapes and keeps them cached. (Binding a value looks its
+/// parameter up in a list: a statement of n parameters costs n² to bind,
+/// so one statement for a whole batch of [`MAX_BATCH`] costs more than
+/// its parse saves.)
+pub const ROWS_PER_STATEMENT: usize = 16;
+
+/// How long the writer keeps its connection without a record to write.
+pub const WRITER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How many records may wait for the writer before `append` waits to
 /// queue its own (back-pressure instead of unbounded memory).
@@ -262,13 +284,47 @@ impl AuditTrail {
 }
 
 /// The writer task: every record waiting (up to [`MAX_BATCH`]) in one
-/// statement, then each waiter told. A batch the store refuses is retried
-/// record by record, so one bad record cannot fail the others. Ends when
-/// every [`AuditTrail`] holding its queue is gone.
+/// commit, then each waiter told. A batch the store refuses is retried
+/// record by record on a fresh connection, so one bad record (or a broken
+/// connection) cannot fail the others. Ends when every [`AuditTrail`]
+/// holding its queue is gone.
 async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        match insert(&store, batch.iter().map(|p| &p.record)).await {
+    let holds = store.pool().options().get_max_connections() > 1;
+    let mut held: Option<PoolConnection<Any>> = None;
+    loop {
+        let received = if held.is_some() {
+            match tokio::time::timeout(WRITER_IDLE, queue.recv_many(&mut batch, MAX_BATCH)).await {
+                Ok(n) => n,
+                Err(_) => {
+                    held = None;
+                    continue;
+                }
+            }
+        } else {
+            queue.recv_many(&mut batch, MAX_BATCH).await
+        };
+        if received == 0 {
+            return;
+        }
+        let written = match held.take() {
+            Some(conn) => Ok(conn),
+            None => store.pool().acquire().await,
+        };
+        let written = match written {
+            Ok(mut conn) => {
+                let r = write_batch(&mut conn, batch.iter().map(|p| &p.record)).await;
+                match r {
+                    Ok(()) if holds => held = Some(conn),
+                    Ok(()) => {}
+                    // It may be the connection that failed: not reused.
+                    Err(_) => conn.close_on_drop(),
+                }
+                r
+            }
+            Err(e) => Err(e),
+        };
+        match written {
             Ok(()) => {
                 for p in batch.drain(..) {
                     let _ = p.committed.send(Ok(()));
@@ -284,7 +340,24 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     }
 }
 
-/// One multi-row `INSERT` (one implicit transaction) of `records`.
+/// `records` in one commit on `conn`: one `INSERT`, or statements of
+/// [`ROWS_PER_STATEMENT`] rows in one transaction.
+async fn write_batch<'a>(
+    conn: &mut sqlx::AnyConnection,
+    records: impl ExactSizeIterator<Item = &'a AuditRecord>,
+) -> Result<(), sqlx::Error> {
+    let records: Vec<&AuditRecord> = records.collect();
+    if records.len() <= ROWS_PER_STATEMENT {
+        return insert_on(&mut *conn, records).await;
+    }
+    let mut tx = conn.begin().await?;
+    for chunk in records.chunks(ROWS_PER_STATEMENT) {
+        insert_on(&mut *tx, chunk.iter().copied()).await?;
+    }
+    tx.commit().await
+}
+
+/// `records` (at most [`ROWS_PER_STATEMENT`]) in one statement on the pool.
 async fn insert<'a>(
     store: &Store,
     records: impl IntoIterator<Item = &'a AuditRecord>,
@@ -292,8 +365,26 @@ async fn insert<'a>(
     Ok(insert_on(store.pool(), records).await?)
 }
 
-/// The same `INSERT` on `executor`: a transaction of the caller's, when a
-/// record must commit with the change it records (an inbox decision).
+/// The `INSERT` of `rows` records (1 to [`ROWS_PER_STATEMENT`]), built once.
+fn insert_sql(rows: usize) -> &'static str {
+    static SQL: LazyLock<Vec<String>> = LazyLock::new(|| {
+        (1..=ROWS_PER_STATEMENT)
+            .map(|n| {
+                format!(
+                    "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
+                        request_id, trace_id, outcome, reason, duration_ms, detail) VALUES {}",
+                    crate::db::value_rows(n, 12)
+                )
+            })
+            .collect()
+    });
+    &SQL[rows.clamp(1, ROWS_PER_STATEMENT) - 1]
+}
+
+/// One `INSERT` of `records` (1 to [`ROWS_PER_STATEMENT`]) on `executor`:
+/// the writer's connection, the pool, or a transaction of the caller's
+/// when a record must commit with the change it records (an inbox
+/// decision).
 pub(crate) async fn insert_on<'a, 'c, E>(
     executor: E,
     records: impl IntoIterator<Item = &'a AuditRecord>,
@@ -302,12 +393,8 @@ where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
     let records: Vec<&AuditRecord> = records.into_iter().collect();
-    let sql = format!(
-        "INSERT INTO audit_trail (system, role, at, caller, provider, capability, request_id,
-            trace_id, outcome, reason, duration_ms, detail) VALUES {}",
-        crate::db::value_rows(records.len(), 12)
-    );
-    let mut query = sqlx::query(&sql);
+    debug_assert!((1..=ROWS_PER_STATEMENT).contains(&records.len()));
+    let mut query = sqlx::query(insert_sql(records.len()));
     for r in records {
         query = query
             .bind(&r.system)

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::call::{Call, Done};
 use super::observe::{Shown, ShownInput};
 use super::Gateway;
-use crate::dataplane::{connect, within, Session};
+use crate::dataplane::{call_tool, connect, within, RequestHeaders, Session};
 use crate::registry::model::System;
 use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{NotConnected, ReasonCode};
@@ -148,6 +148,7 @@ impl Gateway {
                 method: "tools/call",
                 input: ShownInput::None,
                 capability: None,
+                answer_checked: false,
             },
         )
         .await;
@@ -190,8 +191,16 @@ impl Gateway {
         arguments: Option<JsonObject>,
     ) -> (McpAnswer, String) {
         let started = Instant::now();
-        let client = match self.mcp_client(call, system, deadline_ms).await {
-            Ok(c) => c,
+        let session = match self.mcp_target(call, system) {
+            Ok((url, token)) => {
+                self.planes
+                    .get(&system.id, url, token, deadline_ms)
+                    .await
+            }
+            Err(nc) => Err(nc),
+        };
+        let session = match session {
+            Ok(s) => s,
             Err(nc) => return (McpAnswer::NotConnected(nc), String::new()),
         };
         let left = deadline_ms
@@ -200,8 +209,16 @@ impl Gateway {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        let called = within(left.max(1), &system.id, client.call_tool(params)).await;
-        let _ = client.cancel().await;
+        let headers = RequestHeaders(mcp_headers(call));
+        let called = call_tool(
+            &self.planes,
+            &system.id,
+            &session,
+            params,
+            headers,
+            left.max(1),
+        )
+        .await;
         let result = match called {
             Ok(r) => r,
             Err(nc) => return (McpAnswer::NotConnected(nc), String::new()),
@@ -234,15 +251,26 @@ impl Gateway {
         (McpAnswer::Tool(result), "mcp tools/call".into())
     }
 
-    /// An MCP client session with `system`'s data plane, as `caller`,
-    /// initialised within `deadline_ms`.
+    /// A new MCP client session with `system`'s data plane carrying this
+    /// call's headers, started within `deadline_ms` (a listing: rare
+    /// enough not to share the calls' session).
     async fn mcp_client(
         &self,
         call: &Call,
         system: &System,
         deadline_ms: u64,
     ) -> Result<Session, NotConnected> {
-        let (caller, envelope) = (call.caller.as_str(), &call.envelope);
+        let (url, token) = self.mcp_target(call, system)?;
+        connect(&system.id, url, token, mcp_headers(call), deadline_ms).await
+    }
+
+    /// Where `system`'s data plane is and the hub's token for it, in the
+    /// call's registry generation.
+    fn mcp_target<'a>(
+        &self,
+        call: &'a Call,
+        system: &'a System,
+    ) -> Result<(&'a str, &'a str), NotConnected> {
         let plane = system.data_plane.as_ref().ok_or_else(|| {
             NotConnected::new(
                 ReasonCode::NotPermitted,
@@ -255,27 +283,34 @@ impl Gateway {
                 format!("the hub holds no token for {}", system.id),
             ));
         };
-        let mut headers = HashMap::new();
-        let pairs = envelope
-            .forward_headers(exchange::envelope::A2aVersion::V1_0)
-            .into_iter()
-            .map(|(k, v)| match k {
-                // Traces exported: the data plane's parent is the MCP span.
-                TRACEPARENT_HEADER => (
-                    k.to_string(),
-                    telemetry::next_hop(&envelope.trace).map_or(v, |hop| hop.to_header()),
-                ),
-                _ => (k.to_string(), v),
-            })
-            .chain([(CALLER_HEADER.to_string(), caller.to_string())]);
-        for (k, v) in pairs {
-            if let (Ok(k), Ok(v)) = (
-                http::HeaderName::from_bytes(k.as_bytes()),
-                http::HeaderValue::from_str(&v),
-            ) {
-                headers.insert(k, v);
-            }
-        }
-        connect(&system.id, &plane.base_url, token, headers, deadline_ms).await
+        Ok((&plane.base_url, token))
     }
+}
+
+/// What the data plane is told about a call besides the hub's token: the
+/// consumer (`X-Caller-System`) and the envelope; with traces exported,
+/// the data plane's parent is the MCP span.
+fn mcp_headers(call: &Call) -> HashMap<http::HeaderName, http::HeaderValue> {
+    let (caller, envelope) = (call.caller.as_str(), &call.envelope);
+    let pairs = envelope
+        .forward_headers(exchange::envelope::A2aVersion::V1_0)
+        .into_iter()
+        .map(|(k, v)| match k {
+            TRACEPARENT_HEADER => (
+                k.to_string(),
+                telemetry::next_hop(&envelope.trace).map_or(v, |hop| hop.to_header()),
+            ),
+            _ => (k.to_string(), v),
+        })
+        .chain([(CALLER_HEADER.to_string(), caller.to_string())]);
+    let mut headers = HashMap::new();
+    for (k, v) in pairs {
+        if let (Ok(k), Ok(v)) = (
+            http::HeaderName::from_bytes(k.as_bytes()),
+            http::HeaderValue::from_str(&v),
+        ) {
+            headers.insert(k, v);
+        }
+    }
+    headers
 }

@@ -128,6 +128,8 @@ pub struct Gateway {
     negotiations: Negotiations,
     /// The pooled HTTP client for providers.
     providers: client::Providers,
+    /// One MCP session per provider's data plane, shared by every call.
+    planes: crate::dataplane::Sessions,
     /// This hub process among replicas: whose claims are whose, and
     /// whether their processes still run.
     cluster: Cluster,
@@ -174,6 +176,7 @@ impl Gateway {
             traffic: Arc::new(Traffic::new()),
             negotiations,
             providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER),
+            planes: crate::dataplane::Sessions::default(),
             cluster,
         })
     }

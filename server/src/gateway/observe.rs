@@ -29,6 +29,10 @@ pub(crate) struct Shown<'a> {
     /// The capability the exchange is about when the audit record names
     /// something else (a task operation: the task's capability).
     pub(crate) capability: Option<&'a str>,
+    /// Whether the answer was checked against the capability's response
+    /// contract on this call (a forwarded `SendMessage`: the forward
+    /// checks every answer), so redaction need not check it again.
+    pub(crate) answer_checked: bool,
 }
 
 /// The inspector's view of a call's input, cut when the call arrives so
@@ -44,12 +48,22 @@ pub(crate) enum ShownInput {
 }
 
 impl<'a> Shown<'a> {
-    /// A `SendMessage` whose input the inspector sees as `input`.
+    /// A forwarded `SendMessage` whose input the inspector sees as
+    /// `input` (its answer, if any, passed the response contract).
     pub(crate) fn message(input: ShownInput) -> Self {
         Self {
             method: "SendMessage",
             input,
             capability: None,
+            answer_checked: true,
+        }
+    }
+
+    /// A `SendMessage` the hub answered itself: nothing was checked.
+    pub(crate) fn answered_here() -> Self {
+        Self {
+            answer_checked: false,
+            ..Self::message(ShownInput::None)
         }
     }
 }
@@ -101,17 +115,22 @@ impl Gateway {
             ShownInput::None => None,
         };
         // The capability result: for a task operation, the task's artifact.
+        let artifact;
         let answer = match (result, &task) {
             (CallResult::Connected { .. }, Some(t)) if shown.capability.is_some() => {
-                exchange::wire::parse_answer(&SendMessageResponse::Task(t.clone())).ok()
+                artifact = exchange::wire::parse_answer(&SendMessageResponse::Task(t.clone())).ok();
+                artifact.as_ref()
             }
-            (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result.clone()),
+            (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result),
             _ => None,
         };
         let response = match (answer, contract) {
             (None, _) => None,
-            (Some(answer), Some(c)) => match redaction::redact(c, &answer, provider) {
-                Ok(redacted) => Some(redaction::view::inspector_payload(&redacted)),
+            (Some(answer), Some(c)) if shown.answer_checked => Some(
+                redaction::view::inspector_payload(redaction::redact_valid(c, answer, provider)),
+            ),
+            (Some(answer), Some(c)) => match redaction::redact(c, answer, provider) {
+                Ok(redacted) => Some(redaction::view::inspector_payload(redacted)),
                 Err(_) => {
                     notes.push("answer not shown: it breaks the contract");
                     None

@@ -325,7 +325,7 @@ impl Gateway {
             Err(nc) => Done::fail(nc),
         };
         let (status, result, reply) = self
-            .finish(&call, done, Shown::message(ShownInput::None))
+            .finish(&call, done, Shown::answered_here())
             .await;
         Handled {
             status,

@@ -199,6 +199,7 @@ impl Gateway {
                 method: incoming.op.audit_name(),
                 input: ShownInput::None,
                 capability: about.as_deref(),
+                answer_checked: false,
             },
         )
         .await;

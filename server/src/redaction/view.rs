@@ -81,22 +81,22 @@ pub const INSPECTOR_TEXT_MAX: usize = 500;
 /// with only the whitelisted fields, masked values masked, rounded ones
 /// rounded, and free text as `{"untrusted": {"text", "from"}}` (which the
 /// canvas renders as inert text).
-pub fn inspector_payload(answer: &Redacted<Data>) -> serde_json::Value {
-    fn json(d: &Data) -> serde_json::Value {
+pub fn inspector_payload(answer: Redacted<Data>) -> serde_json::Value {
+    fn json(d: Data) -> serde_json::Value {
         use serde_json::Value;
         match d {
             Data::Null => Value::Null,
-            Data::Bool(b) => Value::Bool(*b),
-            Data::Number(n) => Value::Number(n.clone()),
-            Data::Text(t) => Value::String(t.clone()),
+            Data::Bool(b) => Value::Bool(b),
+            Data::Number(n) => Value::Number(n),
+            Data::Text(t) => Value::String(t),
             Data::Untrusted(u) => serde_json::json!({
-                "untrusted": untrusted_text(u, INSPECTOR_TEXT_MAX)
+                "untrusted": untrusted_text(&u, INSPECTOR_TEXT_MAX)
             }),
-            Data::List(items) => Value::Array(items.iter().map(json).collect()),
-            Data::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), json(v))).collect()),
+            Data::List(items) => Value::Array(items.into_iter().map(json).collect()),
+            Data::Map(m) => Value::Object(m.into_iter().map(|(k, v)| (k, json(v))).collect()),
         }
     }
-    json(answer.get())
+    json(answer.inner)
 }
 
 /// A count as a peer sends it: an integer, or (A2A data parts carry
