@@ -355,14 +355,13 @@ fn hub_edge(ctx: &Context, id: &str, kind: CapabilityKind) -> Result<crate::edge
         .edges
         .get(t, &id)
         .ok_or_else(|| Refused::Edge(format!("there is no edge {id}")))?;
-    if !t.permits(&t.hub.id, &edge.capability, &edge.provider) {
-        return Err(Refused::Edge(format!(
-            "no rule lets the hub use {} of {}: it reads only where it may",
-            edge.capability, edge.provider
-        )));
-    }
-    match t.capability(&edge.capability).map(|c| c.kind) {
-        Some(k) if k == kind => Ok(edge),
+    // The registry's one decision, as for every other door: the hub reads
+    // only where a rule lets it.
+    let route = loaded
+        .route(&t.hub.id, &edge.provider, &edge.capability)
+        .map_err(|nc| Refused::Edge(nc.detail))?;
+    match route.capability.kind {
+        k if k == kind => Ok(edge),
         _ => Err(Refused::Edge(format!(
             "{id} is not a {} edge",
             crate::registry::model::kind_name(kind)
