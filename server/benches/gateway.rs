@@ -537,6 +537,9 @@ fn fixed_rate(groups: &[Vec<&Load>]) {
             }
         }
     }
+    if std::env::var("BENCH_SATURATION").is_ok_and(|v| v.trim() == "0") {
+        return;
+    }
     let sat_seconds = env_count("BENCH_SATURATION_SECONDS", 4) as u64;
     println!();
     println!(

@@ -49,11 +49,14 @@ pub const MAX_BATCH: usize = 128;
 
 /// Rows of one `INSERT`: a batch is written as statements of this many
 /// rows and one for the rest, so a connection prepares at most this many
-/// statement shapes and keeps them cached. (Binding a value looks its
-/// parameter up in a list: a statement of n parameters costs n² to bind,
-/// so one statement for a whole batch of [`MAX_BATCH`] costs more than
-/// its parse saves.)
-pub const ROWS_PER_STATEMENT: usize = 16;
+/// statement shapes and keeps them cached (sqlx keeps 100 per
+/// connection). Large enough that a batch under load is one statement,
+/// one handoff to the connection's thread (a transaction of several costs
+/// one handoff each, plus `BEGIN` and `COMMIT`); small enough to bind
+/// cheaply (binding a value looks its parameter up in a list: a statement
+/// of n parameters costs n² to bind, so one statement for a whole batch of
+/// [`MAX_BATCH`] costs more than its parse saves).
+pub const ROWS_PER_STATEMENT: usize = 64;
 
 /// How long the writer keeps its connection without a record to write.
 pub const WRITER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
