@@ -315,9 +315,9 @@ async fn main() {
     let mcp_loads = mcp::loads(&stack);
     let mut first: Option<Value> = None;
     for l in &mcp_loads {
-        let answer = mcp::check(&client, l, &run_id()).await.unwrap_or_else(|e| {
-            panic!("{}: {e}\nhub log:\n{}", l.name, stack.hub_log())
-        });
+        let answer = mcp::check(&client, l, &run_id())
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}\nhub log:\n{}", l.name, stack.hub_log()));
         match &first {
             None => first = Some(answer),
             Some(a) => assert_eq!(&answer, a, "{} answers other data than direct", l.name),
@@ -395,7 +395,13 @@ async fn main() {
         })
         .collect();
     print_table(&concurrencies, &backends, &figures);
-    mcp_closed_loop(&wrk_bin, stack.dir.path(), &mcp_loads, &concurrencies, seconds);
+    mcp_closed_loop(
+        &wrk_bin,
+        stack.dir.path(),
+        &mcp_loads,
+        &concurrencies,
+        seconds,
+    );
     drop(proxy);
 
     // What tracing and the traffic cost, measured in the same run.
@@ -574,10 +580,16 @@ fn fixed_rate(groups: &[Vec<&Load>]) {
     println!();
     println!("targets (p99 over direct <= +0.30 ms at every rate; saturation >= 0.33x direct):");
     for (name, rate, added) in &first_added {
-        println!("  {name:<22} at {rate:>5}/s adds {added:+.2} ms p99: {}", verdict(*added <= 0.3));
+        println!(
+            "  {name:<22} at {rate:>5}/s adds {added:+.2} ms p99: {}",
+            verdict(*added <= 0.3)
+        );
     }
     for (name, ratio) in &first_ratio {
-        println!("  {name:<22} saturation {ratio:.2}x direct: {}", verdict(*ratio >= 0.33));
+        println!(
+            "  {name:<22} saturation {ratio:.2}x direct: {}",
+            verdict(*ratio >= 0.33)
+        );
     }
 }
 

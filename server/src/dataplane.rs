@@ -160,8 +160,10 @@ impl StreamableHttpClient for HeaderCarrier {
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>>
-    {
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
@@ -175,8 +177,10 @@ impl StreamableHttpClient for HeaderCarrier {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>>
-    {
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
         self.0
             .get_stream_with_max_sse_event_size(
                 uri,

@@ -91,8 +91,8 @@ pub async fn check(client: &reqwest::Client, load: &Load, id: &str) -> Result<Va
         .find_map(|l| l.strip_prefix("data:"))
         .unwrap_or(&text)
         .trim();
-    let json: Value = serde_json::from_str(json_text)
-        .map_err(|_| format!("not JSON: HTTP {status}: {text}"))?;
+    let json: Value =
+        serde_json::from_str(json_text).map_err(|_| format!("not JSON: HTTP {status}: {text}"))?;
     match json.pointer("/result/structuredContent") {
         Some(v) if status.is_success() && json["result"]["isError"] != true => Ok(v.clone()),
         _ => Err(format!("not a tool result: HTTP {status}: {text}")),

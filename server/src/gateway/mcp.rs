@@ -192,11 +192,7 @@ impl Gateway {
     ) -> (McpAnswer, String) {
         let started = Instant::now();
         let session = match self.mcp_target(call, system) {
-            Ok((url, token)) => {
-                self.planes
-                    .get(&system.id, url, token, deadline_ms)
-                    .await
-            }
+            Ok((url, token)) => self.planes.get(&system.id, url, token, deadline_ms).await,
             Err(nc) => Err(nc),
         };
         let session = match session {

@@ -324,9 +324,7 @@ impl Gateway {
             Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
             Err(nc) => Done::fail(nc),
         };
-        let (status, result, reply) = self
-            .finish(&call, done, Shown::answered_here())
-            .await;
+        let (status, result, reply) = self.finish(&call, done, Shown::answered_here()).await;
         Handled {
             status,
             envelope: call.envelope,
