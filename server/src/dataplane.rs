@@ -83,6 +83,9 @@ impl HeaderCarrier {
 impl StreamableHttpClient for HeaderCarrier {
     type Error = <reqwest13::Client as StreamableHttpClient>::Error;
 
+    // Every POST goes through `post_message_with_response_limits`, the one
+    // place that adds the request's own headers (and keeps reqwest's size
+    // limits).
     async fn post_message(
         &self,
         uri: Arc<str>,
@@ -91,10 +94,16 @@ impl StreamableHttpClient for HeaderCarrier {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let headers = Self::with_own(&message, custom_headers);
-        self.0
-            .post_message(uri, message, session_id, auth_header, headers)
-            .await
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -106,17 +115,17 @@ impl StreamableHttpClient for HeaderCarrier {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let headers = Self::with_own(&message, custom_headers);
-        self.0
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                headers,
-                max_sse_event_size,
-            )
-            .await
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
