@@ -427,11 +427,11 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
             .send()
     };
     // Eight endless answers at once, and the healthy peer beside them;
-    // six rounds, so a cost that grows with the number of endless answers
+    // ten rounds, so a cost that grows with the number of endless answers
     // (rather than with how many are open at once) shows.
     let mut rss_after_round = Vec::new();
     let mut endless_answers = Vec::new();
-    for _round in 0..env_number("WS_ENDLESS_ROUNDS", 6).max(3) {
+    for _round in 0..env_number("WS_ENDLESS_ROUNDS", 10).max(6) {
         let endless_calls = futures::future::join_all((0..8).map(|_| call("endless")));
         let healthy_calls = futures::future::join_all((0..8).map(|_| call("helpdesk")));
         let (endless_round, healthy_answers) = tokio::join!(endless_calls, healthy_calls);
@@ -458,20 +458,27 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
     // Each answer is read up to the hub's cap (4 MiB) and no further: the
     // first round costs what eight capped reads cost (with the allocator's
     // slack), and later rounds cost nothing more. The allocator keeps and
-    // returns pages as it likes (seen: ±40 MiB between rounds while other
-    // tests run, 174 → 213 → 176 MiB, a plateau over 20 rounds), so the
-    // last round is held to the highest of the first three plus one
-    // round's worth (32 MiB): a leak of the capped reads (32 MiB a round)
-    // is past that bound by the sixth.
+    // returns pages as it likes: over 20 rounds alone the RSS wandered
+    // between 175 and 232 MiB with no trend, and a single round can sit
+    // 40 MiB above its neighbours. So the test compares the lowest of the
+    // last three rounds with the highest of the first three, with 48 MiB
+    // of room: a leak of the capped reads (32 MiB a round) puts every late
+    // round about 200 MiB above every early one, while the allocator's
+    // wandering (seen: up to 16 MiB of drift over ten rounds) does not.
     let first = rss_after_round[0];
     let early = rss_after_round[..3].iter().copied().max().unwrap_or(first);
+    let late = rss_after_round[rss_after_round.len() - 3..]
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or(first);
     let last = rss_after_round[rss_after_round.len() - 1];
     assert!(
         first <= rss_before + 8 * 4 * 3 * 1024,
         "hub RSS {rss_before} → {first} KiB after eight endless answers"
     );
     assert!(
-        last <= early + 32 * 1024,
+        late <= early + 48 * 1024,
         "hub RSS grew round after round: {rss_before} → {rss_after_round:?} KiB"
     );
     let rss_after = last;
