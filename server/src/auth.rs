@@ -2,10 +2,12 @@
 //!
 //! Pluggable layers, checked in order, each a small type implementing
 //! [`AuthLayer`]: the IP allowlist of the claimed caller, then the caller's
-//! bearer token (from the env var the topology names, compared in constant
-//! time), then an mTLS slot that exists but refuses everything when enabled,
-//! rather than pretending to check certificates. The first layer to refuse
-//! decides the reason code.
+//! bearer token — the static token from the env var the topology names
+//! (compared in constant time), or an access token the caller's own
+//! identity provider signed ([`crate::identity`]), with the scope its rule
+//! asks — then an mTLS slot that exists but refuses everything when
+//! enabled, rather than pretending to check certificates. The first layer
+//! to refuse decides the reason code.
 //!
 //! Tokens are read from the environment once per registry generation
 //! ([`Tokens`](crate::registry::Tokens)), never logged, and never part of an error.
@@ -15,6 +17,7 @@ use std::net::SocketAddr;
 use axum::http::{header::AUTHORIZATION, HeaderMap};
 use subtle::{Choice, ConstantTimeEq};
 
+use crate::identity::{token::Peek, Identity};
 use crate::registry::model::System;
 use crate::registry::Loaded;
 use exchange::reason::{NotConnected, ReasonCode};
@@ -31,6 +34,18 @@ pub struct AuthContext<'a> {
     /// The registry generation the call was admitted under (topology and
     /// tokens).
     pub registry: &'a Loaded,
+    /// The member issuers' keys, for an access token.
+    pub identity: &'a Identity,
+    /// What the call is for, when it is a capability call: the scope a
+    /// rule asks of an access token is checked against it.
+    pub target: Option<Target<'a>>,
+}
+
+/// The provider and capability a call is for.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub provider: &'a str,
+    pub capability: &'a str,
 }
 
 impl<'a> AuthContext<'a> {
@@ -89,8 +104,10 @@ impl AuthLayer for IpAllowlist {
     }
 }
 
-/// Layer 2: `Authorization: Bearer <token>` must equal the value of the
-/// caller's `token_env` environment variable.
+/// Layer 2: `Authorization: Bearer <token>` must be the caller's static
+/// token (the value of its `token_env` environment variable), or an access
+/// token of the caller's own identity provider that names this caller and
+/// carries the scope its rule asks ([`crate::identity::token`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BearerToken;
 
@@ -102,10 +119,11 @@ impl AuthLayer for BearerToken {
     fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
         let system = cx.caller_system()?;
         let reject = |why: &str| Err(NotConnected::new(ReasonCode::AuthRejected, why));
-        let Some(expected) = cx.registry.tokens.of(&system.id) else {
-            // The hub cannot verify a caller it holds no token for.
+        let expected = cx.registry.tokens.of(&system.id);
+        if expected.is_none() && system.oidc.is_none() {
+            // The hub cannot verify a caller it holds no credential for.
             return reject("the hub holds no token for this caller");
-        };
+        }
         let Some(value) = cx.headers.get(AUTHORIZATION) else {
             return reject("missing bearer token");
         };
@@ -115,10 +133,30 @@ impl AuthLayer for BearerToken {
         }) else {
             return reject("malformed Authorization header");
         };
-        if constant_time_eq(given.trim().as_bytes(), expected.as_bytes()) {
-            Ok(())
-        } else {
-            reject("bearer token does not match")
+        let given = given.trim();
+        if let Some(expected) = expected {
+            if constant_time_eq(given.as_bytes(), expected.as_bytes()) {
+                return Ok(());
+            }
+        }
+        if system.oidc.is_none() || Peek::of(given).is_none() {
+            return reject("bearer token does not match");
+        }
+        let member = cx.identity.verify(given, cx.registry, cx.headers)?;
+        if member.system != system.id {
+            return reject("the access token names another system");
+        }
+        let scope = cx.target.and_then(|t| {
+            cx.registry
+                .topology
+                .required_scope(&system.id, t.capability, t.provider)
+        });
+        match scope {
+            Some(scope) if !member.has_scope(scope) => Err(NotConnected::new(
+                ReasonCode::AuthRejected,
+                format!("the access token lacks the scope `{scope}` this capability requires"),
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -190,19 +228,29 @@ impl AuthChain {
 
 /// The system whose token the request's `Authorization: Bearer` header
 /// carries, for a binding where the token alone names the caller (the A2A
-/// surface: `X-Caller-System` is optional there). Every system's token is
-/// compared, each in constant time, so the answer's timing does not tell
-/// which system came close. `None` for no header, a malformed one, or a
-/// token nobody holds.
-pub fn caller_by_token<'a>(headers: &HeaderMap, registry: &'a Loaded) -> Option<&'a System> {
-    let given = exchange::envelope::bearer_token(headers)?
-        .as_bytes()
-        .to_vec();
+/// surface and MCP: `X-Caller-System` is optional there). Every system's
+/// static token is compared, each in constant time, so the answer's timing
+/// does not tell which system came close; a token that is none of them
+/// and has a JWT's shape is checked as a member's access token. `None` for
+/// no header, a malformed one, or a token that names nobody (the auth
+/// chain then says why, in the call's audit record).
+pub fn caller_by_token<'a>(
+    headers: &HeaderMap,
+    registry: &'a Loaded,
+    identity: &Identity,
+) -> Option<&'a System> {
+    let presented = exchange::envelope::bearer_token(headers)?;
+    let given = presented.as_bytes();
     let mut found = None;
     for (id, expected) in registry.tokens.iter() {
-        if constant_time_eq(&given, expected.as_bytes()) && found.is_none() {
+        if constant_time_eq(given, expected.as_bytes()) && found.is_none() {
             found = Some(id);
         }
+    }
+    let member;
+    if found.is_none() && Peek::of(presented).is_some() {
+        member = identity.verify(presented, registry, headers).ok()?;
+        found = Some(member.system.as_str());
     }
     found.and_then(|id| registry.topology.system(id))
 }
@@ -256,6 +304,8 @@ mod tests {
             peer_addr: Some(addr),
             headers: &h,
             registry: t,
+            identity: &Identity::default(),
+            target: None,
         })
     }
 

@@ -181,6 +181,11 @@ impl Hub {
             Negotiations::new(store.clone()),
             cluster.clone(),
         )?);
+        // The public URL is the hub's resource identifier: the audience a
+        // member's access token names (else the address a caller used).
+        if let Ok(url) = std::env::var(crate::ui_auth::session::PUBLIC_URL_ENV) {
+            gateway.identity().set_resource_base(url.trim());
+        }
         Ok(Self {
             registry,
             board,
@@ -311,9 +316,20 @@ impl Hub {
         let headers = HeaderPolicy {
             tls: self.ui.settings.secure,
         };
+        let identity = crate::identity::DoorState {
+            registry: self.registry.clone(),
+            identity: self.gateway.identity().clone(),
+        };
         let machine = gateway
             .merge(metrics)
-            .merge(crate::surface::router(self.gateway.clone()));
+            .merge(crate::surface::router(
+                self.gateway.clone(),
+                identity.clone(),
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                identity,
+                crate::identity::door,
+            ));
         crate::machine::split(machine, self.ui.protect(browser)).layer(
             axum::middleware::from_fn_with_state(
                 headers,

@@ -15,6 +15,7 @@
 //! | [`registry`] | who exists and who may talk to whom (the topology file, reloadable) |
 //! | [`contract`] | what a capability's input and answer must be, and what of it a browser may see |
 //! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
+//! | [`identity`] | a member's access token from its own identity provider: issuers' keys, token checks, RFC 9728 metadata |
 //! | [`dataplane`] | the hub as an MCP client of a provider's data plane (the gateway's forwards, the prober's identity check) |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON |
@@ -57,6 +58,7 @@ pub mod gateway;
 pub mod health;
 pub mod hub;
 pub mod idempotency;
+pub mod identity;
 pub mod listen;
 pub mod machine;
 pub mod negotiations;

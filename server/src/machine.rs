@@ -21,7 +21,7 @@
 use std::convert::Infallible;
 
 use axum::extract::Request;
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::json;
@@ -29,6 +29,22 @@ use tower::ServiceExt;
 
 /// The path prefixes that are machine paths (each also as a whole path).
 pub const PREFIXES: [&str; 5] = ["/a2a", "/mcp", "/gateway", "/.well-known", "/metrics"];
+
+/// The base URL the caller reached the hub at (`http://{Host}`), for the
+/// URLs a card advertises and the resource identifiers of the hub's doors
+/// (unless `WS_PUBLIC_URL` names the hub's public address). A forged `Host` misleads only its sender.
+pub fn hub_base(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("127.0.0.1");
+    format!("http://{host}")
+}
 
 /// Whether `path` is a machine path.
 pub fn is_machine(path: &str) -> bool {

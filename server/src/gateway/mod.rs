@@ -73,6 +73,7 @@ use crate::auth::AuthChain;
 use crate::cluster::Cluster;
 use crate::health::StatusBoard;
 use crate::idempotency::IdempotencyStore;
+use crate::identity::Identity;
 use crate::negotiations::Negotiations;
 use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
@@ -133,6 +134,8 @@ pub struct Gateway {
     /// This hub process among replicas: whose claims are whose, and
     /// whether their processes still run.
     cluster: Cluster,
+    /// The hub as a resource server of its members' identity providers.
+    identity: Arc<Identity>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -178,7 +181,13 @@ impl Gateway {
             providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER),
             planes: crate::dataplane::Sessions::default(),
             cluster,
+            identity: Arc::default(),
         })
+    }
+
+    /// The member issuers' keys and the hub's public base URL.
+    pub fn identity(&self) -> &Arc<Identity> {
+        &self.identity
     }
 
     /// What crossed each edge.

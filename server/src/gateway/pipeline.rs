@@ -41,7 +41,7 @@ use super::call::{Answered, Call, Conversation, Done, Handled, Incoming, Input};
 use super::forward::Leg;
 use super::observe::{Shown, ShownInput};
 use super::Gateway;
-use crate::auth::AuthContext;
+use crate::auth::{AuthContext, Target};
 use crate::idempotency::IdempotencyKey;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
@@ -289,6 +289,11 @@ impl Gateway {
                     peer_addr: *peer_addr,
                     headers,
                     registry: &call.registry,
+                    identity: &self.identity,
+                    target: Some(Target {
+                        provider: &call.provider,
+                        capability: &call.capability,
+                    }),
                 })
                 .map_err(Done::fail)?;
         }

@@ -16,6 +16,7 @@ fn system(id: &str, port: u16) -> System {
         node_type: Default::default(),
         base_url: format!("http://127.0.0.1:{port}"),
         token_env: "UNUSED".into(),
+        oidc: None,
         ip_allowlist: vec![],
         provides: vec![],
         consumes: vec![],

@@ -120,6 +120,11 @@ pub struct System {
     /// Name of the env var holding this system's bearer token. The token
     /// authenticates the system to the hub and the hub to the system.
     pub token_env: String,
+    /// The system's own identity provider: an access token its issuer
+    /// signed for the hub names this system as a caller, beside (or
+    /// instead of) the static token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcMember>,
     /// Source networks this system may call the hub from.
     pub ip_allowlist: Vec<IpNet>,
     #[serde(default)]
@@ -134,6 +139,24 @@ pub struct System {
     /// fronts at `/mcp/{system}` (seed `000`, step 4).
     #[serde(default)]
     pub data_plane: Option<DataPlane>,
+}
+
+/// A member's identity provider, as the topology names it. The hub reads
+/// the issuer's discovery document for its keys; it never holds a secret
+/// of the member.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcMember {
+    /// The issuer (`iss`), exactly as its tokens say it; its discovery
+    /// document is at `{issuer}/.well-known/openid-configuration`.
+    pub issuer: String,
+    /// Audiences (`aud`) the hub accepts from this issuer besides its own
+    /// resource URLs (see `crate::identity`).
+    #[serde(default)]
+    pub audience: Vec<String>,
+    /// The OAuth clients of this system at its issuer (`client_id`, or
+    /// `azp` when a token has no `client_id`).
+    pub client_ids: Vec<String>,
 }
 
 /// Where a system's MCP data plane listens and which data-share it serves:
@@ -241,7 +264,6 @@ struct Index(OnceLock<Lookup>);
 /// Keys are the registry's own ids (inserted from the file, never from a
 /// caller), so a fast hash without flood resistance is enough.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 struct Lookup {
     /// System id → position in `systems` (the first, if repeated; the
@@ -249,8 +271,9 @@ struct Lookup {
     systems: HashMap<String, usize>,
     /// Capability id → position in `capabilities`.
     capabilities: HashMap<String, usize>,
-    /// Provider → capability → the consumers a rule names.
-    consumers: HashMap<String, HashMap<String, HashSet<String>>>,
+    /// Provider → capability → the consumers a rule names, each with the
+    /// scope its rule requires of an OIDC token (if any).
+    consumers: HashMap<String, HashMap<String, HashMap<String, Option<String>>>>,
 }
 
 impl Lookup {
@@ -263,14 +286,19 @@ impl Lookup {
         for (at, c) in t.capabilities.iter().enumerate() {
             capabilities.entry(c.id.clone()).or_insert(at);
         }
-        let mut consumers: HashMap<String, HashMap<String, HashSet<String>>> = HashMap::default();
+        let mut consumers: HashMap<String, HashMap<String, HashMap<String, Option<String>>>> =
+            HashMap::default();
         for r in &t.rules {
-            consumers
+            let by_consumer = consumers
                 .entry(r.provider.clone())
                 .or_default()
                 .entry(r.capability.clone())
-                .or_default()
-                .extend(r.consumers.iter().cloned());
+                .or_default();
+            for c in &r.consumers {
+                by_consumer
+                    .entry(c.clone())
+                    .or_insert_with(|| r.scope.clone());
+            }
         }
         Self {
             systems,
@@ -311,6 +339,10 @@ pub struct ConnectionRule {
     pub capability: String,
     pub provider: String,
     pub consumers: Vec<String>,
+    /// The OAuth scope a consumer's OIDC access token must carry to use
+    /// this capability (a static token carries no scopes and is not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// An established connection `consumer → provider` for one capability, as
@@ -368,7 +400,18 @@ impl Topology {
             .consumers
             .get(provider)
             .and_then(|by_capability| by_capability.get(capability))
-            .is_some_and(|consumers| consumers.contains(consumer))
+            .is_some_and(|consumers| consumers.contains_key(consumer))
+    }
+
+    /// The scope an OIDC access token must carry for `consumer` to use
+    /// `capability` of `provider`, when the rule that permits it names one.
+    pub fn required_scope(&self, consumer: &str, capability: &str, provider: &str) -> Option<&str> {
+        self.index()
+            .consumers
+            .get(provider)?
+            .get(capability)?
+            .get(consumer)?
+            .as_deref()
     }
 
     fn index(&self) -> &Lookup {

@@ -44,6 +44,7 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
     let system_ids: HashSet<&str> = t.systems.iter().map(|s| s.id.as_str()).collect();
 
     let mut seen = HashSet::new();
+    let mut clients = std::collections::HashMap::new();
     for (i, s) in t.systems.iter().enumerate() {
         let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
             let mut p = vec![key("systems"), Seg::Index(i)];
@@ -101,6 +102,38 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 &at(&[key("token_env")]),
                 "must be an environment variable name (letters, digits, _)".into(),
             );
+        }
+        if let Some(oidc) = &s.oidc {
+            if let Err(why) = check_issuer(&oidc.issuer) {
+                push(&at(&[key("oidc"), key("issuer")]), why);
+            }
+            if oidc.client_ids.is_empty() {
+                push(
+                    &at(&[key("oidc"), key("client_ids")]),
+                    "must name at least one OAuth client of this system".into(),
+                );
+            }
+            for (k, client) in oidc.client_ids.iter().enumerate() {
+                let place = at(&[key("oidc"), key("client_ids"), Seg::Index(k)]);
+                if client.trim().is_empty() {
+                    push(&place, "must not be empty".into());
+                } else if let Some(other) =
+                    clients.insert((oidc.issuer.as_str(), client.as_str()), s.id.as_str())
+                {
+                    push(
+                        &place,
+                        format!("client `{client}` of this issuer already names system `{other}`"),
+                    );
+                }
+            }
+            for (k, aud) in oidc.audience.iter().enumerate() {
+                if aud.trim().is_empty() {
+                    push(
+                        &at(&[key("oidc"), key("audience"), Seg::Index(k)]),
+                        "must not be empty".into(),
+                    );
+                }
+            }
         }
         for (list, entries) in [("provides", &s.provides), ("consumes", &s.consumes)] {
             for (k, cap) in entries.iter().enumerate() {
@@ -208,6 +241,14 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
             p.extend_from_slice(rest);
             p
         };
+        if let Some(scope) = &r.scope {
+            if scope.is_empty() || scope.contains(char::is_whitespace) {
+                push(
+                    &at(&[key("scope")]),
+                    "must be one OAuth scope (no spaces)".into(),
+                );
+            }
+        }
         if !capability_ids.contains(r.capability.as_str()) {
             push(
                 &at(&[key("capability")]),
@@ -295,6 +336,24 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         }
     }
     issues
+}
+
+/// An OIDC issuer: an absolute http(s) URL without query, fragment or
+/// credentials (its discovery document hangs below it).
+fn check_issuer(raw: &str) -> Result<(), String> {
+    let rule = "must be an http:// or https:// URL without query, fragment or credentials";
+    let url = reqwest::Url::parse(raw).map_err(|e| format!("{rule}: {e}"))?;
+    let ok = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.query().is_none()
+        && url.fragment().is_none();
+    if ok {
+        Ok(())
+    } else {
+        Err(rule.to_string())
+    }
 }
 
 /// `http://host:port`, optionally with a trailing `/`, nothing more. The

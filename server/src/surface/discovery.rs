@@ -35,6 +35,7 @@ use super::errors::SurfaceError;
 use super::ops::Request as SurfaceRequest;
 use crate::auth::AuthContext;
 use crate::gateway::Gateway;
+use crate::machine::hub_base;
 use exchange::envelope::{A2aVersion, Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 use exchange::text::clip;
@@ -53,21 +54,6 @@ enum Audience {
     Public,
     /// The caller whose credential asked.
     Caller,
-}
-
-/// The base URL the caller reached the hub at (`http://{Host}`), for the
-/// URLs a card advertises. A forged `Host` misleads only its sender.
-pub fn hub_base(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            !h.is_empty()
-                && h.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
-        .unwrap_or("127.0.0.1");
-    format!("http://{host}")
 }
 
 /// `GET /.well-known/agent-card.json`.
@@ -149,12 +135,14 @@ pub fn extended_card(
     asked: &SurfaceRequest,
 ) -> Result<a2a::AgentCard, SurfaceError> {
     let loaded = gateway.registry().snapshot();
-    let caller = asked.caller(&loaded);
+    let caller = asked.caller(&loaded, gateway.identity());
     let cx = AuthContext {
         caller: &caller,
         peer_addr: asked.peer_addr,
         headers: &asked.headers,
         registry: &loaded,
+        identity: gateway.identity(),
+        target: None,
     };
     gateway.authenticate(&cx).map_err(|nc| {
         let status = StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::FORBIDDEN);

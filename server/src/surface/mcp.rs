@@ -76,7 +76,8 @@ pub async fn require_caller(
 ) -> Response {
     let envelope = Envelope::from_headers(request.headers());
     let loaded = gateway.registry().snapshot();
-    let Some(system) = crate::auth::caller_by_token(request.headers(), &loaded) else {
+    let Some(system) = crate::auth::caller_by_token(request.headers(), &loaded, gateway.identity())
+    else {
         let nc = NotConnected::new(
             exchange::reason::ReasonCode::AuthRejected,
             "a bearer token of a member system is required",

@@ -10,6 +10,7 @@
 //! | `POST /a2a/{provider}` | JSON-RPC, v1.0 (`A2A-Version: 1.0`) or v0.3 (no header, or `0.3`) |
 //! | `/a2a/{provider}/rest/...` | HTTP+JSON, v1.0 |
 //! | `POST /mcp/{provider}` | MCP Streamable HTTP in front of the provider's data plane ([`mcp`]) |
+//! | `GET /.well-known/oauth-protected-resource/{a2a,mcp}/{provider}` | RFC 9728 metadata: where a member gets an access token ([`crate::identity::metadata`]) |
 //!
 //! Where agentgateway proxies A2A bytes, this surface *reads* them: every
 //! message becomes one call of the exchange pipeline ([`crate::gateway`]),
@@ -51,7 +52,7 @@ pub mod rest;
 pub const CATALOG_PATH: &str = "/.well-known/ai-catalog.json";
 
 /// The surface's routes.
-pub fn router(gateway: Arc<Gateway>) -> Router {
+pub fn router(gateway: Arc<Gateway>, door_state: crate::identity::DoorState) -> Router {
     Router::new()
         .route(exchange::health::CARD_PATH, get(discovery::hub_card))
         .route(CATALOG_PATH, get(discovery::catalog))
@@ -60,6 +61,13 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
             get(discovery::provider_card),
         )
         .route("/a2a/{provider}", post(jsonrpc::handler))
+        .route(
+            &format!(
+                "{}/{{door}}/{{provider}}",
+                crate::identity::metadata::PREFIX
+            ),
+            get(crate::identity::metadata::protected_resource).with_state(door_state.clone()),
+        )
         .nest("/a2a/{provider}/rest", rest::routes())
         .route_service(mcp::ROUTE, mcp::service(gateway.clone()))
         // Handlers read at most MAX_REQUEST_BODY themselves and answer in

@@ -38,6 +38,7 @@ use crate::auth::caller_by_token;
 use crate::gateway::{
     Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
 };
+use crate::identity::Identity;
 use crate::registry::model::{CapabilityKind, Topology};
 use crate::registry::Loaded;
 use a2a::{
@@ -83,14 +84,14 @@ impl Request {
     /// token of one system with another's name is `AUTH_REJECTED` (and a
     /// call without a known token is refused by the chain too, with its
     /// audit record).
-    pub fn caller(&self, registry: &Loaded) -> String {
+    pub fn caller(&self, registry: &Loaded, identity: &Identity) -> String {
         let claim = self
             .headers
             .get(CALLER_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|c| !c.is_empty());
-        match (claim, caller_by_token(&self.headers, registry)) {
+        match (claim, caller_by_token(&self.headers, registry, identity)) {
             (Some(claim), _) => claim.to_string(),
             (None, Some(system)) => system.id.clone(),
             (None, None) => String::new(),
@@ -128,7 +129,7 @@ pub async fn send_message(
         }
     }
     let loaded = gateway.registry().snapshot();
-    let caller = request.caller(&loaded);
+    let caller = request.caller(&loaded, gateway.identity());
     let selected = select(&message, &request.provider, &loaded.topology);
     let mut headers = request.headers.clone();
     // The message id is the request id (a consult's idempotency key)
@@ -273,7 +274,7 @@ pub async fn task(
     let loaded = gateway.registry().snapshot();
     let handled = gateway
         .task(TaskIncoming {
-            caller: request.caller(&loaded),
+            caller: request.caller(&loaded, gateway.identity()),
             peer_addr: request.peer_addr,
             headers: request.headers.clone(),
             provider: request.provider.clone(),

@@ -1,0 +1,292 @@
+//! Each member issuer's signing keys: its discovery document names its
+//! JWKS, the JWKS holds the keys, and the hub keeps them in memory.
+//!
+//! When the keys are read:
+//! * the first time a token from the issuer arrives;
+//! * when a token names a key id (`kid`) the cached set lacks, which is
+//!   what an issuer's key rotation looks like from here — at most once
+//!   every [`MIN_REFETCH`] per issuer, so a stream of tokens with made-up
+//!   key ids costs the issuer one request every few seconds, not one per
+//!   call;
+//! * when the cached set is older than [`MAX_AGE`], so a key the issuer
+//!   withdrew stops verifying within that time.
+//!
+//! A failed fetch keeps the keys the hub had (and is retried after
+//! [`MIN_REFETCH`]); it is logged, never shown to a caller beyond "the
+//! issuer's keys do not include this token's key".
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde::Deserialize;
+
+/// The shortest time between two fetches of one issuer's keys.
+pub const MIN_REFETCH: Duration = Duration::from_secs(5);
+/// The longest time a fetched key set is used without reading it again.
+pub const MAX_AGE: Duration = Duration::from_secs(300);
+/// How long one fetch (discovery document or JWKS) may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest discovery document or JWKS the hub reads.
+const MAX_DOCUMENT: usize = 256 * 1024;
+
+/// One verification key of an issuer.
+#[derive(Clone)]
+pub struct Key {
+    /// Its `kid`, if the JWKS gives one.
+    pub kid: Option<String>,
+    /// The key itself.
+    pub decoding: DecodingKey,
+    /// The algorithms this key may verify: its type's, never `none`
+    /// (RSA: RS256/384/512 and PS256/384/512; P-256: ES256; P-384: ES384;
+    /// Ed25519: EdDSA). A JWK that names one `alg` allows that one only.
+    pub algorithms: Vec<Algorithm>,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key")
+            .field("kid", &self.kid)
+            .field("algorithms", &self.algorithms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the hub holds of one issuer.
+#[derive(Debug, Clone)]
+pub struct KeySet {
+    /// Its verification keys.
+    pub keys: Vec<Key>,
+    /// Its token endpoint (from the discovery document), for the cards'
+    /// client-credentials scheme.
+    pub token_endpoint: Option<String>,
+    /// When the set was last read (or last tried).
+    fetched_at: Instant,
+}
+
+impl KeySet {
+    /// The key a token's header names: by `kid`, or the only key when the
+    /// token names none.
+    pub fn key(&self, kid: Option<&str>) -> Option<&Key> {
+        match kid {
+            Some(kid) => self.keys.iter().find(|k| k.kid.as_deref() == Some(kid)),
+            None if self.keys.len() == 1 => self.keys.first(),
+            None => None,
+        }
+    }
+}
+
+/// The cache of every member issuer's keys.
+pub struct IssuerKeys {
+    http: reqwest::Client,
+    sets: RwLock<HashMap<String, Arc<KeySet>>>,
+    /// One fetch at a time: a burst of calls with a new `kid` waits for
+    /// the one fetch instead of sending its own.
+    fetching: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for IssuerKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuerKeys").finish_non_exhaustive()
+    }
+}
+
+impl Default for IssuerKeys {
+    fn default() -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        Self {
+            http,
+            sets: RwLock::default(),
+            fetching: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+/// Why an issuer's keys could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The request failed or answered an error status.
+    #[error("fetching {what}: {source}")]
+    Http {
+        what: &'static str,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The document is too large or not the JSON it should be.
+    #[error("reading {what}: {why}")]
+    Document { what: &'static str, why: String },
+}
+
+/// The fields of a discovery document the hub reads.
+#[derive(Debug, Deserialize)]
+struct Discovery {
+    issuer: String,
+    jwks_uri: String,
+    #[serde(default)]
+    token_endpoint: Option<String>,
+}
+
+impl IssuerKeys {
+    /// The cached keys of `issuer`, if any were read.
+    pub fn of(&self, issuer: &str) -> Option<Arc<KeySet>> {
+        self.sets.read().ok()?.get(issuer).cloned()
+    }
+
+    /// Makes sure the cache can verify a token of `issuer` signed with
+    /// `kid`, fetching the issuer's keys when the rules of this module say
+    /// so. A failure keeps what the cache had.
+    pub async fn ensure(&self, issuer: &str, kid: Option<&str>) {
+        if !self.needs_fetch(issuer, kid) {
+            return;
+        }
+        let _one = self.fetching.lock().await;
+        if !self.needs_fetch(issuer, kid) {
+            return;
+        }
+        let fetched = self.fetch(issuer).await;
+        let mut sets = match self.sets.write() {
+            Ok(sets) => sets,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match fetched {
+            Ok(set) => {
+                tracing::info!(issuer, keys = set.keys.len(), "read the issuer's keys");
+                sets.insert(issuer.to_string(), Arc::new(set));
+            }
+            Err(e) => {
+                tracing::warn!(issuer, error = %e, "could not read the issuer's keys");
+                let kept = sets.get(issuer).map(|s| KeySet {
+                    keys: s.keys.clone(),
+                    token_endpoint: s.token_endpoint.clone(),
+                    fetched_at: Instant::now(),
+                });
+                sets.insert(
+                    issuer.to_string(),
+                    Arc::new(kept.unwrap_or(KeySet {
+                        keys: Vec::new(),
+                        token_endpoint: None,
+                        fetched_at: Instant::now(),
+                    })),
+                );
+            }
+        }
+    }
+
+    fn needs_fetch(&self, issuer: &str, kid: Option<&str>) -> bool {
+        let Some(set) = self.of(issuer) else {
+            return true;
+        };
+        let age = set.fetched_at.elapsed();
+        age > MAX_AGE || (set.key(kid).is_none() && age > MIN_REFETCH)
+    }
+
+    async fn fetch(&self, issuer: &str) -> Result<KeySet, FetchError> {
+        let discovery_url = format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        );
+        let discovery: Discovery = self.get_json("discovery document", &discovery_url).await?;
+        if discovery.issuer != issuer {
+            return Err(FetchError::Document {
+                what: "discovery document",
+                why: "its `issuer` is not the issuer the topology names".into(),
+            });
+        }
+        let set: JwkSet = self.get_json("JWKS", &discovery.jwks_uri).await?;
+        let keys = set.keys.iter().filter_map(key_of).collect();
+        Ok(KeySet {
+            keys,
+            token_endpoint: discovery.token_endpoint,
+            fetched_at: Instant::now(),
+        })
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &'static str,
+        url: &str,
+    ) -> Result<T, FetchError> {
+        let http = |source| FetchError::Http { what, source };
+        let response = self
+            .http
+            .get(url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(http)?;
+        let body = response.bytes().await.map_err(http)?;
+        if body.len() > MAX_DOCUMENT {
+            return Err(FetchError::Document {
+                what,
+                why: format!("larger than {MAX_DOCUMENT} bytes"),
+            });
+        }
+        serde_json::from_slice(&body).map_err(|e| FetchError::Document {
+            what,
+            why: e.to_string(),
+        })
+    }
+}
+
+/// A verification key of a JWK, or `None` for a key the hub does not use
+/// (an encryption key, a symmetric key, an unknown curve).
+fn key_of(jwk: &Jwk) -> Option<Key> {
+    use jsonwebtoken::jwk::PublicKeyUse;
+    if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
+        return None;
+    }
+    let by_type = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => vec![
+            Algorithm::RS256,
+            Algorithm::RS384,
+            Algorithm::RS512,
+            Algorithm::PS256,
+            Algorithm::PS384,
+            Algorithm::PS512,
+        ],
+        AlgorithmParameters::EllipticCurve(ec) => match ec.curve {
+            EllipticCurve::P256 => vec![Algorithm::ES256],
+            EllipticCurve::P384 => vec![Algorithm::ES384],
+            _ => return None,
+        },
+        AlgorithmParameters::OctetKeyPair(okp) if okp.curve == EllipticCurve::Ed25519 => {
+            vec![Algorithm::EdDSA]
+        }
+        // A shared secret cannot prove who signed.
+        AlgorithmParameters::OctetKey(_) | AlgorithmParameters::OctetKeyPair(_) => return None,
+    };
+    let algorithms = match jwk.common.key_algorithm.and_then(named_algorithm) {
+        Some(alg) if by_type.contains(&alg) => vec![alg],
+        Some(_) => return None,
+        None => by_type,
+    };
+    let decoding = DecodingKey::from_jwk(jwk).ok()?;
+    Some(Key {
+        kid: jwk.common.key_id.clone(),
+        decoding,
+        algorithms,
+    })
+}
+
+/// The signature algorithm a JWK's `alg` names, if it is one.
+fn named_algorithm(alg: jsonwebtoken::jwk::KeyAlgorithm) -> Option<Algorithm> {
+    use jsonwebtoken::jwk::KeyAlgorithm as K;
+    Some(match alg {
+        K::RS256 => Algorithm::RS256,
+        K::RS384 => Algorithm::RS384,
+        K::RS512 => Algorithm::RS512,
+        K::PS256 => Algorithm::PS256,
+        K::PS384 => Algorithm::PS384,
+        K::PS512 => Algorithm::PS512,
+        K::ES256 => Algorithm::ES256,
+        K::ES384 => Algorithm::ES384,
+        K::EdDSA => Algorithm::EdDSA,
+        _ => return None,
+    })
+}

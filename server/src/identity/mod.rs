@@ -1,0 +1,142 @@
+//! Member identity from each company's own identity provider (DESIGN.md
+//! §2, "auth chain": the token layer).
+//!
+//! A member system may name its OpenID issuer in the topology (`oidc:
+//! issuer, audience, client_ids`). A client of that system then calls the
+//! hub with an access token its issuer signed (a JWT, typically from the
+//! client-credentials grant) instead of, or beside, the static token the
+//! hub's operator gave it. The hub is an OAuth 2.1 *resource server*: it
+//! validates the token, maps it to the system, and never passes it on
+//! (the hub calls providers with its own credentials only).
+//!
+//! # Rooms
+//!
+//! - [`keys`]: each issuer's signing keys, read from its discovery document
+//!   and JWKS, cached, fetched again when a token names a key the cache
+//!   lacks (so a key rotation at the issuer needs no restart here);
+//! - [`token`]: one access token checked against the registry: signature,
+//!   `alg` allow-list, `iss`, `aud`, `exp`/`nbf` with a small skew, the
+//!   client it was issued to, and the scopes it carries;
+//! - [`metadata`]: what the hub publishes for clients to find the issuer:
+//!   RFC 9728 protected-resource metadata, and the `WWW-Authenticate`
+//!   challenge of a 401 that points at it.
+//!
+//! The auth chain stays synchronous: a middleware in front of the machine
+//! routes ([`door`]) makes sure the keys a token needs are in the cache
+//! before any door looks at the token, and gives every 401 of a provider's
+//! door the challenge that points at its metadata.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::extract::{Request, State};
+use axum::http::header::{HOST, WWW_AUTHENTICATE};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::registry::{Loaded, Registry};
+
+pub mod keys;
+pub mod metadata;
+pub mod token;
+
+pub use keys::IssuerKeys;
+pub use token::Member;
+
+/// The hub as a resource server: its issuers' keys and the URL it is known
+/// by (its resource identifier, the audience a token is issued for).
+#[derive(Debug, Default)]
+pub struct Identity {
+    keys: IssuerKeys,
+    resource_base: OnceLock<String>,
+}
+
+impl Identity {
+    /// The issuers' key cache.
+    pub fn keys(&self) -> &IssuerKeys {
+        &self.keys
+    }
+
+    /// Sets the hub's public base URL (`WS_PUBLIC_URL`, else the address it
+    /// listens on), once; later calls are ignored.
+    pub fn set_resource_base(&self, base: &str) {
+        let _ = self
+            .resource_base
+            .set(base.trim_end_matches('/').to_string());
+    }
+
+    /// The hub's public base URL, when known.
+    pub fn resource_base(&self) -> Option<&str> {
+        self.resource_base.get().map(String::as_str)
+    }
+
+    /// The hub's base URL for a request: its public URL when configured,
+    /// else the address the caller reached it at
+    /// ([`hub_base`](crate::machine::hub_base)).
+    pub fn base(&self, headers: &axum::http::HeaderMap) -> String {
+        self.resource_base()
+            .map(str::to_string)
+            .unwrap_or_else(|| crate::machine::hub_base(headers))
+    }
+
+    /// Checks a presented access token against the registry generation
+    /// `registry`, for a request that reached the hub as `headers` say
+    /// (see [`token::verify`]).
+    pub fn verify(
+        &self,
+        token: &str,
+        registry: &Loaded,
+        headers: &axum::http::HeaderMap,
+    ) -> Result<Member, exchange::reason::NotConnected> {
+        token::verify(token, registry, &self.keys, &self.base(headers))
+    }
+}
+
+/// What the [`door`] middleware reads: the registry (which issuers are
+/// members') and the hub's identity.
+#[derive(Debug, Clone)]
+pub struct DoorState {
+    pub registry: Arc<Registry>,
+    pub identity: Arc<Identity>,
+}
+
+/// Around every machine route. Before: if the request carries a bearer JWT
+/// from a member's issuer whose key the cache does not hold, fetch that
+/// issuer's keys (at most once every few seconds per issuer, see
+/// [`keys`]). After: a 401 of a provider's door gets the RFC 9728
+/// challenge ([`metadata::challenge`]). Never refuses anything itself: the
+/// door's auth chain decides.
+pub async fn door(State(state): State<DoorState>, request: Request, next: Next) -> Response {
+    let presented = exchange::envelope::bearer_token(request.headers()).is_some();
+    if let Some(peek) =
+        exchange::envelope::bearer_token(request.headers()).and_then(token::Peek::of)
+    {
+        let trusted = state
+            .registry
+            .snapshot()
+            .topology
+            .systems
+            .iter()
+            .any(|s| s.oidc.as_ref().is_some_and(|o| o.issuer == peek.issuer));
+        if trusted {
+            state
+                .identity
+                .keys()
+                .ensure(&peek.issuer, peek.kid.as_deref())
+                .await;
+        }
+    }
+    let uri = request.uri().clone();
+    let host = request.headers().get(HOST).cloned();
+    let mut response = next.run(request).await;
+    if response.status() == StatusCode::UNAUTHORIZED {
+        let mut headers = axum::http::HeaderMap::new();
+        if let Some(host) = host {
+            headers.insert(HOST, host);
+        }
+        if let Some(value) = metadata::challenge(&state.identity, &headers, uri.path(), presented) {
+            response.headers_mut().insert(WWW_AUTHENTICATE, value);
+        }
+    }
+    response
+}
