@@ -456,6 +456,41 @@ async fn the_hub_tells_a_client_where_to_get_a_token() {
         "{helpdesk}"
     );
 
+    // The official MCP Python SDK's OAuth client, given the URL and
+    // BuyerCorp's client credentials only: the 401's challenge, the
+    // metadata, the issuer's discovery, a token for the hub's resource,
+    // then the call.
+    let python = repo().join(".tools/venv-mcp/bin/python");
+    let out = Command::new(python)
+        .arg(repo().join("server/tests/clients/mcp_oauth_client.py"))
+        .args([
+            &format!("{hub}/mcp/vendorcorp"),
+            BUYER_CLIENT.0,
+            BUYER_CLIENT.1,
+            &issuer.url,
+            "call",
+            "query_records",
+            COUNT_BY_REGION,
+        ])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mcp: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "mcp OAuth client: not JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(mcp["result"]["is_error"], false, "{mcp}");
+    assert_eq!(
+        mcp["token_requests"], 1,
+        "one token, from the issuer: {mcp}"
+    );
+    let groups = mcp["result"]["structured"]["groups"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(groups, Some(4), "{mcp}");
+
     // A 401 points at the document: without a token, and with a bad one.
     let send_message = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}"#;
     let tools_list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;

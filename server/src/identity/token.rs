@@ -231,3 +231,7 @@ fn printable(raw: &str) -> String {
         .take(16)
         .collect()
 }
+
+#[cfg(test)]
+#[path = "token_tests.rs"]
+mod tests;
