@@ -97,6 +97,9 @@ pub enum HubError {
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
+    /// The hub's signing keys could not be read or made.
+    #[error(transparent)]
+    Signing(#[from] crate::signing::SigningError),
     /// `WS_PUBLIC_URL` is not an http(s) address.
     #[error("{0}")]
     PublicUrl(String),
@@ -171,16 +174,20 @@ impl Hub {
         let inbox = Inbox::open(store.clone(), Arc::new(HubPlans));
         let sessions = SessionStore::open(&config.database).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
-        let gateway = Arc::new(Gateway::new(
-            registry.clone(),
-            board.clone(),
-            idempotency,
-            AuditTrail::open(store.clone(), hub_id),
-            TaskOwners::new(store.clone()),
-            records,
-            Negotiations::new(store.clone()),
-            cluster.clone(),
-        )?);
+        let gateway = Arc::new(
+            Gateway::new(
+                registry.clone(),
+                board.clone(),
+                idempotency,
+                AuditTrail::open(store.clone(), hub_id),
+                TaskOwners::new(store.clone()),
+                records,
+                Negotiations::new(store.clone()),
+                cluster.clone(),
+            )?
+            .with_quotas(crate::quotas::Quotas::new(store.clone())),
+        );
+        gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
         // The public URL is the hub's resource identifier: the audience a
         // member's access token names (else the address a caller used).
         if let Ok(url) = std::env::var(crate::ui_auth::session::PUBLIC_URL_ENV) {
@@ -242,6 +249,18 @@ impl Hub {
             tokio::spawn(self.ui.store.clone().sweep_expired()),
             traffic,
         ];
+        if let Some(keys) = self.gateway.keys().cloned() {
+            handles.push(tokio::spawn(async move {
+                let mut every = tokio::time::interval(keys.refresh_every());
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    if let Err(e) = keys.refresh().await {
+                        tracing::warn!(error = %e, "could not refresh the signing keys");
+                    }
+                }
+            }));
+        }
         handles.extend(self.cluster.spawn_listener(Replicated {
             edges: self.edges.clone(),
             inbox: self.inbox.clone(),

@@ -17,7 +17,9 @@
 //! | [`auth`] | who is calling (IP allowlist → bearer token → mTLS slot) |
 //! | [`identity`] | a member's access token from its own identity provider: issuers' keys, token checks, RFC 9728 metadata |
 //! | [`dataplane`] | the hub as an MCP client of a provider's data plane (the gateway's forwards, the prober's identity check) |
+//! | [`quotas`] | how much a consumer may call along an edge: rate limits and daily quotas, counted in the store |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
+//! | [`signing`] | the hub's own signing keys: stored, rotated, published as a JWKS; what its cards are signed with |
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON |
 //! | [`bridge`] | A2A v0.3 ⇄ v1.0: methods, params, results, events and cards translated both ways, for callers and providers that speak 0.3 (pure) |
 //! | [`negotiations`] | every negotiation turn that crossed the hub: what a drawer's transcript and contract are rebuilt from |
@@ -62,8 +64,10 @@ pub mod identity;
 pub mod listen;
 pub mod machine;
 pub mod negotiations;
+pub mod quotas;
 pub mod redaction;
 pub mod registry;
+pub mod signing;
 pub mod store;
 pub mod surface;
 pub mod task_owners;

@@ -167,10 +167,22 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
     };
     let (known, trace) = traced(wrong("vendorcorp")).await;
     assert_refused(&stack, &known, &trace, "AUTH_REJECTED", code::AUTH_REJECTED).await;
+    // The challenge names where a token is got (RFC 9728), for the path
+    // the caller asked: it tells nothing the caller did not send.
+    let challenge = |provider: &str, presented: bool| {
+        let mut c = format!(
+            r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/a2a/{provider}""#,
+            stack.hub_url()
+        );
+        if presented {
+            c.push_str(r#", error="invalid_token""#);
+        }
+        c
+    };
     assert_eq!(
         known.www_authenticate.as_deref(),
-        Some("Bearer"),
-        "a 401 without WWW-Authenticate: Bearer"
+        Some(challenge("vendorcorp", true).as_str()),
+        "a 401 without its Bearer challenge"
     );
     // A provider that does not exist answers exactly the same: a caller
     // who is not authenticated learns nothing about what exists.
@@ -183,7 +195,10 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
         code::AUTH_REJECTED,
     )
     .await;
-    assert_eq!(unknown.www_authenticate.as_deref(), Some("Bearer"));
+    assert_eq!(
+        unknown.www_authenticate.as_deref(),
+        Some(challenge("nosuchcorp", true).as_str())
+    );
     assert_eq!(
         without_ids(&unknown),
         without_ids(&known),
@@ -199,7 +214,10 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
         )
         .await;
         assert_refused(&stack, &none, &trace, "AUTH_REJECTED", code::AUTH_REJECTED).await;
-        assert_eq!(none.www_authenticate.as_deref(), Some("Bearer"));
+        assert_eq!(
+            none.www_authenticate.as_deref(),
+            Some(challenge(provider, false).as_str())
+        );
         assert_eq!(without_ids(&none), without_ids(&known), "{provider}");
     }
     // Another system's token with this caller's name does not work either:

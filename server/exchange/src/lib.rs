@@ -18,6 +18,7 @@
 //! | [`health`] | the identity a reference peer reports, and where |
 //! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
 //! | [`audit`] | each system's own append-only audit trail |
+//! | [`jws`] | JOSE: which JWKS keys verify what, and agent-card signatures (JWS over the card's JCS form) |
 //! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
 //! | [`inbox`] | the approval inbox every receiver keeps in its own store |
 //! | [`untrusted`] | free text from another system: data, never instructions |
@@ -51,6 +52,8 @@ pub mod health;
 pub mod http;
 #[cfg(feature = "runtime")]
 pub mod inbox;
+#[cfg(feature = "runtime")]
+pub mod jws;
 #[cfg(feature = "runtime")]
 pub mod located;
 #[cfg(feature = "runtime")]

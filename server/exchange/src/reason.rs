@@ -91,6 +91,11 @@ pub struct NotConnected {
     pub reason: ReasonCode,
     /// Human-readable detail for operators. Never carries a token or payload.
     pub detail: String,
+    /// When the refusal ends by itself, in whole seconds from now: a call
+    /// over a rate limit or a daily quota may be sent again after it.
+    /// `None` for every other failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
 }
 
 impl NotConnected {
@@ -99,7 +104,14 @@ impl NotConnected {
         Self {
             reason,
             detail: detail.into(),
+            retry_after: None,
         }
+    }
+
+    /// The same failure, to be retried after `seconds`.
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 }
 

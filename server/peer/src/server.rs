@@ -39,6 +39,7 @@ use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 /// (`http://127.0.0.1:3101`).
 pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     let card = agent_card(&state.config, &state.schema, public_base);
+    let (card, jwks) = signed(card, &state.config, public_base);
     // The executor and the handler share one task store (task skills
     // answer duplicates from it and decide cancels with it).
     let executor = PeerExecutor::new(state.clone());
@@ -73,7 +74,58 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
             }),
         )
         .merge(agent_card_router(Arc::new(StaticAgentCard::new(card))))
+        .route(
+            exchange::jws::JWKS_PATH,
+            get(move || {
+                let jwks = jwks.clone();
+                async move { Json(jwks) }
+            }),
+        )
         .nest(A2A_PATH, a2a)
+}
+
+/// The card as the peer serves it: signed when the config says so, with a
+/// key made now (kept in memory; its public half is the JWKS the router
+/// serves, empty for an unsigned card). With `faults.tamper_card` the
+/// description changes after signing, so the signature no longer fits.
+fn signed(
+    card: a2a::AgentCard,
+    config: &crate::config::PeerConfig,
+    public_base: &str,
+) -> (a2a::AgentCard, serde_json::Value) {
+    let none = json!({"keys": []});
+    if !config.sign_card {
+        return (card, none);
+    }
+    let kid = format!("{}-{}", config.system, uuid::Uuid::new_v4().simple());
+    let key = match exchange::jws::SigningKey::generate(kid) {
+        Ok(key) => key,
+        Err(e) => {
+            tracing::warn!(error = %e, "serving the card unsigned");
+            return (card, none);
+        }
+    };
+    let mut value = serde_json::to_value(&card).unwrap_or_default();
+    let jku = format!(
+        "{}{}",
+        public_base.trim_end_matches('/'),
+        exchange::jws::JWKS_PATH
+    );
+    if let Err(e) = key.sign_card(&mut value, &jku) {
+        tracing::warn!(error = %e, "serving the card unsigned");
+        return (card, none);
+    }
+    if config.faults.tamper_card {
+        value["description"] = json!("A description nobody signed.");
+    }
+    let jwks = json!({"keys": [key.public_jwk()]});
+    match serde_json::from_value(value) {
+        Ok(signed) => (signed, jwks),
+        Err(e) => {
+            tracing::warn!(error = %e, "serving the card unsigned");
+            (card, none)
+        }
+    }
 }
 
 /// `faults.endless_answer`: a 200 whose JSON body opens and never closes,

@@ -157,6 +157,9 @@ impl StoredStatus {
 struct StoredCard {
     version: String,
     card: serde_json::Value,
+    /// Absent in rows written before signatures were checked.
+    #[serde(default)]
+    signature: exchange::jws::CardSignature,
 }
 
 /// The hub process's place among replicas. Cheap to clone.
@@ -475,6 +478,7 @@ async fn write_health(
         to_json(&StoredCard {
             version: c.version.as_str().to_string(),
             card: c.card.clone(),
+            signature: c.signature.clone(),
         })
     });
     let plane = s.plane.as_ref().map(|p| to_json(&StoredStatus::from(p)));
@@ -513,6 +517,7 @@ async fn read_health(store: &Store, system: &str) -> Result<Option<HealthSnapsho
                 Some(Arc::new(ProviderCard {
                     version,
                     card: c.card,
+                    signature: c.signature,
                 }))
             }
         };

@@ -216,6 +216,9 @@ pub struct Handled {
     /// (say, a message to a task that has ended): its code, which an A2A
     /// binding answers with instead of a generic invalid-params.
     pub provider_code: Option<i64>,
+    /// For a call refused over a rate limit or a daily quota: whole
+    /// seconds until it may be sent again (the binding's `Retry-After`).
+    pub retry_after: Option<u64>,
 }
 
 /// A successful call: the result, whether it came from the replay store,

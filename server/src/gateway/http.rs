@@ -8,13 +8,15 @@
 //! `respond` writes the [`CallResult`] as JSON with the status the pipeline
 //! chose and the envelope echoed as headers. Every answer, a refusal
 //! included, is that one JSON shape with its reason code (DESIGN.md §2):
-//! there is no plain-text error on this route.
+//! there is no plain-text error on this route. A call refused over a rate
+//! limit or a daily quota is answered with 429, a `Retry-After` header and
+//! `retryAfter` (whole seconds) in the JSON.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Path, Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
@@ -22,6 +24,10 @@ use serde_json::json;
 use super::{Gateway, Incoming, Input};
 use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
+
+/// The field of a refusal's JSON that says, in whole seconds, when a call
+/// refused over a quota may be sent again.
+pub const RETRY_AFTER_FIELD: &str = "retryAfter";
 
 /// Largest request body the gateway accepts from a caller.
 pub const MAX_REQUEST_BODY: usize = 1024 * 1024;
@@ -49,7 +55,12 @@ pub async fn handler(
     };
     let incoming = Incoming::new(peer_addr, parts.headers, provider, capability, input);
     let handled = gateway.run(incoming).await;
-    respond(handled.status, &handled.envelope, handled.result)
+    respond(
+        handled.status,
+        &handled.envelope,
+        handled.result,
+        handled.retry_after,
+    )
 }
 
 /// The TCP peer of a request, for the IP allowlist (every binding reads
@@ -81,9 +92,28 @@ pub(super) fn body_input(body: &[u8]) -> Input {
 }
 
 /// The HTTP answer: the JSON result, plus the envelope echoed as headers
-/// (same trace-id, the hub's span; the request id).
-fn respond(status: StatusCode, envelope: &Envelope, result: CallResult) -> Response {
-    let mut response = (status, Json(result)).into_response();
+/// (same trace-id, the hub's span; the request id), and when to retry a
+/// call refused over a quota (`retryAfter`, `Retry-After`).
+fn respond(
+    status: StatusCode,
+    envelope: &Envelope,
+    result: CallResult,
+    retry_after: Option<u64>,
+) -> Response {
+    let mut response = match retry_after {
+        None => (status, Json(result)).into_response(),
+        Some(seconds) => {
+            let mut body = serde_json::to_value(&result).unwrap_or_else(|_| json!({}));
+            if let Some(fields) = body.as_object_mut() {
+                fields.insert(RETRY_AFTER_FIELD.into(), json!(seconds));
+            }
+            let mut response = (status, Json(body)).into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            response
+        }
+    };
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&envelope.trace.child().to_header()) {
         headers.insert(TRACEPARENT_HEADER, v);

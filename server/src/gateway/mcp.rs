@@ -3,9 +3,9 @@
 //! provider's data plane run the same pipeline as an A2A call of the
 //! data-share the plane serves — the auth chain, the rule for that
 //! capability, its input schema (the hub's half of the grant), its
-//! deadline, the audit record — and are forwarded over MCP Streamable HTTP
-//! with the provider's token, the consumer's id (`X-Caller-System`) and the
-//! envelope.
+//! deadline, the audit record; a `tools/call` also its quota — and are
+//! forwarded over MCP Streamable HTTP with the provider's token, the
+//! consumer's id (`X-Caller-System`) and the envelope.
 //!
 //! Two outcomes stay apart everywhere: the provider's **refusal** (a tool
 //! result with `isError`, its words verbatim: `NO_CONTRACT`,
@@ -128,7 +128,13 @@ impl Gateway {
     ) -> (McpAnswer, Envelope) {
         let call = self.mcp_call(incoming);
         let input = arguments.clone().map(Value::Object).unwrap_or(Value::Null);
-        let (answer, note) = match self.mcp_admit(&call, incoming, &input) {
+        // Admitted, then counted against the data-share's quota (a
+        // listing is not a call and is not counted).
+        let admitted = match self.mcp_admit(&call, incoming, &input) {
+            Ok(target) => self.within_quota(&call).await.map(|()| target),
+            Err(nc) => Err(nc),
+        };
+        let (answer, note) = match admitted {
             Err(nc) => (McpAnswer::NotConnected(nc), String::new()),
             Ok((system, deadline_ms)) => {
                 self.mcp_forward(&call, system, deadline_ms, name, arguments)

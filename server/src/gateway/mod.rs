@@ -17,7 +17,10 @@
 //!    in the registry (`UNKNOWN_PEER`), and a connection rule lets this
 //!    caller use this capability of this provider (`NOT_PERMITTED`);
 //! 4. **input contract**: the input stays inside the capability's input
-//!    schema (no column nobody granted leaves the hub);
+//!    schema (no column nobody granted leaves the hub); then the
+//!    **quota**: a call over its rule's rate limit or daily quota is
+//!    refused (`NOT_PERMITTED`, HTTP 429, `retry_after`), an admitted one
+//!    counted ([`crate::quotas`]);
 //! 5. **plan**: a plain forward, an at-most-once consult, or a task
 //!    submission, by the capability's kind and the envelope;
 //! 6. **replay**: a consult that repeats the caller's request id gets the
@@ -75,7 +78,9 @@ use crate::health::StatusBoard;
 use crate::idempotency::IdempotencyStore;
 use crate::identity::Identity;
 use crate::negotiations::Negotiations;
+use crate::quotas::Quotas;
 use crate::registry::Registry;
+use crate::signing::HubKeys;
 use crate::task_owners::TaskOwners;
 use crate::task_records::TaskRecords;
 use crate::traffic::Traffic;
@@ -136,6 +141,11 @@ pub struct Gateway {
     cluster: Cluster,
     /// The hub as a resource server of its members' identity providers.
     identity: Arc<Identity>,
+    /// The counters of limited edges; `None` (a gateway built without
+    /// [`Gateway::with_quotas`]) admits every call uncounted.
+    quotas: Option<Quotas>,
+    /// The keys the hub signs its cards with (set once the store is open).
+    keys: std::sync::OnceLock<Arc<HubKeys>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -182,7 +192,27 @@ impl Gateway {
             planes: crate::dataplane::Sessions::default(),
             cluster,
             identity: Arc::default(),
+            quotas: None,
+            keys: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The same gateway, counting calls along limited edges in `quotas`
+    /// (the hub's store, shared by its replicas).
+    pub fn with_quotas(mut self, quotas: Quotas) -> Self {
+        self.quotas = Some(quotas);
+        self
+    }
+
+    /// The hub's signing keys, once set.
+    pub fn keys(&self) -> Option<&Arc<HubKeys>> {
+        self.keys.get()
+    }
+
+    /// Gives the gateway the hub's signing keys (once; later calls are
+    /// ignored).
+    pub fn set_keys(&self, keys: Arc<HubKeys>) {
+        let _ = self.keys.set(keys);
     }
 
     /// The member issuers' keys and the hub's public base URL.

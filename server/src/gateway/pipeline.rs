@@ -8,7 +8,8 @@
 //!  (door)   version,   (one registry   registry::route:    forward │ consult   (answer or     audit record,
 //!           auth chain  generation)    UNKNOWN_PEER /      │ task │ turn      refusal)       traffic
 //!                                      NOT_PERMITTED,
-//!                                      input contract
+//!                                      input contract,
+//!                                      quota (429)
 //! ```
 //!
 //! A door's only job is to turn its request into an [`Incoming`] and the
@@ -43,6 +44,7 @@ use super::observe::{Shown, ShownInput};
 use super::Gateway;
 use crate::auth::{AuthContext, Target};
 use crate::idempotency::IdempotencyKey;
+use crate::quotas::Edge;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
 use a2a::SendMessageResponse;
@@ -141,6 +143,7 @@ impl Gateway {
                     result,
                     reply: None,
                     provider_code: None,
+                    retry_after: None,
                 }
             }
         }
@@ -163,14 +166,14 @@ impl Gateway {
                 peer_addr: incoming.peer_addr,
                 headers: &incoming.headers,
             };
-            let (status, result, reply, provider_code) =
-                self.pass(&call, door, incoming.input).await;
+            let passed = self.pass(&call, door, incoming.input).await;
             Handled {
-                status,
+                status: passed.status,
                 envelope: call.envelope,
-                result,
-                reply,
-                provider_code,
+                result: passed.result,
+                reply: passed.reply,
+                provider_code: passed.provider_code,
+                retry_after: passed.retry_after,
             }
         }
         .instrument(span.clone())
@@ -206,8 +209,9 @@ impl Gateway {
         let span = telemetry::gateway_span(&call.caller, &call.provider, &call.capability);
         telemetry::parent_on(&span, &call.envelope.trace);
         let result = async {
-            let (_, result, _, _) = self.pass(&call, Door::Hub, Input::Parsed(input)).await;
-            result
+            self.pass(&call, Door::Hub, Input::Parsed(input))
+                .await
+                .result
         }
         .instrument(span.clone())
         .await;
@@ -233,17 +237,7 @@ impl Gateway {
 
     /// One pass: admit, route, plan, execute, finish, and the negotiation
     /// record of a turn.
-    async fn pass(
-        &self,
-        call: &Call,
-        door: Door<'_>,
-        input: Input,
-    ) -> (
-        StatusCode,
-        CallResult,
-        Option<SendMessageResponse>,
-        Option<i64>,
-    ) {
+    async fn pass(&self, call: &Call, door: Door<'_>, input: Input) -> Passed {
         // What a negotiation turn writes to the record, and what the
         // inspector may show: read before the input moves on.
         let negotiates = call.negotiates();
@@ -259,12 +253,19 @@ impl Gateway {
             Err(refused) => refused,
         };
         let provider_code = done.provider_code;
+        let retry_after = done.result.as_ref().err().and_then(|nc| nc.retry_after);
         let (status, result, reply) = self.finish(call, done, Shown::message(shown)).await;
         if let (Some(data_capability), Some(sent)) = (negotiates, sent) {
             self.record_turn(call, data_capability, sent, reply.as_ref(), &result)
                 .await;
         }
-        (status, result, reply, provider_code)
+        Passed {
+            status,
+            result,
+            reply,
+            provider_code,
+            retry_after,
+        }
     }
 
     /// The door: an unreadable request is refused first, then the version,
@@ -336,6 +337,7 @@ impl Gateway {
             result,
             reply,
             provider_code: None,
+            retry_after: None,
         }
     }
 
@@ -359,6 +361,11 @@ impl Gateway {
                 ),
             ));
         }
+        // Admitted: counted against the edge's limits, or refused before
+        // it is forwarded.
+        if let Err(nc) = self.within_quota(call).await {
+            return Done::refused(StatusCode::TOO_MANY_REQUESTS, nc);
+        }
         let leg = Leg {
             call,
             route,
@@ -370,6 +377,31 @@ impl Gateway {
             Plan::Consult(key) => self.at_most_once(&key, &leg, input).await,
             Plan::Task { cap_ms } => self.submit_task(&leg, input, cap_ms).await,
         }
+    }
+
+    /// The quota of an admitted call (its rule's rate limit and daily
+    /// quota, `crate::quotas`): counted, or refused with `NOT_PERMITTED`
+    /// and when to retry. A rule without limits asks no store.
+    pub(super) async fn within_quota(&self, call: &Call) -> Result<(), NotConnected> {
+        let Some(quotas) = &self.quotas else {
+            return Ok(());
+        };
+        let Some(limits) =
+            call.registry
+                .topology
+                .limits(&call.caller, &call.capability, &call.provider)
+        else {
+            return Ok(());
+        };
+        let edge = Edge {
+            consumer: &call.caller,
+            provider: &call.provider,
+            capability: &call.capability,
+        };
+        quotas
+            .admit(edge, limits)
+            .await
+            .map_err(|over| over.refusal(edge))
     }
 
     /// Builds the result, writes the audit record, answers the status (and
@@ -486,6 +518,17 @@ impl Gateway {
         self.observe(call, status, &result, reply.as_ref(), shown);
         (status, result, reply)
     }
+}
+
+/// What one pass came to, for the door.
+struct Passed {
+    status: StatusCode,
+    result: CallResult,
+    reply: Option<SendMessageResponse>,
+    /// The provider's own A2A error code, when it refused the request.
+    provider_code: Option<i64>,
+    /// Seconds until a call refused over a quota may be sent again.
+    retry_after: Option<u64>,
 }
 
 /// What of `input`, an input to `capability`, the inspector may show:

@@ -3,6 +3,8 @@
 //! prober last saw; every change published on the event bus and handed to
 //! the other replicas ([`ShareHealth`]).
 
+use exchange::jws::CardSignature;
+use exchange::text::clip;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -50,6 +52,9 @@ pub struct ProviderCard {
     /// The card, v1.0 shape. Peer text: the hub's own cards copy names,
     /// descriptions and skills from it, nothing else.
     pub card: Value,
+    /// What its signatures said when the prober checked them against the
+    /// provider's published keys.
+    pub signature: CardSignature,
 }
 
 impl ProviderCard {
@@ -183,8 +188,14 @@ impl StatusBoard {
         self.card(system).map_or(A2aVersion::V1_0, |c| c.version)
     }
 
-    /// Records the card `system` served (as fetched, either version).
-    pub fn record_card(&self, system: &str, card: Value) -> Result<(), NotConnected> {
+    /// Records the card `system` served (as fetched, either version) and
+    /// what its signatures said.
+    pub fn record_card(
+        &self,
+        system: &str,
+        card: Value,
+        signature: CardSignature,
+    ) -> Result<(), NotConnected> {
         let version = bridge::version_of_card(&card);
         let card = match version {
             A2aVersion::V1_0 => card,
@@ -192,11 +203,29 @@ impl StatusBoard {
                 NotConnected::new(ReasonCode::PeerError, format!("agent card (v0.3): {e}"))
             })?,
         };
-        let card = Arc::new(ProviderCard { version, card });
-        let changed = match self.cards.write() {
-            Ok(mut m) => m.insert(system.to_string(), card.clone()).as_ref() != Some(&card),
-            Err(_) => false,
+        let card = Arc::new(ProviderCard {
+            version,
+            card,
+            signature,
+        });
+        let before = match self.cards.write() {
+            Ok(mut m) => m.insert(system.to_string(), card.clone()),
+            Err(_) => return Ok(()),
         };
+        let changed = before.as_ref() != Some(&card);
+        if before.map(|b| b.signature.clone()) != Some(card.signature.clone()) {
+            match &card.signature {
+                CardSignature::Unsigned => {
+                    tracing::info!(system, "agent card signature: unsigned")
+                }
+                CardSignature::Verified { kid } => {
+                    tracing::info!(system, kid = %clip(kid, 64), "agent card signature: verified")
+                }
+                CardSignature::Failed { why } => {
+                    tracing::warn!(system, why = %why, "agent card signature: FAILED")
+                }
+            }
+        }
         if changed {
             self.share_probe(system);
         }
@@ -409,6 +438,7 @@ mod tests {
     #[test]
     fn a_card_names_the_endpoint_only_under_the_registered_base_url() {
         let card = |url: &str| ProviderCard {
+            signature: CardSignature::Unsigned,
             version: A2aVersion::V0_3,
             card: json!({"supportedInterfaces": [
                 {"url": "http://127.0.0.1:9/elsewhere", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},

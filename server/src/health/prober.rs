@@ -15,6 +15,7 @@ use crate::registry::model::System;
 use crate::registry::Registry;
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
 use exchange::http::{read_limited, transport_failure};
+use exchange::jws::{self, CardSignature, JWKS_PATH};
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
 
@@ -148,9 +149,60 @@ impl Prober {
                     "agent card has no name",
                 ));
             }
-            self.board.record_card(&system.id, card)?;
+            let signature = self.check_signature(system, &card, timeout).await;
+            self.board.record_card(&system.id, card, signature)?;
         }
         Ok(())
+    }
+
+    /// What the card's signatures say, checked against the keys the
+    /// provider publishes: at the JWKS URL its signature names (`jku`),
+    /// which must lie under the registry's address of the provider (a card
+    /// cannot vouch for itself with keys from anywhere), else at
+    /// `{base}/.well-known/jwks.json`.
+    async fn check_signature(
+        &self,
+        system: &System,
+        card: &Value,
+        timeout: Duration,
+    ) -> CardSignature {
+        if card
+            .get("signatures")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+        {
+            return CardSignature::Unsigned;
+        }
+        let base = system.base_url.trim_end_matches('/');
+        let url = match jws::key_url(card) {
+            None => format!("{base}{JWKS_PATH}"),
+            Some(url)
+                if url
+                    .strip_prefix(base)
+                    .is_some_and(|rest| rest.starts_with('/')) =>
+            {
+                url
+            }
+            Some(_) => {
+                return CardSignature::Failed {
+                    why: "the signature's key URL (jku) is not under the provider's address".into(),
+                }
+            }
+        };
+        let keys = match self.get_json(&system.id, &url, timeout).await {
+            Ok(keys) => keys,
+            Err(nc) => {
+                return CardSignature::Failed {
+                    why: format!("the provider's keys: {}", nc.detail),
+                }
+            }
+        };
+        match serde_json::from_value::<jsonwebtoken::jwk::JwkSet>(keys) {
+            Ok(keys) => jws::verify_card(card, &keys),
+            Err(_) => CardSignature::Failed {
+                why: "the provider's keys are not a JWKS".into(),
+            },
+        }
     }
 
     async fn get_json(

@@ -19,8 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet};
-use jsonwebtoken::{Algorithm, DecodingKey};
+use jsonwebtoken::jwk::JwkSet;
 use serde::Deserialize;
 
 /// The shortest time between two fetches of one issuer's keys.
@@ -33,26 +32,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_DOCUMENT: usize = 256 * 1024;
 
 /// One verification key of an issuer.
-#[derive(Clone)]
-pub struct Key {
-    /// Its `kid`, if the JWKS gives one.
-    pub kid: Option<String>,
-    /// The key itself.
-    pub decoding: DecodingKey,
-    /// The algorithms this key may verify: its type's, never `none`
-    /// (RSA: RS256/384/512 and PS256/384/512; P-256: ES256; P-384: ES384;
-    /// Ed25519: EdDSA). A JWK that names one `alg` allows that one only.
-    pub algorithms: Vec<Algorithm>,
-}
-
-impl std::fmt::Debug for Key {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Key")
-            .field("kid", &self.kid)
-            .field("algorithms", &self.algorithms)
-            .finish_non_exhaustive()
-    }
-}
+pub use exchange::jws::VerificationKey as Key;
 
 /// What the hub holds of one issuer.
 #[derive(Debug, Clone)]
@@ -199,7 +179,11 @@ impl IssuerKeys {
             });
         }
         let set: JwkSet = self.get_json("JWKS", &discovery.jwks_uri).await?;
-        let keys = set.keys.iter().filter_map(key_of).collect();
+        let keys = set
+            .keys
+            .iter()
+            .filter_map(exchange::jws::verification_key)
+            .collect();
         Ok(KeySet {
             keys,
             token_endpoint: discovery.token_endpoint,
@@ -232,61 +216,4 @@ impl IssuerKeys {
             why: e.to_string(),
         })
     }
-}
-
-/// A verification key of a JWK, or `None` for a key the hub does not use
-/// (an encryption key, a symmetric key, an unknown curve).
-fn key_of(jwk: &Jwk) -> Option<Key> {
-    use jsonwebtoken::jwk::PublicKeyUse;
-    if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
-        return None;
-    }
-    let by_type = match &jwk.algorithm {
-        AlgorithmParameters::RSA(_) => vec![
-            Algorithm::RS256,
-            Algorithm::RS384,
-            Algorithm::RS512,
-            Algorithm::PS256,
-            Algorithm::PS384,
-            Algorithm::PS512,
-        ],
-        AlgorithmParameters::EllipticCurve(ec) => match ec.curve {
-            EllipticCurve::P256 => vec![Algorithm::ES256],
-            EllipticCurve::P384 => vec![Algorithm::ES384],
-            _ => return None,
-        },
-        AlgorithmParameters::OctetKeyPair(okp) if okp.curve == EllipticCurve::Ed25519 => {
-            vec![Algorithm::EdDSA]
-        }
-        // A shared secret cannot prove who signed.
-        AlgorithmParameters::OctetKey(_) | AlgorithmParameters::OctetKeyPair(_) => return None,
-    };
-    let algorithms = match jwk.common.key_algorithm.and_then(named_algorithm) {
-        Some(alg) if by_type.contains(&alg) => vec![alg],
-        Some(_) => return None,
-        None => by_type,
-    };
-    let decoding = DecodingKey::from_jwk(jwk).ok()?;
-    Some(Key {
-        kid: jwk.common.key_id.clone(),
-        decoding,
-        algorithms,
-    })
-}
-
-/// The signature algorithm a JWK's `alg` names, if it is one.
-fn named_algorithm(alg: jsonwebtoken::jwk::KeyAlgorithm) -> Option<Algorithm> {
-    use jsonwebtoken::jwk::KeyAlgorithm as K;
-    Some(match alg {
-        K::RS256 => Algorithm::RS256,
-        K::RS384 => Algorithm::RS384,
-        K::RS512 => Algorithm::RS512,
-        K::PS256 => Algorithm::PS256,
-        K::PS384 => Algorithm::PS384,
-        K::PS512 => Algorithm::PS512,
-        K::ES256 => Algorithm::ES256,
-        K::ES384 => Algorithm::ES384,
-        K::EdDSA => Algorithm::EdDSA,
-        _ => return None,
-    })
 }

@@ -271,9 +271,17 @@ struct Lookup {
     systems: HashMap<String, usize>,
     /// Capability id → position in `capabilities`.
     capabilities: HashMap<String, usize>,
-    /// Provider → capability → the consumers a rule names, each with the
-    /// scope its rule requires of an OIDC token (if any).
-    consumers: HashMap<String, HashMap<String, HashMap<String, Option<String>>>>,
+    /// Provider → capability → the consumers a rule names, each with what
+    /// that rule grants it.
+    consumers: HashMap<String, HashMap<String, HashMap<String, Grant>>>,
+}
+
+/// What the rule that names a consumer grants it along one edge.
+struct Grant {
+    /// The scope an OIDC access token must carry (if the rule names one).
+    scope: Option<String>,
+    /// How much it may call (`None`: the rule sets no limit).
+    limits: Option<Limits>,
 }
 
 impl Lookup {
@@ -286,7 +294,7 @@ impl Lookup {
         for (at, c) in t.capabilities.iter().enumerate() {
             capabilities.entry(c.id.clone()).or_insert(at);
         }
-        let mut consumers: HashMap<String, HashMap<String, HashMap<String, Option<String>>>> =
+        let mut consumers: HashMap<String, HashMap<String, HashMap<String, Grant>>> =
             HashMap::default();
         for r in &t.rules {
             let by_consumer = consumers
@@ -295,9 +303,10 @@ impl Lookup {
                 .entry(r.capability.clone())
                 .or_default();
             for c in &r.consumers {
-                by_consumer
-                    .entry(c.clone())
-                    .or_insert_with(|| r.scope.clone());
+                by_consumer.entry(c.clone()).or_insert_with(|| Grant {
+                    scope: r.scope.clone(),
+                    limits: r.limits(),
+                });
             }
         }
         Self {
@@ -343,6 +352,42 @@ pub struct ConnectionRule {
     /// this capability (a static token carries no scopes and is not asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// At most this many calls per fixed window, for each consumer named
+    /// (`crate::quotas`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
+    /// At most this many calls per UTC day, for each consumer named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_quota: Option<u64>,
+}
+
+/// `rate_limit: { calls: 60, seconds: 60 }`: at most `calls` calls in each
+/// fixed window of `seconds` seconds (windows start at multiples of
+/// `seconds` since the Unix epoch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub calls: u64,
+    pub seconds: u64,
+}
+
+/// How much one consumer may call along one edge: what a rule's
+/// `rate_limit` and `daily_quota` say, together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub rate: Option<RateLimit>,
+    /// Calls per UTC day.
+    pub daily: Option<u64>,
+}
+
+impl ConnectionRule {
+    /// The limits this rule sets on each consumer it names (`None`: none).
+    pub fn limits(&self) -> Option<Limits> {
+        (self.rate_limit.is_some() || self.daily_quota.is_some()).then_some(Limits {
+            rate: self.rate_limit,
+            daily: self.daily_quota,
+        })
+    }
 }
 
 /// An established connection `consumer → provider` for one capability, as
@@ -403,6 +448,18 @@ impl Topology {
             .is_some_and(|consumers| consumers.contains_key(consumer))
     }
 
+    /// How much `consumer` may call `capability` of `provider`, when the
+    /// rule that permits it sets limits: three hash lookups, and `None`
+    /// for the many rules that set none.
+    pub fn limits(&self, consumer: &str, capability: &str, provider: &str) -> Option<Limits> {
+        self.index()
+            .consumers
+            .get(provider)?
+            .get(capability)?
+            .get(consumer)?
+            .limits
+    }
+
     /// The scope an OIDC access token must carry for `consumer` to use
     /// `capability` of `provider`, when the rule that permits it names one.
     pub fn required_scope(&self, consumer: &str, capability: &str, provider: &str) -> Option<&str> {
@@ -411,6 +468,7 @@ impl Topology {
             .get(provider)?
             .get(capability)?
             .get(consumer)?
+            .scope
             .as_deref()
     }
 

@@ -249,6 +249,19 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 );
             }
         }
+        if let Some(rate) = &r.rate_limit {
+            for (field, value) in [("calls", rate.calls), ("seconds", rate.seconds)] {
+                if value == 0 {
+                    push(
+                        &at(&[key("rate_limit"), key(field)]),
+                        "must be greater than 0".into(),
+                    );
+                }
+            }
+        }
+        if r.daily_quota == Some(0) {
+            push(&at(&[key("daily_quota")]), "must be greater than 0".into());
+        }
         if !capability_ids.contains(r.capability.as_str()) {
             push(
                 &at(&[key("capability")]),

@@ -62,11 +62,28 @@ pub async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -
     let card = card::hub_card(&hub_base(&headers), &hub_id);
     // One shape for every version: the hub's card names no interface, so
     // there is no v0.3 form (a v0.3 card needs a `url`).
-    document(
-        &headers,
-        serde_json::to_value(&card).unwrap_or_default(),
-        Audience::Public,
-    )
+    let mut body = serde_json::to_value(&card).unwrap_or_default();
+    sign(&gateway, &headers, &mut body);
+    document(&headers, body, Audience::Public)
+}
+
+/// `GET /.well-known/jwks.json`: the public keys the hub's cards are
+/// signed with (every key, newest last).
+pub async fn jwks(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+    let body = gateway
+        .keys()
+        .map(|keys| keys.jwks())
+        .unwrap_or_else(|| serde_json::json!({"keys": []}));
+    document(&headers, body, Audience::Public)
+}
+
+/// Signs a card the hub serves with its current key ([`crate::signing`]),
+/// naming the JWKS at the base the caller reached.
+pub fn sign(gateway: &Gateway, headers: &HeaderMap, card: &mut Value) {
+    if let Some(keys) = gateway.keys() {
+        let jku = format!("{}{}", hub_base(headers), crate::signing::JWKS_PATH);
+        keys.sign_card(card, &jku);
+    }
 }
 
 /// `GET /.well-known/ai-catalog.json`.
@@ -98,7 +115,7 @@ pub async fn provider_card(
     match card {
         Some(card) => document(
             &asked.headers,
-            shaped(&asked.headers, &card),
+            served(&gateway, &asked.headers, &card),
             Audience::Public,
         ),
         None => super::errors::rest_error(&asked.envelope(), no_card(&asked.provider)),
@@ -119,7 +136,7 @@ fn respond_extended(gateway: &Gateway, asked: &SurfaceRequest) -> Response {
     match extended_card(gateway, asked) {
         Ok(card) => document(
             &asked.headers,
-            shaped(&asked.headers, &card),
+            served(gateway, &asked.headers, &card),
             Audience::Caller,
         ),
         Err(e) => super::errors::rest_error(&asked.envelope(), e),
@@ -166,6 +183,14 @@ fn no_card(provider: &str) -> SurfaceError {
         format!("no agent card for `{}` on this hub", clip(provider, 64)),
         StatusCode::NOT_FOUND,
     )
+}
+
+/// A card as the hub serves it: [`shaped`] for the caller's version, then
+/// signed.
+pub fn served(gateway: &Gateway, headers: &HeaderMap, card: &a2a::AgentCard) -> Value {
+    let mut body = shaped(headers, card);
+    sign(gateway, headers, &mut body);
+    body
 }
 
 /// A card in the shape the caller's version reads: `1.x` the pure v1.0

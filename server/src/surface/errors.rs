@@ -19,6 +19,11 @@
 //!   `a2a-protocol.org`, as the A2A SDKs write them. Nothing is forwarded
 //!   and nothing is written for these.
 //!
+//! A call refused over a rate limit or a daily quota (`crate::quotas`) is
+//! `NOT_PERMITTED` with `retryAfter` (whole seconds, as a decimal string:
+//! `ErrorInfo.metadata` is a map of strings) beside the trace and request
+//! id; the HTTP+JSON binding answers it with 429 and `Retry-After`.
+//!
 //! The same error renders as a JSON-RPC error object (`data` = the details
 //! list) or as the HTTP+JSON binding's `google.rpc.Status` body. A caller
 //! whose token identifies no system gets HTTP 401 on both bindings, the
@@ -38,6 +43,10 @@ use exchange::reason::ReasonCode;
 
 /// The `ErrorInfo.domain` of the nine reason codes.
 pub const EXCHANGE_DOMAIN: &str = "wall-street.exchange";
+
+/// The `ErrorInfo.metadata` key of the seconds after which a call refused
+/// over a quota may be sent again.
+pub const RETRY_AFTER_KEY: &str = "retryAfter";
 
 /// A2A and JSON-RPC error codes the surface answers with.
 pub mod code {
@@ -92,6 +101,8 @@ pub struct SurfaceError {
     pub reason: Option<ReasonCode>,
     /// The HTTP status of the HTTP+JSON binding (and of JSON-RPC for 401).
     pub http: StatusCode,
+    /// Whole seconds until a call refused over a quota may be sent again.
+    pub retry_after: Option<u64>,
 }
 
 impl SurfaceError {
@@ -123,6 +134,7 @@ impl SurfaceError {
             message: detail,
             reason: Some(reason),
             http,
+            retry_after: None,
         }
     }
 
@@ -141,6 +153,7 @@ impl SurfaceError {
             message: message.into(),
             reason: None,
             http,
+            retry_after: None,
         }
     }
 
@@ -151,15 +164,27 @@ impl SurfaceError {
         self
     }
 
+    /// The same error, to be retried after `seconds` (a call refused over
+    /// a quota); `None` leaves it as it is.
+    pub fn with_retry_after(mut self, seconds: Option<u64>) -> Self {
+        if seconds.is_some() {
+            self.retry_after = seconds;
+        }
+        self
+    }
+
     /// The `ErrorInfo` details, with the trace and request id: the reason
     /// code's (domain [`EXCHANGE_DOMAIN`]) first for a call, then A2A's own
     /// (domain `a2a-protocol.org`) whenever the code is one of A2A's, so an
     /// A2A client finds the reason the spec gives its code too.
     fn details(&self, envelope: &Envelope) -> Vec<Value> {
-        let metadata = HashMap::from([
+        let mut metadata = HashMap::from([
             ("traceId".to_string(), envelope.trace.trace_id.clone()),
             ("requestId".to_string(), envelope.request_id.clone()),
         ]);
+        if let Some(seconds) = self.retry_after {
+            metadata.insert(RETRY_AFTER_KEY.to_string(), seconds.to_string());
+        }
         let info = |reason: &str, domain: &str| {
             serde_json::to_value(TypedDetail::error_info(
                 reason,
@@ -210,7 +235,8 @@ pub fn no_push() -> SurfaceError {
 
 /// An error as the HTTP+JSON binding answers it (and discovery, whose
 /// documents are plain HTTP): the `google.rpc.Status` body, the envelope
-/// echoed, `WWW-Authenticate` on 401.
+/// echoed, `WWW-Authenticate` on 401, `Retry-After` on a refusal that
+/// ends by itself.
 pub fn rest_error(envelope: &Envelope, e: SurfaceError) -> Response {
     let mut response = (e.http, Json(e.to_rest(envelope))).into_response();
     echo_envelope(response.headers_mut(), envelope);
@@ -218,6 +244,11 @@ pub fn rest_error(envelope: &Envelope, e: SurfaceError) -> Response {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    if let Some(seconds) = e.retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }
@@ -260,6 +291,7 @@ fn grpc_status(http: StatusCode) -> &'static str {
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
         409 => "ABORTED",
+        429 => "RESOURCE_EXHAUSTED",
         501 => "UNIMPLEMENTED",
         502 | 503 => "UNAVAILABLE",
         504 => "DEADLINE_EXCEEDED",
@@ -306,6 +338,42 @@ mod tests {
         let bad_input =
             SurfaceError::call(ReasonCode::PeerError, "x".into(), StatusCode::BAD_REQUEST);
         assert_eq!(bad_input.code, code::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_refusal_over_a_quota_carries_retry_after() {
+        let envelope = Envelope::new_root();
+        let e = SurfaceError::call(
+            ReasonCode::NotPermitted,
+            "over the rate limit".into(),
+            StatusCode::TOO_MANY_REQUESTS,
+        )
+        .with_retry_after(Some(12));
+        assert_eq!(
+            (e.code, e.http),
+            (code::NOT_PERMITTED, StatusCode::TOO_MANY_REQUESTS)
+        );
+        let rpc = e.to_jsonrpc(&envelope);
+        assert_eq!(rpc["data"][0]["metadata"][RETRY_AFTER_KEY], "12", "{rpc}");
+        let rest = e.to_rest(&envelope);
+        assert_eq!(rest["error"]["status"], "RESOURCE_EXHAUSTED");
+        let response = rest_error(&envelope, e);
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .map(|v| v.as_bytes()),
+            Some(&b"12"[..])
+        );
+        // Any other refusal has no retryAfter.
+        let plain = SurfaceError::call(
+            ReasonCode::NotPermitted,
+            "no rule".into(),
+            StatusCode::FORBIDDEN,
+        );
+        let rpc = plain.to_jsonrpc(&envelope);
+        assert!(rpc["data"][0]["metadata"].get(RETRY_AFTER_KEY).is_none());
     }
 
     #[test]

@@ -172,7 +172,10 @@ pub async fn handler(
         | Method::DeletePushConfig => reply.error(super::errors::no_push()),
         Method::GetExtendedAgentCard => match super::discovery::extended_card(&gateway, &request) {
             Ok(card) => match to_json(&card) {
-                Ok(v) => reply.result(method, v),
+                Ok(mut v) => {
+                    super::discovery::sign(&gateway, &request.headers, &mut v);
+                    reply.result(method, v)
+                }
                 Err(e) => reply.error(e),
             },
             Err(e) => reply.error(e),

@@ -224,6 +224,15 @@ impl HubMcp {
 
 /// A refusal or a transport failure as a JSON-RPC error with its reason.
 fn not_connected(nc: &NotConnected, envelope: Option<&Envelope>) -> ErrorData {
+    let mut data = json!({
+        "reason": nc.reason.as_str(),
+        "domain": "wall-street.exchange",
+        "traceId": envelope.map(|e| e.trace.trace_id.clone()),
+        "requestId": envelope.map(|e| e.request_id.clone()),
+    });
+    if let Some(seconds) = nc.retry_after {
+        data["retryAfter"] = json!(seconds);
+    }
     ErrorData::new(
         ErrorCode(
             i32::try_from(
@@ -232,12 +241,7 @@ fn not_connected(nc: &NotConnected, envelope: Option<&Envelope>) -> ErrorData {
             .unwrap_or(-32603),
         ),
         format!("{}: {}", nc.reason.as_str(), nc.detail),
-        Some(json!({
-            "reason": nc.reason.as_str(),
-            "domain": "wall-street.exchange",
-            "traceId": envelope.map(|e| e.trace.trace_id.clone()),
-            "requestId": envelope.map(|e| e.request_id.clone()),
-        })),
+        Some(data),
     )
 }
 

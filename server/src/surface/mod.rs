@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `GET /.well-known/agent-card.json` | the hub's own card |
 //! | `GET /.well-known/ai-catalog.json` | the hub and every public provider card |
+//! | `GET /.well-known/jwks.json` | the keys every card the hub serves is signed with ([`crate::signing`]) |
 //! | `GET /a2a/{provider}/.well-known/agent-card.json` | the provider's public card; with a credential, the caller's extended card ([`discovery`]) |
 //! | `POST /a2a/{provider}` | JSON-RPC, v1.0 (`A2A-Version: 1.0`) or v0.3 (no header, or `0.3`) |
 //! | `/a2a/{provider}/rest/...` | HTTP+JSON, v1.0 |
@@ -56,6 +57,7 @@ pub fn router(gateway: Arc<Gateway>, door_state: crate::identity::DoorState) -> 
     Router::new()
         .route(exchange::health::CARD_PATH, get(discovery::hub_card))
         .route(CATALOG_PATH, get(discovery::catalog))
+        .route(crate::signing::JWKS_PATH, get(discovery::jwks))
         .route(
             &format!("/a2a/{{provider}}{}", exchange::health::CARD_PATH),
             get(discovery::provider_card),

@@ -212,7 +212,8 @@ pub async fn send_message(
             Ok(reply)
         }
         CallResult::NotConnected { reason, detail, .. } => {
-            let mut e = SurfaceError::call(reason, detail, handled.status);
+            let mut e = SurfaceError::call(reason, detail, handled.status)
+                .with_retry_after(handled.retry_after);
             // The provider refused what was asked with an A2A error of its
             // own: the caller gets that code (the reason stays PEER_ERROR).
             if let Some(code) = handled.provider_code {
@@ -297,6 +298,7 @@ pub async fn task(
             message,
             reason: Some(ReasonCode::PeerError),
             http: StatusCode::BAD_REQUEST,
+            retry_after: None,
         },
     });
     (handled.envelope, result)

@@ -196,6 +196,11 @@ pub struct Faults {
     pub fail: bool,
     /// Every A2A answer is a body that never ends.
     pub endless_answer: bool,
+    /// The peer signs its card (config `sign_card`, not a fault: it rides
+    /// here so a test names it where it names the rest).
+    pub sign_card: bool,
+    /// The signed card's description is changed after signing.
+    pub tamper_card: bool,
     /// How negotiation replies are broken (`wrong_party`, `extra_key`,
     /// `unknown_column`, `unparseable`), if at all.
     pub negotiation: Option<&'static str>,
@@ -784,6 +789,12 @@ impl Stack {
         faults.insert(key("fail"), Value::Bool(spec.faults.fail));
         if spec.faults.endless_answer {
             faults.insert(key("endless_answer"), Value::Bool(true));
+        }
+        if spec.faults.tamper_card {
+            faults.insert(key("tamper_card"), Value::Bool(true));
+        }
+        if spec.faults.sign_card {
+            m.insert(key("sign_card"), Value::Bool(true));
         }
         if spec.faults.accept_stall_ms > 0 {
             faults.insert(

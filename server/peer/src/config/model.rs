@@ -51,6 +51,10 @@ pub struct PeerConfig {
     /// deterministic agent drafts every reply.
     #[serde(default)]
     pub model: Option<ModelConfig>,
+    /// Sign the agent card (A2A §8.4) with a key made at start, published
+    /// at `/.well-known/jwks.json` and named in the signature's `jku`.
+    #[serde(default)]
+    pub sign_card: bool,
     /// Test-only fault injection; all off by default.
     #[serde(default)]
     pub faults: Faults,
@@ -376,6 +380,9 @@ pub struct Faults {
     /// (a JSON-RPC answer whose text streams on forever): drives the hub's
     /// answer cap and deadline.
     pub endless_answer: bool,
+    /// Change the card's description after signing it (drives a signature
+    /// that does not verify).
+    pub tamper_card: bool,
     /// Break the negotiation replies this way (drives the consumer's
     /// corrective retry and its protocol error).
     pub negotiation: Option<NegotiationFault>,

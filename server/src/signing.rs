@@ -1,0 +1,182 @@
+//! The hub's own signing keys: what its agent cards are signed with, and
+//! the JWKS a client verifies them against (`GET /.well-known/jwks.json`).
+//!
+//! - **Where keys live.** In the hub's store (`signing_keys`): every
+//!   replica signs with the same newest key, and a restart keeps them. The
+//!   private half never leaves the store and this module; the JWKS carries
+//!   the public half of every key, so a signature made before a rotation
+//!   still verifies.
+//! - **Rotation.** A key older than `WS_SIGNING_KEY_ROTATE_SECONDS`
+//!   (default 30 days) is replaced by a new one with a new `kid`; each
+//!   replica looks every half of that period (at most hourly) and takes the
+//!   newest key in the store. Two replicas rotating at once make two keys;
+//!   both are published, the newest signs.
+//! - **What is signed.** Every agent card the hub serves (its own, each
+//!   provider's public and extended card): an Ed25519 JWS over the card's
+//!   canonical form ([`exchange::jws`]), whose protected header names the
+//!   key (`kid`) and where the JWKS is (`jku`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use base64::Engine;
+use serde_json::{json, Value};
+
+use exchange::db::Store;
+use exchange::jws::{SignError, SigningKey};
+
+/// Where the hub publishes its keys (where every signer here does).
+pub use exchange::jws::JWKS_PATH;
+/// The environment variable that sets how old a key may get.
+pub const ROTATE_ENV: &str = "WS_SIGNING_KEY_ROTATE_SECONDS";
+const DEFAULT_ROTATE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+/// Why the keys could not be read or made.
+#[derive(Debug, thiserror::Error)]
+pub enum SigningError {
+    /// The store failed.
+    #[error("the signing keys' store: {0}")]
+    Store(#[from] sqlx::Error),
+    /// A stored key is unreadable, or a new one could not be made.
+    #[error(transparent)]
+    Key(#[from] SignError),
+    /// `WS_SIGNING_KEY_ROTATE_SECONDS` is not a positive number.
+    #[error("{ROTATE_ENV}: `{0}` is not a positive number of seconds")]
+    Rotate(String),
+}
+
+/// The keys as one replica holds them: the newest signs, all verify.
+#[derive(Debug)]
+struct Ring {
+    current: SigningKey,
+    /// When the current key was made (RFC 3339).
+    created_at: String,
+    jwks: Value,
+}
+
+/// The hub's signing keys.
+#[derive(Debug)]
+pub struct HubKeys {
+    store: Store,
+    rotate_after: Duration,
+    ring: ArcSwap<Ring>,
+}
+
+impl HubKeys {
+    /// Reads the keys from the store, making the first (or a new one, when
+    /// the newest is due for rotation).
+    pub async fn open(store: Store) -> Result<Arc<Self>, SigningError> {
+        let rotate_after = match std::env::var(ROTATE_ENV) {
+            Ok(raw) => raw
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs)
+                .ok_or(SigningError::Rotate(raw))?,
+            Err(_) => DEFAULT_ROTATE,
+        };
+        let ring = load(&store, rotate_after).await?;
+        Ok(Arc::new(Self {
+            store,
+            rotate_after,
+            ring: ArcSwap::from_pointee(ring),
+        }))
+    }
+
+    /// How often [`HubKeys::refresh`] should run.
+    pub fn refresh_every(&self) -> Duration {
+        (self.rotate_after / 2).clamp(Duration::from_secs(1), Duration::from_secs(3600))
+    }
+
+    /// Takes the newest key in the store, rotating first if it is due.
+    pub async fn refresh(&self) -> Result<(), SigningError> {
+        let ring = load(&self.store, self.rotate_after).await?;
+        if ring.created_at != self.ring.load().created_at {
+            tracing::info!(kid = ring.current.kid(), "signing with a new key");
+        }
+        self.ring.store(Arc::new(ring));
+        Ok(())
+    }
+
+    /// The JWKS: the public half of every key.
+    pub fn jwks(&self) -> Value {
+        self.ring.load().jwks.clone()
+    }
+
+    /// The key id that signs now.
+    pub fn current_kid(&self) -> String {
+        self.ring.load().current.kid().to_string()
+    }
+
+    /// Signs a card the hub serves, naming `jku` as where its keys are. A
+    /// card that cannot be signed is served unsigned (and logged): a
+    /// client that requires signatures refuses it, one that does not still
+    /// works.
+    pub fn sign_card(&self, card: &mut Value, jku: &str) {
+        if let Err(e) = self.ring.load().current.sign_card(card, jku) {
+            tracing::warn!(error = %e, "serving an unsigned card");
+        }
+    }
+}
+
+/// Every key in the store, newest last; a new one first when there is
+/// none or the newest is older than `rotate_after`.
+async fn load(store: &Store, rotate_after: Duration) -> Result<Ring, SigningError> {
+    let mut rows = read(store).await?;
+    let due = rows.last().is_none_or(|(_, _, created)| {
+        chrono::DateTime::parse_from_rfc3339(created).map_or(true, |at| {
+            let age = chrono::Utc::now().signed_duration_since(at);
+            age.to_std().is_ok_and(|age| age >= rotate_after)
+        })
+    });
+    if due {
+        let created_at = exchange::audit::now();
+        let kid = format!(
+            "hub-{}-{}",
+            created_at
+                .replace([':', '-', '.'], "")
+                .trim_end_matches('Z'),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        let key = SigningKey::generate(kid.clone())?;
+        sqlx::query("INSERT INTO signing_keys (kid, pkcs8, created_at) VALUES ($1, $2, $3)")
+            .bind(&kid)
+            .bind(B64.encode(key.pkcs8()))
+            .bind(&created_at)
+            .execute(store.pool())
+            .await?;
+        rows = read(store).await?;
+    }
+    let mut keys = Vec::with_capacity(rows.len());
+    for (kid, pkcs8, _) in &rows {
+        let der = B64
+            .decode(pkcs8)
+            .map_err(|e| SignError::Key(format!("stored key `{kid}`: {e}")))?;
+        keys.push(SigningKey::from_pkcs8(kid.clone(), &der)?);
+    }
+    let created_at = rows.last().map(|r| r.2.clone()).unwrap_or_default();
+    let jwks = json!({"keys": keys.iter().map(SigningKey::public_jwk).collect::<Vec<_>>()});
+    let current = keys
+        .pop()
+        .ok_or_else(|| SignError::Key("no signing key in the store".into()))?;
+    Ok(Ring {
+        current,
+        created_at,
+        jwks,
+    })
+}
+
+async fn read(store: &Store) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    use sqlx::Row;
+    let rows =
+        sqlx::query("SELECT kid, pkcs8, created_at FROM signing_keys ORDER BY created_at, kid")
+            .fetch_all(store.pool())
+            .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .collect()
+}
