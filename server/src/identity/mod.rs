@@ -26,7 +26,8 @@
 //! before any door looks at the token, and gives every 401 of a provider's
 //! door the challenge that points at its metadata.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::extract::{Request, State};
 use axum::http::header::{HOST, WWW_AUTHENTICATE};
@@ -49,7 +50,24 @@ pub use token::Member;
 pub struct Identity {
     keys: IssuerKeys,
     resource_base: OnceLock<String>,
+    /// Tokens already verified, by their exact text: a client sends one
+    /// token for many calls, and a call on the A2A surface asks twice
+    /// (who calls, then the chain). See [`Identity::verify`].
+    verified: Mutex<HashMap<Box<str>, Verified>>,
 }
+
+/// A token verified once, and under what.
+#[derive(Debug, Clone)]
+struct Verified {
+    member: Member,
+    /// The registry generation it was verified under.
+    digest: String,
+    /// The hub base its audience was checked against.
+    base: String,
+}
+
+/// How many verified tokens are kept; past it the cache starts afresh.
+const VERIFIED_KEPT: usize = 4096;
 
 impl Identity {
     /// The issuers' key cache.
@@ -88,7 +106,35 @@ impl Identity {
         registry: &Loaded,
         headers: &axum::http::HeaderMap,
     ) -> Result<Member, exchange::reason::NotConnected> {
-        token::verify(token, registry, &self.keys, &self.base(headers))
+        let base = self.base(headers);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if let Ok(cache) = self.verified.lock() {
+            if let Some(hit) = cache.get(token) {
+                // The same signed bytes, under the same topology and base,
+                // before their `exp` (no skew granted here): the same answer.
+                if hit.digest == registry.digest && hit.base == base && hit.member.expires_at > now
+                {
+                    return Ok(hit.member.clone());
+                }
+            }
+        }
+        let member = token::verify(token, registry, &self.keys, &base)?;
+        if let Ok(mut cache) = self.verified.lock() {
+            if cache.len() >= VERIFIED_KEPT {
+                cache.clear();
+            }
+            cache.insert(
+                token.into(),
+                Verified {
+                    member: member.clone(),
+                    digest: registry.digest.clone(),
+                    base,
+                },
+            );
+        }
+        Ok(member)
     }
 }
 

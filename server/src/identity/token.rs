@@ -39,6 +39,8 @@ pub struct Member {
     pub client_id: String,
     /// The scopes it carries (`scope`, or `scp`).
     pub scopes: Vec<String>,
+    /// Its `exp` (seconds since the Unix epoch).
+    pub expires_at: u64,
 }
 
 impl Member {
@@ -113,6 +115,7 @@ impl Audience {
 /// The claims the hub reads.
 #[derive(Debug, Deserialize)]
 struct Claims {
+    exp: u64,
     #[serde(default)]
     aud: Option<Audience>,
     #[serde(default)]
@@ -221,6 +224,7 @@ pub fn verify(
         system: system.id.clone(),
         client_id: client.to_string(),
         scopes,
+        expires_at: claims.exp,
     })
 }
 
