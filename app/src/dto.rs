@@ -93,6 +93,43 @@ pub struct NodeView {
     pub provides: Vec<CapabilityRef>,
     /// Capabilities this node consumes (systems only).
     pub consumes: Vec<CapabilityRef>,
+    /// What the signatures on the system's agent card said when the hub's
+    /// prober last checked them (systems only).
+    #[serde(default)]
+    pub card_signature: CardSignatureView,
+}
+
+/// A provider's agent card signature as the hub's prober found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardSignatureView {
+    /// No signature on the card (or no card fetched yet).
+    #[default]
+    Unsigned,
+    /// A signature verifies with a key the provider publishes.
+    Verified,
+    /// The card is signed and no signature verifies.
+    Failed,
+}
+
+impl CardSignatureView {
+    /// Its wire spelling (`verified`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardSignatureView::Unsigned => "unsigned",
+            CardSignatureView::Verified => "verified",
+            CardSignatureView::Failed => "failed",
+        }
+    }
+
+    /// The word the drawer shows.
+    pub fn word(self) -> &'static str {
+        match self {
+            CardSignatureView::Unsigned => "not signed",
+            CardSignatureView::Verified => "verified",
+            CardSignatureView::Failed => "does not verify",
+        }
+    }
 }
 
 impl NodeView {
@@ -111,6 +148,7 @@ impl NodeView {
             since: None,
             provides: vec![],
             consumes: vec![],
+            card_signature: CardSignatureView::Unsigned,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! - A provider that signs its card (a reference peer with `sign_card`) is
 //!   verified by the hub's prober against the keys the provider publishes;
 //!   one whose card was changed after signing is reported as failing; an
-//!   unsigned one as unsigned.
+//!   unsigned one as unsigned — in the hub's log and in the canvas's view
+//!   of each system.
 //! - Every card the hub serves is signed with the hub's key, and an outside
 //!   JOSE library (`jose` and `canonicalize` from npm, through
 //!   `server/tests/clients/js/verify_card.mjs`) verifies it against
@@ -110,6 +111,20 @@ async fn signed_cards_are_verified_by_the_prober_and_the_hubs_own_by_an_outside_
         "BuyerCorp's card is unsigned:\n{}",
         stack.hub_log()
     );
+
+    // The canvas's view of each system says the same (its drawer shows it).
+    let ui = stack.ui().await;
+    let topology = ui.get_json("/api/topology").await;
+    let signature_of = |id: &str| {
+        topology["nodes"]
+            .as_array()
+            .and_then(|nodes| nodes.iter().find(|n| n["id"] == id))
+            .map(|n| n["card_signature"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(signature_of("vendorcorp"), "verified", "{topology}");
+    assert_eq!(signature_of("helpdesk"), "failed", "{topology}");
+    assert_eq!(signature_of("buyercorp"), "unsigned", "{topology}");
 
     // The hub's own cards, verified by jose against the hub's JWKS.
     let hub_card = verify_with_jose(&format!("{hub}/.well-known/agent-card.json"), None);

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dto::{
-    CapabilityKind, CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind, NodePosition,
-    NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
+    CapabilityKind, CapabilityRef, CapabilityView, CardSignatureView, EdgeView, InputGrant,
+    NodeKind, NodePosition, NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
 };
 
 /// An enum written as a small number. Both directions are exhaustive
@@ -47,6 +47,7 @@ macro_rules! coded {
 coded!(NodeKind { System = 0, Agent = 1, Datasource = 2, Hub = 3 });
 coded!(NodeStatus { Healthy = 0, Degraded = 1, Unknown = 2 });
 coded!(CapabilityKind { DataShare = 0, Consult = 1, Negotiation = 2, Task = 3 });
+coded!(CardSignatureView { Unsigned = 0, Verified = 1, Failed = 2 });
 
 fn decode<T: Coded>(i: u8) -> Result<T, String> {
     T::from_code(i).ok_or_else(|| format!("packed topology: no variant {i}"))
@@ -87,7 +88,7 @@ struct PackedView {
 }
 
 /// id, name, kind, system, description, status, reason, detail, since,
-/// provides, consumes.
+/// provides, consumes, card signature.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct PackedNode(
     u32,
@@ -101,6 +102,7 @@ struct PackedNode(
     Option<u32>,
     Vec<PackedRef>,
     Vec<PackedRef>,
+    #[serde(default)] u8,
 );
 
 /// consumer, provider, capability, kind, status, reason, and the id when
@@ -180,6 +182,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
                 n.since.as_deref().map(|s| t.s(s)),
                 t.refs(&n.provides),
                 t.refs(&n.consumes),
+                n.card_signature.code(),
             )
         })
         .collect();
@@ -287,6 +290,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                     since: opt(n.8)?,
                     provides: refs(&n.9)?,
                     consumes: refs(&n.10)?,
+                    card_signature: decode(n.11)?,
                 })
             })
             .collect::<Result<_, String>>()?;
@@ -431,6 +435,8 @@ mod tests {
         view.edges[0].id = "an unusual id".into();
         view.edges[1].status = NodeStatus::Degraded;
         view.edges[1].reason = Some(ReasonCode::Timeout);
+        view.nodes[1].card_signature = CardSignatureView::Verified;
+        view.nodes[2].card_signature = CardSignatureView::Failed;
         view.capabilities.push(CapabilityView {
             id: "orders.query".into(),
             kind: CapabilityKind::DataShare,

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use app::dto::{
-    CapabilityRef, CapabilityView, EdgeView, InputGrant, NodeKind, NodePosition, NodeView,
-    RuleView, TopologyView,
+    CapabilityRef, CapabilityView, CardSignatureView, EdgeView, InputGrant, NodeKind, NodePosition,
+    NodeView, RuleView, TopologyView,
 };
 
 use crate::edge_calls::dto_kind;
@@ -17,6 +17,7 @@ use crate::edges::Edge;
 use crate::health::{PeerStatus, StatusBoard};
 use crate::registry::model::Topology;
 use crate::registry::Loaded;
+use exchange::jws::CardSignature;
 
 /// Builds the canvas view of `loaded`, with each system's health from
 /// `board`, the `established` edges (already filtered to those a rule
@@ -66,6 +67,7 @@ pub fn topology_view(
         since: None,
         provides: Vec::new(),
         consumes: refs(&hub_consumes),
+        card_signature: CardSignatureView::Unsigned,
     });
     for s in &t.systems {
         let status = board.status(&s.id);
@@ -82,6 +84,13 @@ pub fn topology_view(
             since: since.clone(),
             provides: refs(&s.provides),
             consumes: refs(&s.consumes),
+            card_signature: board.card(&s.id).map_or(CardSignatureView::Unsigned, |c| {
+                match c.signature {
+                    CardSignature::Unsigned => CardSignatureView::Unsigned,
+                    CardSignature::Verified { .. } => CardSignatureView::Verified,
+                    CardSignature::Failed { .. } => CardSignatureView::Failed,
+                }
+            }),
         });
         let children = s
             .agents
@@ -120,6 +129,7 @@ pub fn topology_view(
                 since: since.clone(),
                 provides: Vec::new(),
                 consumes: Vec::new(),
+                card_signature: CardSignatureView::Unsigned,
             });
         }
     }

@@ -39,9 +39,6 @@ pub use exchange::jws::VerificationKey as Key;
 pub struct KeySet {
     /// Its verification keys.
     pub keys: Vec<Key>,
-    /// Its token endpoint (from the discovery document), for the cards'
-    /// client-credentials scheme.
-    pub token_endpoint: Option<String>,
     /// When the set was last read (or last tried).
     fetched_at: Instant,
 }
@@ -108,8 +105,6 @@ pub enum FetchError {
 struct Discovery {
     issuer: String,
     jwks_uri: String,
-    #[serde(default)]
-    token_endpoint: Option<String>,
 }
 
 impl IssuerKeys {
@@ -141,18 +136,13 @@ impl IssuerKeys {
             }
             Err(e) => {
                 tracing::warn!(issuer, error = %e, "could not read the issuer's keys");
-                let kept = sets.get(issuer).map(|s| KeySet {
-                    keys: s.keys.clone(),
-                    token_endpoint: s.token_endpoint.clone(),
-                    fetched_at: Instant::now(),
-                });
+                let keys = sets.get(issuer).map(|s| s.keys.clone()).unwrap_or_default();
                 sets.insert(
                     issuer.to_string(),
-                    Arc::new(kept.unwrap_or(KeySet {
-                        keys: Vec::new(),
-                        token_endpoint: None,
+                    Arc::new(KeySet {
+                        keys,
                         fetched_at: Instant::now(),
-                    })),
+                    }),
                 );
             }
         }
@@ -186,7 +176,6 @@ impl IssuerKeys {
             .collect();
         Ok(KeySet {
             keys,
-            token_endpoint: discovery.token_endpoint,
             fetched_at: Instant::now(),
         })
     }

@@ -153,10 +153,9 @@ pub struct DoorState {
 /// challenge ([`metadata::challenge`]). Never refuses anything itself: the
 /// door's auth chain decides.
 pub async fn door(State(state): State<DoorState>, request: Request, next: Next) -> Response {
-    let presented = exchange::envelope::bearer_token(request.headers()).is_some();
-    if let Some(peek) =
-        exchange::envelope::bearer_token(request.headers()).and_then(token::Peek::of)
-    {
+    let bearer = exchange::envelope::bearer_token(request.headers());
+    let presented = bearer.is_some();
+    if let Some(peek) = bearer.and_then(token::Peek::of) {
         let trusted = state
             .registry
             .snapshot()

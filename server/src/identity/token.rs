@@ -13,7 +13,7 @@
 //! | the issuer's JWKS holds the header's `kid` | the issuer's keys do not include the access token's key |
 //! | `alg` fits that key | the access token's alg does not fit its key |
 //! | the signature | the access token's signature does not verify |
-//! | `exp`, `nbf` (with [`CLOCK_SKEW`]) | the access token has expired / is not valid yet |
+//! | `exp`, `nbf` (with [`CLOCK_SKEW_SECONDS`]) | the access token has expired / is not valid yet |
 //! | `aud` names this hub | the access token is not for this hub (aud) |
 //! | `client_id` (or `azp`) is a client of the member | the access token's client is not a member system's |
 
@@ -25,10 +25,8 @@ use super::keys::IssuerKeys;
 use crate::registry::Loaded;
 use exchange::reason::{NotConnected, ReasonCode};
 
-/// How far the hub's clock and an issuer's may disagree.
+/// How far the hub's clock and an issuer's may disagree, in seconds.
 pub const CLOCK_SKEW_SECONDS: u64 = 30;
-/// The same, as the table above names it.
-pub const CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(CLOCK_SKEW_SECONDS);
 
 /// What a verified access token says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -184,6 +184,7 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
         Memo::new(move |_| scene.system_health(&ctx, &root).0)
     };
     let kind = node_kind_label(node.node_type);
+    let card_state = node.card_signature.as_str();
     let members = |kind: NodeKind| -> Vec<NodeView> {
         scene
             .model
@@ -200,6 +201,15 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
     };
     let body = match node.node_type {
         NodeKind::System => view! {
+            <section class="drawer-section" aria-label="Agent card">
+                <h3>"Agent card"</h3>
+                <dl>
+                    <dt>"Signature"</dt>
+                    <dd data-testid="card-signature" data-state=card_state>
+                        {node.card_signature.word()}
+                    </dd>
+                </dl>
+            </section>
             {capability_list("Provides", node.provides.clone())}
             {capability_list("Consumes", node.consumes.clone())}
             {member_list("Agents", members(NodeKind::Agent))}
