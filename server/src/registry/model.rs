@@ -353,7 +353,7 @@ pub struct ConnectionRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// At most this many calls per fixed window, for each consumer named
-    /// (`crate::quotas`).
+    /// (see the quotas module).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<RateLimit>,
     /// At most this many calls per UTC day, for each consumer named.
