@@ -329,18 +329,13 @@ async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_t
             "{case}: {}",
             refused.json
         );
-        let detail = refused.json["error"]["detail"]
-            .as_str()
-            .or_else(|| refused.json["detail"].as_str())
-            .unwrap_or_default()
-            .to_string();
         assert!(
             refused.json.to_string().contains(message),
             "{case}: expected {message:?} in {}",
             refused.json
         );
         assert!(
-            !detail.contains(token.as_str()),
+            !refused.json.to_string().contains(token.as_str()),
             "{case}: a refusal never repeats the token"
         );
     }
@@ -425,31 +420,29 @@ async fn the_hub_tells_a_client_where_to_get_a_token() {
     let token = issuer.token(BUYER_CLIENT, None, None).await;
     accepted_within(&stack, &token, Duration::from_secs(10)).await;
     let http = reqwest::Client::new();
+    let metadata = |door: &str, provider: &str| {
+        let url = format!("{hub}/.well-known/oauth-protected-resource/{door}/{provider}");
+        let http = http.clone();
+        async move {
+            let doc: Value = http
+                .get(&url)
+                .send()
+                .await
+                .expect("metadata")
+                .json()
+                .await
+                .expect("JSON");
+            doc
+        }
+    };
 
     for door in ["a2a", "mcp"] {
-        let url = format!("{hub}/.well-known/oauth-protected-resource/{door}/vendorcorp");
-        let doc: Value = http
-            .get(&url)
-            .send()
-            .await
-            .expect("metadata")
-            .json()
-            .await
-            .expect("JSON");
+        let doc = metadata(door, "vendorcorp").await;
         assert_eq!(doc["resource"], format!("{hub}/{door}/vendorcorp"), "{doc}");
         assert_eq!(doc["authorization_servers"], json!([issuer.url]), "{doc}");
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]), "{doc}");
     }
-    let helpdesk: Value = http
-        .get(format!(
-            "{hub}/.well-known/oauth-protected-resource/a2a/helpdesk"
-        ))
-        .send()
-        .await
-        .expect("metadata")
-        .json()
-        .await
-        .expect("JSON");
+    let helpdesk = metadata("a2a", "helpdesk").await;
     assert_eq!(
         helpdesk["scopes_supported"],
         json!([CLASSIFY_SCOPE]),
