@@ -48,6 +48,8 @@ mod fixed;
 mod mcp;
 #[path = "gateway/nginx.rs"]
 mod nginx;
+#[path = "gateway/tokens.rs"]
+mod tokens;
 #[path = "gateway/wrk.rs"]
 mod wrk;
 
@@ -349,6 +351,11 @@ async fn main() {
         groups.push(mcp_loads.iter().collect());
         fixed_rate(&groups);
     }
+    // What a member's own access token costs against the static token.
+    if sections.tokens {
+        let echo = &loads[1][Door::HubA2a as usize];
+        tokens::run(&mut stack, &wrk_bin, echo, &concurrencies, seconds).await;
+    }
     if !sections.wrk {
         return;
     }
@@ -412,21 +419,24 @@ async fn main() {
 }
 
 /// Which parts of the bench run (`BENCH_SECTIONS`, a comma list of
-/// `fixed`, `wrk`, `tracing`; all by default; `BENCH_TRACING=0` drops
-/// `tracing`).
+/// `fixed`, `wrk`, `tokens`, `tracing`; all by default; `BENCH_TRACING=0`
+/// drops `tracing`).
 struct Sections {
     fixed: bool,
     wrk: bool,
+    tokens: bool,
     tracing: bool,
 }
 
 impl Sections {
     fn from_env() -> Self {
-        let asked = std::env::var("BENCH_SECTIONS").unwrap_or_else(|_| "fixed,wrk,tracing".into());
+        let asked =
+            std::env::var("BENCH_SECTIONS").unwrap_or_else(|_| "fixed,wrk,tokens,tracing".into());
         let has = |s: &str| asked.split(',').any(|a| a.trim() == s);
         Self {
             fixed: has("fixed"),
             wrk: has("wrk"),
+            tokens: has("tokens"),
             tracing: has("tracing")
                 && !std::env::var("BENCH_TRACING").is_ok_and(|v| v.trim() == "0"),
         }

@@ -166,7 +166,7 @@ async fn main() {
         });
         let cx = AuthContext {
             caller: "buyercorp",
-            peer_addr: Some(peer),
+            peer: &server::listen::Peer::at(peer),
             headers: &headers,
             registry: &loaded,
             identity: &identity,

@@ -5,19 +5,19 @@
 //! bearer token — the static token from the env var the topology names
 //! (compared in constant time), or an access token the caller's own
 //! identity provider signed ([`crate::identity`]), with the scope its rule
-//! asks — then an mTLS slot that exists but refuses everything when
-//! enabled, rather than pretending to check certificates. The first layer
-//! to refuse decides the reason code.
+//! asks — then the client certificate the caller presented over TLS
+//! (a pinned key, or its own CA's), where its entry registers one or the
+//! hub asks it of everyone. The first layer to refuse decides the reason
+//! code.
 //!
 //! Tokens are read from the environment once per registry generation
 //! ([`Tokens`](crate::registry::Tokens)), never logged, and never part of an error.
-
-use std::net::SocketAddr;
 
 use axum::http::{header::AUTHORIZATION, HeaderMap};
 use subtle::{Choice, ConstantTimeEq};
 
 use crate::identity::{token::Peek, Identity};
+use crate::listen::Peer;
 use crate::registry::model::System;
 use crate::registry::Loaded;
 use exchange::reason::{NotConnected, ReasonCode};
@@ -27,8 +27,9 @@ use exchange::reason::{NotConnected, ReasonCode};
 pub struct AuthContext<'a> {
     /// The claimed caller (`X-Caller-System`); empty if absent.
     pub caller: &'a str,
-    /// The TCP peer address, when the server knows it.
-    pub peer_addr: Option<SocketAddr>,
+    /// Who is at the other end: the client's address and its TLS
+    /// certificate, when the server knows them.
+    pub peer: &'a Peer,
     /// The request headers.
     pub headers: &'a HeaderMap,
     /// The registry generation the call was admitted under (topology and
@@ -85,7 +86,7 @@ impl AuthLayer for IpAllowlist {
 
     fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
         let system = cx.caller_system()?;
-        let Some(addr) = cx.peer_addr else {
+        let Some(addr) = cx.peer.addr else {
             return Err(NotConnected::new(
                 ReasonCode::IpNotAllowed,
                 "source address unknown",
@@ -161,8 +162,10 @@ impl AuthLayer for BearerToken {
     }
 }
 
-/// Layer 3: the mTLS slot. Present so the chain and the config have its
-/// place; enabling it refuses every call until it is implemented.
+/// Layer 3: the client certificate. A system whose entry registers one
+/// (`mtls`: pinned keys or its CA), and every system when
+/// `hub.auth.mtls` is on, must have presented it over TLS
+/// (`crate::tls`): its key among the pins, or issued by its CA.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct MutualTls;
 
@@ -172,13 +175,36 @@ impl AuthLayer for MutualTls {
     }
 
     fn check(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
-        if cx.registry.topology.hub.auth.mtls {
-            Err(NotConnected::new(
-                ReasonCode::AuthRejected,
-                "mTLS layer is not implemented",
-            ))
-        } else {
+        let system = cx.caller_system()?;
+        let reject = |why: String| Err(NotConnected::new(ReasonCode::AuthRejected, why));
+        let Some(registered) = &system.mtls else {
+            if cx.registry.topology.hub.auth.mtls {
+                return reject(format!(
+                    "mutual TLS is required and no client certificate is registered for {}",
+                    system.id
+                ));
+            }
+            return Ok(());
+        };
+        let Some(presented) = &cx.peer.certificate else {
+            return reject(format!(
+                "no client certificate: {} must call over TLS with its certificate",
+                system.id
+            ));
+        };
+        let pinned = presented
+            .spki_sha256()
+            .is_some_and(|pin| registered.spki_sha256.iter().any(|p| p == pin));
+        let issued = || {
+            cx.registry
+                .member_cas
+                .of(&system.id)
+                .is_some_and(|ca| ca.issued(presented))
+        };
+        if pinned || issued() {
             Ok(())
+        } else {
+            reject(format!("the client certificate is not {}'s", system.id))
         }
     }
 }
@@ -271,7 +297,9 @@ pub fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tls::ClientCertificate;
     use axum::http::HeaderValue;
+    use std::net::SocketAddr;
 
     fn topology(token_env: &str, mtls: bool) -> Loaded {
         let text = include_str!("../../config/topology.yaml")
@@ -297,11 +325,24 @@ mod tests {
     }
 
     fn check(t: &Loaded, caller: &str, ip: &str, token: Option<&str>) -> Result<(), NotConnected> {
+        check_with(t, caller, ip, token, None)
+    }
+
+    fn check_with(
+        t: &Loaded,
+        caller: &str,
+        ip: &str,
+        token: Option<&str>,
+        certificate: Option<ClientCertificate>,
+    ) -> Result<(), NotConnected> {
         let h = headers(token);
         let addr: SocketAddr = format!("{ip}:40000").parse().expect("addr");
         AuthChain::standard().check(&AuthContext {
             caller,
-            peer_addr: Some(addr),
+            peer: &Peer {
+                addr: Some(addr),
+                certificate,
+            },
             headers: &h,
             registry: t,
             identity: &Identity::default(),
@@ -335,16 +376,75 @@ mod tests {
             reason(check(&t, "buyercorp", "127.0.0.1", Some("s3cret-order"))),
             None
         );
-        // mTLS on: an otherwise perfect call is refused, with its own detail.
+        // mTLS on and no certificate registered: an otherwise perfect
+        // call is refused, with its own detail.
         let t = topology(env, true);
         let err = check(&t, "buyercorp", "127.0.0.1", Some("s3cret-order")).expect_err("refused");
         assert_eq!(err.reason, ReasonCode::AuthRejected);
-        assert_eq!(err.detail, "mTLS layer is not implemented");
+        assert_eq!(
+            err.detail,
+            "mutual TLS is required and no client certificate is registered for buyercorp"
+        );
         // ... but the earlier layers still run before it.
         assert_eq!(
             reason(check(&t, "buyercorp", "10.1.2.3", Some("s3cret-order"))),
             Some(ReasonCode::IpNotAllowed)
         );
+    }
+
+    /// The shipped topology with BuyerCorp's certificate registered as
+    /// `mtls` (a YAML flow mapping), the CA read from `dir`.
+    fn with_mtls(env: &str, dir: &std::path::Path, mtls: &str) -> Loaded {
+        let text = include_str!("../../config/topology.yaml").replace(
+            "    token_env: WS_TOKEN_BUYERCORP",
+            &format!("    mtls: {mtls}\n    token_env: {env}"),
+        );
+        let file = dir.join("topology.yaml");
+        match crate::registry::load::load_str(&file.display().to_string(), &text) {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn the_mtls_layer_knows_a_member_by_its_pinned_key_or_its_ca() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let systems = ["buyercorp".to_string(), "vendorcorp".to_string()];
+        let pins = crate::tls::dev_certs::write(dir.path(), &systems).expect("certs");
+        let cert = |system: &str| {
+            let chain = crate::tls::read_certificates(&dir.path().join(format!("{system}.pem")))
+                .expect("read");
+            ClientCertificate::presented(&chain)
+        };
+        let env = "WS_TEST_TOKEN_MTLS";
+        std::env::set_var(env, "s3cret-mtls");
+        let ok = |t: &Loaded, c| check_with(t, "buyercorp", "127.0.0.1", Some("s3cret-mtls"), c);
+        let by_pin = with_mtls(
+            env,
+            dir.path(),
+            &format!("{{spki_sha256: [\"{}\"]}}", pins["buyercorp"]),
+        );
+        let by_ca = with_mtls(env, dir.path(), "{ca: buyercorp-ca.pem}");
+        for t in [&by_pin, &by_ca] {
+            assert_eq!(ok(t, cert("buyercorp")), Ok(()));
+            assert_eq!(
+                ok(t, cert("vendorcorp")).expect_err("another's").detail,
+                "the client certificate is not buyercorp's"
+            );
+            assert_eq!(
+                ok(t, None).expect_err("none").detail,
+                "no client certificate: buyercorp must call over TLS with its certificate"
+            );
+        }
+        // A CA file that is not there is a located error of the topology.
+        let text = include_str!("../../config/topology.yaml").replacen(
+            "token_env: ",
+            "mtls: {ca: missing.pem}\n    token_env: ",
+            1,
+        );
+        let err = crate::registry::load::load_str("t.yaml", &text).expect_err("refused");
+        assert!(err.to_string().contains("mtls.ca"), "{err}");
+        assert!(err.to_string().contains("missing.pem"), "{err}");
     }
 
     #[test]

@@ -93,7 +93,11 @@ pub enum HubError {
     Gateway(#[from] gateway::GatewayError),
     /// The prober's HTTP client could not be built.
     #[error("building the prober's HTTP client: {0}")]
-    Prober(#[source] reqwest::Error),
+    Prober(#[source] crate::tls::TlsError),
+    /// The hub's TLS client material (`WS_TLS_PROVIDER_CA`,
+    /// `WS_TLS_CLIENT_CERT`, `WS_TLS_CLIENT_KEY`) is unusable.
+    #[error(transparent)]
+    ProviderTls(crate::tls::TlsError),
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
@@ -115,6 +119,9 @@ pub struct Hub {
     pub registry: Arc<Registry>,
     /// Who is alive.
     pub board: Arc<StatusBoard>,
+    /// What the hub trusts and presents when it calls an `https://`
+    /// provider (the gateway's forwards and the prober's probes).
+    provider_tls: Option<crate::tls::client::ProviderTls>,
     /// Forwards calls.
     pub gateway: Arc<Gateway>,
     /// Live changes for canvases.
@@ -174,6 +181,8 @@ impl Hub {
         let inbox = Inbox::open(store.clone(), Arc::new(HubPlans));
         let sessions = SessionStore::open(&config.database).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
+        let provider_tls =
+            crate::tls::client::ProviderTls::from_env().map_err(HubError::ProviderTls)?;
         let gateway = Arc::new(
             Gateway::new(
                 registry.clone(),
@@ -185,7 +194,8 @@ impl Hub {
                 Negotiations::new(store.clone()),
                 cluster.clone(),
             )?
-            .with_quotas(crate::quotas::Quotas::new(store.clone())),
+            .with_quotas(crate::quotas::Quotas::new(store.clone()))
+            .with_provider_tls(provider_tls.as_ref()),
         );
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
         // The public URL is the hub's resource identifier: the audience a
@@ -196,6 +206,7 @@ impl Hub {
         Ok(Self {
             registry,
             board,
+            provider_tls,
             gateway,
             events,
             shutdown: Shutdown::new(),
@@ -217,11 +228,15 @@ impl Hub {
 
     /// Starts the health prober (in one replica of several), the topology
     /// and agent-config watchers, the sweeper of expired UI sessions, the
-    /// traffic publisher, and (among replicas) the listener that applies
-    /// the others' changes.
+    /// traffic publisher, the audit trail's signed checkpoints, and (among
+    /// replicas) the listener that applies the others' changes.
     pub fn start_background(&self) -> Result<BackgroundTasks, HubError> {
-        let prober =
-            Prober::new(self.registry.clone(), self.board.clone()).map_err(HubError::Prober)?;
+        let prober = Prober::new(
+            self.registry.clone(),
+            self.board.clone(),
+            self.provider_tls.as_ref(),
+        )
+        .map_err(HubError::Prober)?;
         let (registry, cluster) = (self.registry.clone(), self.cluster.clone());
         let topology = crate::registry::watch::spawn_for(
             registry.source().to_path_buf(),
@@ -250,6 +265,11 @@ impl Hub {
             traffic,
         ];
         if let Some(keys) = self.gateway.keys().cloned() {
+            // The audit trail's signed checkpoints (`signing` says when).
+            handles.push(crate::signing::spawn_trail_checkpoints(
+                keys.clone(),
+                self.store.clone(),
+            )?);
             handles.push(tokio::spawn(async move {
                 let mut every = tokio::time::interval(keys.refresh_every());
                 every.tick().await;

@@ -19,7 +19,7 @@
 //! | [`dataplane`] | the hub as an MCP client of a provider's data plane (the gateway's forwards, the prober's identity check) |
 //! | [`quotas`] | how much a consumer may call along an edge: rate limits and daily quotas, counted in the store |
 //! | [`gateway`] | how one system's call reaches another: the exchange pipeline |
-//! | [`signing`] | the hub's own signing keys: stored, rotated, published as a JWKS; what its cards are signed with |
+//! | [`signing`] | the hub's own signing keys: stored, rotated, published as a JWKS; what its cards and its trail's checkpoints are signed with |
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON |
 //! | [`bridge`] | A2A v0.3 ⇄ v1.0: methods, params, results, events and cards translated both ways, for callers and providers that speak 0.3 (pure) |
 //! | [`negotiations`] | every negotiation turn that crossed the hub: what a drawer's transcript and contract are rebuilt from |
@@ -41,7 +41,8 @@
 //! | [`store`] | where the hub's state lives: a SQLite file, or the PostgreSQL database replicas share; its migrations |
 //! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
 //! | [`hub`] | wiring it all into one process |
-//! | [`listen`] | how connections are accepted: header timeout, connection caps |
+//! | [`listen`] | how connections are accepted: header timeout, connection caps, TLS; who is at the other end ([`listen::Peer`]) |
+//! | [`tls`] | the hub's TLS: its listener's configuration, the client certificate a member presents, `hub certs` |
 //! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page |
 
 pub mod agents;
@@ -72,6 +73,7 @@ pub mod store;
 pub mod surface;
 pub mod task_owners;
 pub mod task_records;
+pub mod tls;
 pub mod traffic;
 pub mod ui_auth;
 pub mod web;

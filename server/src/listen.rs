@@ -47,6 +47,8 @@ use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
+use crate::tls::{ClientCertificate, ServerTls};
+
 /// The header timeout's variable, in seconds.
 pub const HEADER_TIMEOUT_ENV: &str = "WS_HEADER_TIMEOUT_SECS";
 /// The per-address cap's variable.
@@ -230,6 +232,21 @@ pub async fn serve(
     proxies: TrustedProxies,
     signal: impl Future<Output = ()>,
 ) {
+    serve_with(listener, app, limits, proxies, None, signal).await
+}
+
+/// [`serve`], over TLS when `tls` is given: each connection's handshake
+/// must end within the header timeout, and the certificate the client
+/// presented (if any) rides on each of its requests as its [`Peer`]'s.
+pub async fn serve_with(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    proxies: TrustedProxies,
+    tls: Option<ServerTls>,
+    signal: impl Future<Output = ()>,
+) {
+    let acceptor = tls.map(|tls| tls.acceptor());
     let proxies = Arc::new(proxies);
     let open = Arc::new(Mutex::new(Open::default()));
     let graceful = GracefulShutdown::new();
@@ -261,28 +278,118 @@ pub async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "TCP_NODELAY");
         }
-        let proxies = proxies.clone();
-        let service = app
-            .clone()
-            .map_request(move |mut request: hyper::Request<Incoming>| {
-                let client = proxies.client(remote, request.headers());
-                request
-                    .extensions_mut()
-                    .insert(ConnectInfo::<SocketAddr>(client));
-                request.map(axum::body::Body::new)
-            });
-        let connection =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-        let watched = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = watched.await {
-                tracing::trace!(%error, "connection ended");
+        let connection = Connection {
+            app: app.clone(),
+            proxies: proxies.clone(),
+            builder: builder.clone(),
+            remote,
+            watcher: graceful.watcher(),
+        };
+        match &acceptor {
+            None => {
+                tokio::spawn(async move {
+                    connection.serve(stream, None).await;
+                    drop(place);
+                });
             }
-            drop(place);
-        });
+            Some(acceptor) => {
+                let handshake = acceptor.accept(stream);
+                let timeout = limits.header_timeout;
+                tokio::spawn(async move {
+                    match tokio::time::timeout(timeout, handshake).await {
+                        Ok(Ok(stream)) => {
+                            let certificate = stream
+                                .get_ref()
+                                .1
+                                .peer_certificates()
+                                .and_then(ClientCertificate::presented);
+                            connection.serve(stream, certificate).await;
+                        }
+                        Ok(Err(error)) => tracing::debug!(%remote, %error, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
+                    }
+                    drop(place);
+                });
+            }
+        }
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// One accepted connection and what serving it needs.
+struct Connection {
+    app: Router,
+    proxies: Arc<TrustedProxies>,
+    builder: http1::Builder,
+    remote: SocketAddr,
+    watcher: hyper_util::server::graceful::Watcher,
+}
+
+impl Connection {
+    /// Serves the connection's requests until it closes, each with its
+    /// [`Peer`] (and `ConnectInfo`).
+    async fn serve<I>(self, io: I, certificate: Option<ClientCertificate>)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Self {
+            app,
+            proxies,
+            builder,
+            remote,
+            watcher,
+        } = self;
+        let service = app.map_request(move |mut request: hyper::Request<Incoming>| {
+            let client = proxies.client(remote, request.headers());
+            let extensions = request.extensions_mut();
+            extensions.insert(ConnectInfo::<SocketAddr>(client));
+            if let Some(certificate) = &certificate {
+                extensions.insert(certificate.clone());
+            }
+            request.map(axum::body::Body::new)
+        });
+        let connection =
+            builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
+        if let Err(error) = watcher.watch(connection).await {
+            tracing::trace!(%error, "connection ended");
+        }
+    }
+}
+
+/// Who is at the other end of a request: the client's address (behind a
+/// trusted balancer, the one it names) and the certificate the client
+/// presented over TLS. What the auth chain's IP allowlist and mTLS layer
+/// read.
+#[derive(Debug, Clone, Default)]
+pub struct Peer {
+    /// The client's address, when the server knows it.
+    pub addr: Option<SocketAddr>,
+    /// The client's certificate, when it connected over TLS with one.
+    pub certificate: Option<ClientCertificate>,
+}
+
+impl Peer {
+    /// The peer of `request`, as the listener recorded it.
+    pub fn of<B>(request: &http::Request<B>) -> Self {
+        Self::of_extensions(request.extensions())
+    }
+
+    /// The same from a request's extensions (its parts).
+    pub fn of_extensions(extensions: &http::Extensions) -> Self {
+        Self {
+            addr: extensions.get::<ConnectInfo<SocketAddr>>().map(|ci| ci.0),
+            certificate: extensions.get::<ClientCertificate>().cloned(),
+        }
+    }
+
+    /// A peer at `addr` without a certificate.
+    pub fn at(addr: SocketAddr) -> Self {
+        Self {
+            addr: Some(addr),
+            certificate: None,
+        }
+    }
 }
 
 #[cfg(test)]

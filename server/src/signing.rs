@@ -14,7 +14,12 @@
 //! - **What is signed.** Every agent card the hub serves (its own, each
 //!   provider's public and extended card): an Ed25519 JWS over the card's
 //!   canonical form ([`exchange::jws`]), whose protected header names the
-//!   key (`kid`) and where the JWKS is (`jku`).
+//!   key (`kid`) and where the JWKS is (`jku`). And the checkpoints of the
+//!   hub's audit trail ([`spawn_trail_checkpoints`]): every
+//!   `WS_TRAIL_CHECKPOINT_SECONDS` (default 60) the head of each chain in
+//!   the store, if it moved, is signed with the current key
+//!   ([`exchange::audit::checkpoint`]). Replicas each run it; a head is
+//!   stored once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +36,10 @@ pub use exchange::jws::JWKS_PATH;
 /// The environment variable that sets how old a key may get.
 pub const ROTATE_ENV: &str = "WS_SIGNING_KEY_ROTATE_SECONDS";
 const DEFAULT_ROTATE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The environment variable that sets how often the trail's chain heads
+/// are checkpointed.
+pub const CHECKPOINT_ENV: &str = "WS_TRAIL_CHECKPOINT_SECONDS";
+const DEFAULT_CHECKPOINT: Duration = Duration::from_secs(60);
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -46,6 +55,9 @@ pub enum SigningError {
     /// `WS_SIGNING_KEY_ROTATE_SECONDS` is not a positive number.
     #[error("{ROTATE_ENV}: `{0}` is not a positive number of seconds")]
     Rotate(String),
+    /// `WS_TRAIL_CHECKPOINT_SECONDS` is not a positive number.
+    #[error("{CHECKPOINT_ENV}: `{0}` is not a positive number of seconds")]
+    CheckpointInterval(String),
 }
 
 /// The keys as one replica holds them: the newest signs, all verify.
@@ -107,6 +119,11 @@ impl HubKeys {
         self.ring.load().jwks.clone()
     }
 
+    /// The key that signs now (cards, trail checkpoints).
+    pub fn signing_key(&self) -> SigningKey {
+        self.ring.load().current.clone()
+    }
+
     /// The key id that signs now.
     pub fn current_kid(&self) -> String {
         self.ring.load().current.kid().to_string()
@@ -121,6 +138,60 @@ impl HubKeys {
             tracing::warn!(error = %e, "serving an unsigned card");
         }
     }
+}
+
+/// Signs the head of every chain of the hub's trail in `store`, when it
+/// moved, every `WS_TRAIL_CHECKPOINT_SECONDS` (default 60 s), with the
+/// key that signs now. A failure is logged and tried again next time.
+pub fn spawn_trail_checkpoints(
+    keys: Arc<HubKeys>,
+    store: Store,
+) -> Result<tokio::task::JoinHandle<()>, SigningError> {
+    let every = match std::env::var(CHECKPOINT_ENV) {
+        Ok(raw) => raw
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or(SigningError::CheckpointInterval(raw))?,
+        Err(_) => DEFAULT_CHECKPOINT,
+    };
+    Ok(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let key = keys.signing_key();
+            match exchange::audit::checkpoint::checkpoint_all(&store, &key).await {
+                Ok(made) => {
+                    for c in made {
+                        tracing::debug!(system = %c.system, seq = c.seq, kid = %c.kid,
+                            "trail checkpoint signed");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "could not checkpoint the audit trail"),
+            }
+        }
+    }))
+}
+
+/// The public half of every key in `store` as a JWKS, without making a
+/// key (`{"keys": []}` for a store without the table: a peer's): what
+/// `hub trail verify` and `hub trail export` check checkpoints against.
+pub async fn stored_jwks(store: &Store) -> Result<Value, SigningError> {
+    if !store.has_table("signing_keys").await? {
+        return Ok(json!({"keys": []}));
+    }
+    let mut jwks = Vec::new();
+    for (kid, pkcs8, _) in read(store).await? {
+        let der = B64
+            .decode(&pkcs8)
+            .map_err(|e| SignError::Key(format!("stored key `{kid}`: {e}")))?;
+        jwks.push(SigningKey::from_pkcs8(kid, &der)?.public_jwk());
+    }
+    Ok(json!({ "keys": jwks }))
 }
 
 /// Every key in the store, newest last; a new one first when there is

@@ -14,11 +14,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use common::oidc::Issuer;
 use common::{repo, trail, Stack};
 use serde_json::{json, Value};
 
@@ -33,127 +33,14 @@ const HUB_AUDIENCE: &str = "urn:wall-street:hub";
 const CLASSIFY_SCOPE: &str = "tickets.classify";
 const COUNT_BY_REGION: &str = r#"{"aggregate":{"op":"count"},"group_by":"region"}"#;
 
-/// The OpenID provider process and its command line (see the script).
-struct Issuer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    url: String,
-    kid: String,
-}
-
-impl Issuer {
-    fn start() -> Issuer {
-        let clients = json!([
-            {"client_id": BUYER_CLIENT.0, "client_secret": BUYER_CLIENT.1,
-             "scope": format!("orders.read {CLASSIFY_SCOPE}")},
-            {"client_id": VENDOR_CLIENT.0, "client_secret": VENDOR_CLIENT.1, "scope": "orders.read"},
-        ]);
-        let mut child = Command::new("node")
-            .arg(repo().join("server/tests/clients/js/oidc_issuer.mjs"))
-            .arg(clients.to_string())
-            .env("OIDC_DEFAULT_RESOURCE", HUB_AUDIENCE)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("node runs oidc_issuer.mjs (scripts/setup test installs oidc-provider)");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut issuer = Issuer {
-            child,
-            stdin,
-            stdout,
-            url: String::new(),
-            kid: String::new(),
-        };
-        let first = issuer.line();
-        issuer.url = first["issuer"].as_str().expect("issuer").to_string();
-        issuer.kid = first["kid"].as_str().expect("kid").to_string();
-        issuer
-    }
-
-    /// The next JSON line (oidc-provider prints its own notices between).
-    fn line(&mut self) -> Value {
-        loop {
-            let mut line = String::new();
-            let read = self
-                .stdout
-                .read_line(&mut line)
-                .expect("the issuer answers");
-            assert!(read > 0, "the issuer stopped");
-            if line.starts_with('{') {
-                return serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("issuer said {line:?}: {e}"));
-            }
-        }
-    }
-
-    fn command(&mut self, command: &str) -> Value {
-        writeln!(self.stdin, "{command}").expect("write to the issuer");
-        self.line()
-    }
-
-    /// Replaces the signing key; the next tokens carry a new `kid`.
-    fn rotate(&mut self) {
-        let announced = self.command("rotate");
-        let kid = announced["kid"].as_str().expect("kid").to_string();
-        assert_ne!(kid, self.kid, "a rotation brings a new key");
-        self.kid = kid;
-    }
-
-    /// `claims` signed with the issuer's real key (a forger who holds it).
-    fn sign(&mut self, claims: Value) -> String {
-        self.command(&format!("sign {claims}"))["token"]
-            .as_str()
-            .expect("token")
-            .to_string()
-    }
-
-    /// `claims` signed with a key the issuer never published.
-    fn sign_foreign(&mut self, claims: Value) -> String {
-        self.command(&format!("foreign {claims}"))["token"]
-            .as_str()
-            .expect("token")
-            .to_string()
-    }
-
-    /// A client-credentials token, as a client gets one.
-    async fn token(
-        &self,
-        client: (&str, &str),
-        scope: Option<&str>,
-        resource: Option<&str>,
-    ) -> String {
-        let mut form = vec![("grant_type", "client_credentials")];
-        if let Some(scope) = scope {
-            form.push(("scope", scope));
-        }
-        if let Some(resource) = resource {
-            form.push(("resource", resource));
-        }
-        let answer: Value = reqwest::Client::new()
-            .post(format!("{}/token", self.url))
-            .basic_auth(client.0, Some(client.1))
-            .form(&form)
-            .send()
-            .await
-            .expect("the issuer answers")
-            .json()
-            .await
-            .expect("JSON");
-        answer["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no token: {answer}"))
-            .to_string()
-    }
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The issuer with the two members' clients.
+fn start_issuer() -> Issuer {
+    let clients = json!([
+        {"client_id": BUYER_CLIENT.0, "client_secret": BUYER_CLIENT.1,
+         "scope": format!("orders.read {CLASSIFY_SCOPE}")},
+        {"client_id": VENDOR_CLIENT.0, "client_secret": VENDOR_CLIENT.1, "scope": "orders.read"},
+    ]);
+    Issuer::start(&clients, HUB_AUDIENCE)
 }
 
 fn now() -> i64 {
@@ -225,7 +112,7 @@ fn unsigned(claims: &Value) -> String {
 
 #[tokio::test]
 async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_token_is_refused() {
-    let mut issuer = Issuer::start();
+    let mut issuer = start_issuer();
     let stack = stack_with(&issuer).await;
     let hub = stack.hub_url();
 
@@ -414,7 +301,7 @@ async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_t
 
 #[tokio::test]
 async fn the_hub_tells_a_client_where_to_get_a_token() {
-    let issuer = Issuer::start();
+    let issuer = start_issuer();
     let stack = stack_with(&issuer).await;
     let hub = stack.hub_url();
     let token = issuer.token(BUYER_CLIENT, None, None).await;
@@ -448,6 +335,63 @@ async fn the_hub_tells_a_client_where_to_get_a_token() {
         json!([CLASSIFY_SCOPE]),
         "{helpdesk}"
     );
+
+    // The cards advertise the members' issuer as an OAuth 2.0
+    // client-credentials scheme beside the bearer one: its token endpoint
+    // (from its discovery document), the scopes the provider's rules ask,
+    // its metadata URL.
+    let discovery: Value = http
+        .get(format!("{}/.well-known/openid-configuration", issuer.url))
+        .send()
+        .await
+        .expect("discovery")
+        .json()
+        .await
+        .expect("JSON");
+    let card = |provider: &str, token: Option<String>| {
+        let mut request = http.get(format!("{hub}/a2a/{provider}/.well-known/agent-card.json"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let card: Value = request
+                .send()
+                .await
+                .expect("card")
+                .json()
+                .await
+                .expect("JSON");
+            card
+        }
+    };
+    let public = card("helpdesk", None).await;
+    let oauth2 = &public["securitySchemes"]["oauth2"]["oauth2SecurityScheme"];
+    assert_eq!(
+        oauth2["flows"]["clientCredentials"]["tokenUrl"], discovery["token_endpoint"],
+        "{public}"
+    );
+    assert!(
+        oauth2["flows"]["clientCredentials"]["scopes"][CLASSIFY_SCOPE].is_string(),
+        "{public}"
+    );
+    assert_eq!(
+        oauth2["oauth2MetadataUrl"],
+        format!("{}/.well-known/openid-configuration", issuer.url),
+        "{public}"
+    );
+    assert!(
+        public["securityRequirements"].as_array().is_some_and(
+            |r| r.contains(&json!({"schemes": {"oauth2": {"list": [CLASSIFY_SCOPE]}}}))
+        ),
+        "{public}"
+    );
+    // A member's extended card names its own issuer, with no scope where
+    // its rules ask none.
+    let extended = card("vendorcorp", Some(token.clone())).await;
+    let flow = &extended["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]["flows"]
+        ["clientCredentials"];
+    assert_eq!(flow["tokenUrl"], discovery["token_endpoint"], "{extended}");
+    assert_eq!(flow["scopes"], json!({}), "{extended}");
 
     // The official MCP Python SDK's OAuth client, given the URL and
     // BuyerCorp's client credentials only: the 401's challenge, the

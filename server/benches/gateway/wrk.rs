@@ -23,6 +23,7 @@ pub struct Figures {
 }
 
 /// One thing to load: where, with which headers, which body.
+#[derive(Clone)]
 pub struct Load {
     /// Shown in the table and in errors.
     pub name: String,

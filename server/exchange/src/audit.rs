@@ -31,8 +31,28 @@
 //! connection (an in-memory store) is not held: its other users would
 //! wait for it.
 //!
-//! The table is `crate::db::SCHEMA`'s (migrations `1_audit_trail.sql`):
-//! append-only is enforced by the store (triggers), not by care.
+//! The table is `crate::db::SCHEMA`'s (migrations `1_audit_trail.sql`,
+//! `3_audit_chain.sql`): append-only is enforced by the store (triggers),
+//! not by care; what the store cannot enforce against someone who owns the
+//! file, the chain makes evident.
+//!
+//! **Tamper evidence**, in rooms of its own:
+//!
+//! | module | what it decides |
+//! |---|---|
+//! | [`chain`] | what a record's hash covers, and how appends take the chain's head so each record links to the one before |
+//! | [`checkpoint`] | signed checkpoints of a chain's head (detached JWS) |
+//! | [`verify`] | walking a chain: links, checkpoints, the first broken link |
+//! | [`export`] | a counterparty's segment of the chain, and verifying it without the store |
+
+pub mod chain;
+pub mod checkpoint;
+pub mod export;
+pub mod verify;
+
+#[cfg(test)]
+#[path = "audit/chain_tests.rs"]
+mod chain_tests;
 
 use crate::db::Store;
 use crate::reason::ReasonCode;
@@ -40,7 +60,6 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, Connection, Row};
-use std::sync::LazyLock;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most records one commit of the writer holds (12 bound values each,
@@ -163,6 +182,12 @@ pub enum AuditError {
     Corrupt(String),
     #[error("the audit trail's writer stopped before committing the record")]
     WriterStopped,
+    #[error(transparent)]
+    Canonical(#[from] chain::CanonicalError),
+    #[error("signing a checkpoint: {0}")]
+    Sign(#[from] crate::jws::SignError),
+    #[error("this store's trail has no chain (it predates migration 3 of the exchange's schema)")]
+    NotChained,
 }
 
 impl AuditError {
@@ -171,7 +196,11 @@ impl AuditError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             AuditError::Store(e) => crate::db::is_unavailable(e),
-            AuditError::Corrupt(_) | AuditError::WriterStopped => false,
+            AuditError::Corrupt(_)
+            | AuditError::WriterStopped
+            | AuditError::Canonical(_)
+            | AuditError::Sign(_)
+            | AuditError::NotChained => false,
         }
     }
 }
@@ -343,78 +372,41 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     }
 }
 
-/// `records` in one commit on `conn`: one `INSERT`, or statements of
-/// [`ROWS_PER_STATEMENT`] rows in one transaction.
+/// `records` in one commit on `conn`: one transaction that takes the
+/// chain's head once and inserts the records in statements of
+/// [`ROWS_PER_STATEMENT`] rows ([`chain`]).
 async fn write_batch<'a>(
     conn: &mut sqlx::AnyConnection,
     records: impl ExactSizeIterator<Item = &'a AuditRecord>,
 ) -> Result<(), sqlx::Error> {
     let records: Vec<&AuditRecord> = records.collect();
-    if records.len() <= ROWS_PER_STATEMENT {
-        return insert_on(&mut *conn, records).await;
-    }
     let mut tx = conn.begin().await?;
-    for chunk in records.chunks(ROWS_PER_STATEMENT) {
-        insert_on(&mut *tx, chunk.iter().copied()).await?;
-    }
+    chain::append_on(&mut tx, &records).await?;
     tx.commit().await
 }
 
-/// `records` (at most [`ROWS_PER_STATEMENT`]) in one statement on the pool.
+/// `records` in one transaction of their own, on a connection of the pool.
 async fn insert<'a>(
     store: &Store,
     records: impl IntoIterator<Item = &'a AuditRecord>,
 ) -> Result<(), AuditError> {
-    Ok(insert_on(store.pool(), records).await?)
-}
-
-/// The `INSERT` of `rows` records (1 to [`ROWS_PER_STATEMENT`]), built once.
-fn insert_sql(rows: usize) -> &'static str {
-    static SQL: LazyLock<Vec<String>> = LazyLock::new(|| {
-        (1..=ROWS_PER_STATEMENT)
-            .map(|n| {
-                format!(
-                    "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
-                        request_id, trace_id, outcome, reason, duration_ms, detail) VALUES {}",
-                    crate::db::value_rows(n, 12)
-                )
-            })
-            .collect()
-    });
-    &SQL[rows.clamp(1, ROWS_PER_STATEMENT) - 1]
-}
-
-/// One `INSERT` of `records` (1 to [`ROWS_PER_STATEMENT`]) on `executor`:
-/// the writer's connection, the pool, or a transaction of the caller's
-/// when a record must commit with the change it records (an inbox
-/// decision).
-pub(crate) async fn insert_on<'a, 'c, E>(
-    executor: E,
-    records: impl IntoIterator<Item = &'a AuditRecord>,
-) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
     let records: Vec<&AuditRecord> = records.into_iter().collect();
-    debug_assert!((1..=ROWS_PER_STATEMENT).contains(&records.len()));
-    let mut query = sqlx::query(insert_sql(records.len()));
-    for r in records {
-        query = query
-            .bind(&r.system)
-            .bind(r.role.as_str())
-            .bind(&r.at)
-            .bind(&r.caller)
-            .bind(&r.provider)
-            .bind(&r.capability)
-            .bind(&r.request_id)
-            .bind(&r.trace_id)
-            .bind(r.outcome.as_str())
-            .bind(r.reason.map(|r| r.as_str()))
-            .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
-            .bind(&r.detail);
-    }
-    query.execute(executor).await?;
+    let mut tx = store.pool().begin().await?;
+    chain::append_on(&mut tx, &records).await?;
+    tx.commit().await?;
     Ok(())
+}
+
+/// Appends `records` to their chains inside a transaction the caller holds
+/// open on `conn` and commits: a record that must commit with the change it
+/// records (an inbox decision). The chain's head stays taken until that
+/// commit.
+pub(crate) async fn insert_on<'a>(
+    conn: &mut sqlx::AnyConnection,
+    records: impl IntoIterator<Item = &'a AuditRecord>,
+) -> Result<(), sqlx::Error> {
+    let records: Vec<&AuditRecord> = records.into_iter().collect();
+    chain::append_on(conn, &records).await
 }
 
 async fn read_rows(
@@ -438,7 +430,7 @@ async fn read_rows(
     rows.iter().map(read_row).collect()
 }
 
-fn read_row(row: &AnyRow) -> Result<AuditRecord, AuditError> {
+pub(crate) fn read_row(row: &AnyRow) -> Result<AuditRecord, AuditError> {
     let role: String = row.try_get("role")?;
     let outcome: String = row.try_get("outcome")?;
     let reason: Option<String> = row.try_get("reason")?;

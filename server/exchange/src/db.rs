@@ -16,8 +16,9 @@
 //! only).
 //!
 //! **The schema is migrations**, one directory per engine for each crate
-//! that owns tables ([`Schema`]): this crate's (`audit_trail`,
-//! `approval_inbox`, `inbox_effects`, versions 1–99) and the hub's
+//! that owns tables ([`Schema`]): this crate's (`audit_trail` with its
+//! `audit_chain_head` and `audit_checkpoints`, `approval_inbox`,
+//! `inbox_effects`, versions 1–99) and the hub's
 //! (versions 100 and up). [`Store::migrate`] runs several schemas on one
 //! database; each ignores the others' versions. On PostgreSQL sqlx takes an
 //! advisory lock while migrating, so replicas starting together migrate
@@ -442,7 +443,8 @@ pub struct Schema {
     pub adopt: Option<fn(AnyPool) -> Adopting>,
 }
 
-/// This crate's tables: the audit trail and the approval inbox.
+/// This crate's tables: the audit trail (its chain heads and checkpoints)
+/// and the approval inbox.
 pub static SCHEMA: Schema = Schema {
     sqlite: || sqlx::migrate!("migrations/sqlite"),
     postgres: || sqlx::migrate!("migrations/postgres"),

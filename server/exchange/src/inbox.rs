@@ -361,7 +361,7 @@ impl Inbox {
                         effect: Some(effect),
                         ..current.clone()
                     };
-                    crate::audit::insert_on(&mut *tx, [&note(&decided)]).await?;
+                    crate::audit::insert_on(&mut tx, [&note(&decided)]).await?;
                 }
                 tx.commit().await?;
             }
@@ -411,7 +411,7 @@ impl Inbox {
                 decided_at: Some(at),
                 ..current
             };
-            crate::audit::insert_on(&mut *tx, [&note(&decided)]).await?;
+            crate::audit::insert_on(&mut tx, [&note(&decided)]).await?;
         }
         tx.commit().await?;
         self.expect(id, Status::Rejected, won).await

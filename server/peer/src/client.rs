@@ -13,7 +13,7 @@
 //! call never crashes or hangs the caller), so benchmarks and tests can use
 //! it without special cases.
 
-use crate::Token;
+use crate::hub_credentials::Bearer;
 use a2a::{SendMessageRequest, SendMessageResponse};
 use exchange::audit::{AuditRecord, AuditTrail, Outcome, Role};
 use exchange::envelope::{
@@ -37,8 +37,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct HubCall {
     /// `http://127.0.0.1:3000`.
     pub hub_url: String,
-    /// This peer's own token (the hub authenticates callers with it).
-    pub token: Token,
+    /// This peer's own bearer token, static or from its OpenID provider
+    /// (the hub authenticates callers with it).
+    pub bearer: Bearer,
     /// This peer's system id (`X-Caller-System`).
     pub caller: String,
     /// The providing system's id.
@@ -78,11 +79,11 @@ impl HubAnswer {
     }
 }
 
-/// A client tuned for loopback calls to the hub (pooled, no proxy lookup).
+/// A client tuned for loopback calls to the hub (pooled, no proxy lookup),
+/// presenting nothing but the bearer token: a plain-HTTP hub's. A hub
+/// behind TLS takes [`HubCredentials::http_client`](crate::hub_credentials::HubCredentials::http_client).
 pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .pool_idle_timeout(Duration::from_secs(30))
+    crate::hub_credentials::client_builder()
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
 }
@@ -93,7 +94,8 @@ pub fn surface_url(hub_url: &str, provider: &str) -> String {
 }
 
 /// Makes one call through the hub. Never fails: transport problems become
-/// `not_connected` (`PEER_UNREACHABLE` when the hub cannot be reached,
+/// `not_connected` (`AUTH_REJECTED` when no access token could be had from
+/// this peer's OpenID provider, `PEER_UNREACHABLE` when the hub cannot be reached,
 /// `TIMEOUT` past `call.timeout`, `PEER_ERROR` when the hub's answer is not
 /// an A2A answer).
 ///
@@ -127,10 +129,27 @@ async fn send(client: &reqwest::Client, call: &HubCall, traceparent: &TraceParen
         tenant: None,
     };
     let params = serde_json::to_value(params).unwrap_or(Value::Null);
+    let refused = |reason: ReasonCode, detail: String| CallResult::NotConnected {
+        trace_id: call.traceparent.trace_id.clone(),
+        request_id: call.request_id.clone(),
+        reason,
+        detail,
+    };
+    let answer = |result: CallResult, status: Option<u16>| HubAnswer {
+        http_status: status,
+        body: serde_json::to_value(&result).unwrap_or(Value::Null),
+        result,
+        elapsed: started.elapsed(),
+    };
+    // No token, no call: the hub would refuse it anyway.
+    let token = match call.bearer.token().await {
+        Ok(token) => token,
+        Err(e) => return answer(refused(ReasonCode::AuthRejected, e.to_string()), None),
+    };
     let sent = client
         .post(surface_url(&call.hub_url, &call.provider))
         .timeout(call.timeout)
-        .bearer_auth(call.token.expose())
+        .bearer_auth(token.expose())
         .header(CALLER_HEADER, &call.caller)
         .header(VERSION_HEADER, CURRENT_VERSION)
         .header(REQUEST_ID_HEADER, &call.request_id)
@@ -142,18 +161,6 @@ async fn send(client: &reqwest::Client, call: &HubCall, traceparent: &TraceParen
         ))
         .send()
         .await;
-    let answer = |result: CallResult, status: Option<u16>| HubAnswer {
-        http_status: status,
-        body: serde_json::to_value(&result).unwrap_or(Value::Null),
-        result,
-        elapsed: started.elapsed(),
-    };
-    let refused = |reason: ReasonCode, detail: String| CallResult::NotConnected {
-        trace_id: call.traceparent.trace_id.clone(),
-        request_id: call.request_id.clone(),
-        reason,
-        detail,
-    };
     let resp = match sent {
         Ok(r) => r,
         Err(e) if e.is_timeout() => {

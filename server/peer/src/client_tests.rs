@@ -2,6 +2,7 @@
 //! fills, and a hub that answers not-connected or not at all.
 
 use super::*;
+use crate::Token;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
@@ -11,7 +12,7 @@ use std::sync::{Arc, Mutex};
 fn call(hub_url: String) -> HubCall {
     HubCall {
         hub_url,
-        token: Token::new("buyer-token"),
+        bearer: Token::new("buyer-token").into(),
         caller: "buyercorp".into(),
         provider: "vendorcorp".into(),
         capability: "budget.consult".into(),

@@ -23,11 +23,13 @@
 //! | [`card`] | its agent card: one skill per capability, granted columns only |
 //! | [`echo`] | `peer echo`: a trivial provider answering every `SendMessage` at once (the gateway benchmark's backend) |
 //! | [`server`] | HTTP: the card, `/health` with its identity, `/a2a` behind the bearer check |
+//! | [`tls`] | that server over TLS (`tls`), requiring the hub's client certificate when `client_ca` is set |
 //! | [`mcp`] | the MCP data plane (`peer mcp`, its own process): `query_records`, decided against the caller's contract on every call |
 //! | [`tasks`] | task skills as real A2A tasks: lifecycle, deadline, idempotency keys, cancel, and the bounded A2A task store (also at its older path, [`task_store`]) |
 //! | [`approvals`] | what an approval lets this peer's own code write |
 //! | [`contracts`] | data contracts: its side of a negotiation, its policy, the one read decision, the gate both doors call, its store |
 //! | [`client`] | this peer calling another through the hub (`peer call`) |
+//! | [`hub_credentials`] | what it presents to the hub: the static token or an access token from its own OpenID provider, and its TLS client certificate |
 //! | [`negotiation`] | this peer negotiating a contract as a consumer (`peer negotiate`) |
 //!
 //! Proposed actions this peer received as an asker sit in its own
@@ -43,12 +45,14 @@ pub mod contracts;
 pub mod datasets;
 pub mod echo;
 pub mod executor;
+pub mod hub_credentials;
 mod incoming;
 pub mod mcp;
 pub mod negotiation;
 pub mod server;
 pub mod skills;
 pub mod tasks;
+pub mod tls;
 
 /// The bounded A2A task store, under its older name: it lives in
 /// [`tasks::bounded`], underneath the task bookkeeping.

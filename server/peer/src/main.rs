@@ -13,6 +13,7 @@ use exchange::inbox::Status;
 use exchange::reason::CallResult;
 use peer::client::{self, HubCall};
 use peer::config::{ConfigError, PeerConfig};
+use peer::hub_credentials::HubCredentials;
 use peer::{open_store, server as peer_server, Token};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -318,7 +319,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             database,
         } => {
             let config = load(&config)?;
-            let token = Token::from_env(&config.token_env)?;
+            let credentials = HubCredentials::from_config(&config)?;
+            let http = credentials.http_client()?;
             let input: serde_json::Value =
                 serde_json::from_str(&input).context("--input is not valid JSON")?;
             if !exchange::id::is_valid(&provider) {
@@ -338,9 +340,12 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             let database = database.unwrap_or_else(|| config.database.clone());
             let (_pool, trail, inbox) = open_store(&config, &database).await?;
+            // A token that cannot be had is this peer's own problem (exit
+            // 1), said before anything is sent; it is kept for the call.
+            credentials.bearer.token().await?;
             let call = HubCall {
                 hub_url: hub_url.unwrap_or_else(|| config.hub_url.clone()),
-                token,
+                bearer: credentials.bearer.clone(),
                 caller: config.system.clone(),
                 provider,
                 capability,
@@ -350,8 +355,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 timeout: Duration::from_millis(timeout_ms),
                 context_id: None,
             };
-            let (answer, inbox_ids) =
-                client::call_and_record(&client::http_client(), &call, &trail, &inbox).await?;
+            let (answer, inbox_ids) = client::call_and_record(&http, &call, &trail, &inbox).await?;
             println!("{}", serde_json::to_string_pretty(&answer.body)?);
             if !inbox_ids.is_empty() {
                 eprintln!(
@@ -381,7 +385,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             database,
         } => {
             let config = load(&config)?;
-            let token = Token::from_env(&config.token_env)?;
+            let credentials = HubCredentials::from_config(&config)?;
+            let http = credentials.http_client()?;
             for (flag, id) in [("--provider", &provider), ("--capability", &capability)] {
                 if !exchange::id::is_valid(id) {
                     bail!("{flag} `{id}` is not an id");
@@ -395,9 +400,10 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             let database = database.unwrap_or_else(|| config.database.clone());
             let (_pool, trail, inbox) = open_store(&config, &database).await?;
+            credentials.bearer.token().await?;
             let base = HubCall {
                 hub_url: hub_url.unwrap_or_else(|| config.hub_url.clone()),
-                token,
+                bearer: credentials.bearer.clone(),
                 caller: config.system.clone(),
                 provider,
                 capability,
@@ -417,7 +423,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 purpose,
                 retention_days,
             };
-            let http = client::http_client();
             let outcome = peer::negotiation::run(&http, &base, &want, &trail, &inbox).await?;
             let (transcript, code) = match &outcome {
                 Ok(exchange::negotiator::Outcome::Granted { grant, transcript }) => {

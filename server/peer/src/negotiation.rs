@@ -31,10 +31,11 @@ pub async fn published_columns(
         "{}/.well-known/agent-card.json",
         client::surface_url(&base.hub_url, &base.provider)
     );
+    let token = base.bearer.token().await?;
     let resp = http
         .get(&url)
         .timeout(base.timeout)
-        .bearer_auth(base.token.expose())
+        .bearer_auth(token.expose())
         .header(VERSION_HEADER, CURRENT_VERSION)
         .send()
         .await

@@ -260,7 +260,8 @@ pub(crate) fn spawn(listener: TcpListener, addr: SocketAddr, app: Router) -> Run
     }
 }
 
-/// `peer serve`: opens the store, binds, serves until SIGINT/SIGTERM.
+/// `peer serve`: opens the store, binds, serves until SIGINT/SIGTERM: over
+/// TLS when the config has `tls` ([`crate::tls`]), else plain HTTP.
 pub async fn serve(
     config: PeerConfig,
     token: Token,
@@ -272,6 +273,11 @@ pub async fn serve(
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("listen address `{listen}` is not IP:port"))?;
+    // TLS material first: a bad certificate is said before anything opens.
+    let tls = match &config.tls {
+        Some(tls) => Some(crate::tls::server_config(tls)?),
+        None => None,
+    };
     let state = Arc::new(PeerState::open(config, token, database).await?);
     let listener = TcpListener::bind(addr)
         .await
@@ -281,23 +287,34 @@ pub async fn serve(
     let addr = listener
         .local_addr()
         .context("reading the peer's bound address")?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let base = state
         .config
         .public_url
         .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
+        .unwrap_or_else(|| format!("{scheme}://{addr}"));
     tracing::info!(
         system = %state.config.system,
         %addr,
         card = %format!("{base}{CARD_PATH}"),
         database = %database.display(),
-        "peer listening on http://{addr}"
+        client_certificate = state.config.tls.as_ref().is_some_and(|t| t.client_ca.is_some()),
+        "peer listening on {scheme}://{addr}"
     );
     let app = router(state, &base);
-    axum::serve(listener, app)
+    match tls {
+        None => axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .context("serving the peer")?,
+        Some(config) => axum::serve(
+            crate::tls::TlsListener::new(listener, config).context("the TLS listener")?,
+            app,
+        )
         .with_graceful_shutdown(shutdown_signal())
         .await
-        .context("serving the peer")?;
+        .context("serving the peer over TLS")?,
+    }
     tracing::info!("peer stopped");
     Ok(())
 }

@@ -243,7 +243,7 @@ pub async fn metrics(
     State((state, door)): State<(BffState, MetricsDoor)>,
     request: axum::extract::Request,
 ) -> Response {
-    if !door.admits(crate::gateway::peer_addr(&request)) {
+    if !door.admits(crate::listen::Peer::of(&request).addr) {
         return (
             StatusCode::FORBIDDEN,
             "this address may not read /metrics\n",

@@ -7,7 +7,9 @@
 //!
 //! `hub trail --trace-id X --db a.db --db b.db ...`: rebuilds one
 //! interaction from several independent audit trails, read-only (a `--db`
-//! may be the replicas' `postgres://` URL).
+//! may be the replicas' `postgres://` URL). `hub trail verify` checks a
+//! trail's hash chains and signed checkpoints (or an export's), `hub trail
+//! export` writes a counterparty's verifiable segment (`trail`).
 //!
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
@@ -15,13 +17,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use exchange::db::{Location, Store};
+use exchange::db::Location;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use exchange::audit::{self, AuditRecord, AuditTrail};
 use leptos::prelude::get_configuration;
 use server::hub::{Hub, HubConfig};
+use trail::{trail, TrailArgs};
+
+#[path = "hub/trail.rs"]
+mod trail;
 
 /// mimalloc instead of the system allocator: every call on the gateway's
 /// hot path allocates and frees a few hundred small objects (JSON trees,
@@ -45,10 +50,24 @@ struct Cli {
 enum Command {
     /// Run the hub (the default).
     Serve(ServeArgs),
-    /// Rebuild one interaction from several audit trails.
+    /// Audit trails: rebuild one interaction (`--trace-id`), `verify` a
+    /// trail's chains or an export, `export` a counterparty's segment.
     Trail(TrailArgs),
     /// Read a password from stdin, print its argon2 hash (UI users file).
     HashPassword,
+    /// Write demo certificates: the hub's, and a CA and a client
+    /// certificate per system (never for production).
+    Certs(CertsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+struct CertsArgs {
+    /// The directory to write them into (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// A member system to make a CA and a client certificate for (repeat).
+    #[arg(long = "system")]
+    systems: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -69,20 +88,17 @@ struct ServeArgs {
     /// path and the interpreter is off.
     #[arg(long, env = "WS_AGENTS", default_value = "config/agents.yaml")]
     agents: PathBuf,
-}
-
-#[derive(Debug, Clone, Args)]
-struct TrailArgs {
-    /// The trace id (32 hex digits) of the interaction.
-    #[arg(long)]
-    trace_id: String,
-    /// A trail database to read (repeat for each system's file; the
-    /// replicas' `postgres://` URL for theirs).
-    #[arg(long = "db", required = true)]
-    dbs: Vec<Location>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
+    /// Also listen with TLS at this address (`127.0.0.1:3443`), asking
+    /// each client for its certificate (the auth chain's mTLS layer
+    /// decides whose it is). Needs `--tls-cert` and `--tls-key`.
+    #[arg(long, env = "WS_TLS_ADDR", requires_all = ["tls_cert", "tls_key"])]
+    tls_addr: Option<std::net::SocketAddr>,
+    /// The hub's TLS certificate chain (PEM).
+    #[arg(long, env = "WS_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// The hub's TLS private key (PEM).
+    #[arg(long, env = "WS_TLS_KEY")]
+    tls_key: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -102,6 +118,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
         Some(Command::HashPassword) => hash_password(),
+        Some(Command::Certs(args)) => certs(args),
     };
     telemetry.shutdown();
     result
@@ -117,6 +134,15 @@ fn hash_password() -> anyhow::Result<()> {
     let password = line.trim_end_matches(['\n', '\r']);
     let hash = server::ui_auth::users::hash_password(password)?;
     println!("{hash}");
+    Ok(())
+}
+
+/// `hub certs`: writes the certificates and prints each member's pin.
+fn certs(args: CertsArgs) -> anyhow::Result<()> {
+    let pins = server::tls::dev_certs::write(&args.out, &args.systems)?;
+    for (system, pin) in pins {
+        println!("{system} spki_sha256: {pin}");
+    }
     Ok(())
 }
 
@@ -156,6 +182,30 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, topology = %args.topology.display(), database = %args.database,
         instance = %hub.cluster.instance(), "hub listening on http://{addr}");
 
+    // The TLS listener, beside the plain one: the same routes, each
+    // request with the certificate its client presented.
+    let tls_server = match (&args.tls_addr, &args.tls_cert, &args.tls_key) {
+        (Some(tls_addr), Some(cert), Some(key)) => {
+            let tls = server::tls::ServerTls::from_pem_files(cert, key)?;
+            let tls_listener = tokio::net::TcpListener::bind(tls_addr)
+                .await
+                .with_context(|| format!("binding the hub's TLS listener to {tls_addr}"))?;
+            let tls_addr = tls_listener
+                .local_addr()
+                .context("reading the hub's bound TLS address")?;
+            tracing::info!(%tls_addr, "hub listening on https://{tls_addr}");
+            let stopping = hub.shutdown.wait();
+            Some(tokio::spawn(server::listen::serve_with(
+                tls_listener,
+                app.clone(),
+                limits,
+                proxies.clone(),
+                Some(tls),
+                stopping,
+            )))
+        }
+        _ => None,
+    };
     let shutdown = hub.shutdown.clone();
     let server = server::listen::serve(listener, app, limits, proxies, async move {
         stop_signal().await;
@@ -164,6 +214,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shutdown.trigger();
     });
     let stopping = hub.shutdown.wait();
+    let server = async move {
+        server.await;
+        if let Some(tls_server) = tls_server {
+            let _ = tls_server.await;
+        }
+    };
     tokio::select! {
         () = server => {}
         // In-flight calls are bounded by their deadlines; give them time,
@@ -197,93 +253,5 @@ async fn stop_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
-    }
-}
-
-async fn trail(args: TrailArgs) -> anyhow::Result<()> {
-    let mut trails = Vec::new();
-    for location in &args.dbs {
-        // The owner name is only used when appending, which this never does:
-        // each record names its own system.
-        let (store, owner) = match location {
-            Location::File(path) => (
-                Store::open_read_only(path).await?,
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            ),
-            other => (Store::open(other).await?, "hub".to_string()),
-        };
-        trails.push(AuditTrail::read_only(store, owner));
-    }
-    let records = audit::rebuild(&trails, &args.trace_id)
-        .await
-        .context("reading the trails")?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&records)?);
-    } else {
-        print_table(&records);
-    }
-    if records.is_empty() {
-        anyhow::bail!("no record of trace {} in the given trails", args.trace_id);
-    }
-    Ok(())
-}
-
-/// The serde spelling of a unit enum value (`not_connected`), as `--json` shows it.
-fn wire_name<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
-fn print_table(records: &[AuditRecord]) {
-    let rows: Vec<[String; 9]> = records
-        .iter()
-        .map(|r| {
-            [
-                r.at.clone(),
-                r.system.clone(),
-                wire_name(&r.role),
-                r.caller.clone(),
-                format!("{} / {}", r.provider, r.capability),
-                wire_name(&r.outcome),
-                r.reason.map(|c| c.to_string()).unwrap_or_default(),
-                format!("{} ms", r.duration_ms),
-                r.request_id.clone(),
-            ]
-        })
-        .collect();
-    let header = [
-        "at",
-        "trail",
-        "role",
-        "caller",
-        "provider / capability",
-        "outcome",
-        "reason",
-        "took",
-        "request id",
-    ];
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-    };
-    println!("{}", line(header.to_vec()));
-    for row in &rows {
-        println!("{}", line(row.iter().map(String::as_str).collect()));
     }
 }

@@ -12,13 +12,13 @@
 //! Every step ends in a [`Done`]: the answer ([`Answered`]) or the
 //! refusal, and what the audit record and the door need besides.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::listen::Peer;
 use crate::registry::Loaded;
 use a2a::SendMessageResponse;
 use exchange::envelope::{Envelope, CALLER_HEADER};
@@ -34,8 +34,9 @@ pub struct Incoming {
     /// The calling system as it claims to be (`X-Caller-System`); the
     /// auth chain verifies the claim.
     pub caller: String,
-    /// The TCP peer, for the IP allowlist.
-    pub peer_addr: Option<SocketAddr>,
+    /// Who is at the other end (address, client certificate), for the
+    /// auth chain's IP allowlist and mTLS layer.
+    pub peer: Peer,
     /// Request headers (envelope, caller, token).
     pub headers: HeaderMap,
     /// The providing system the call is for.
@@ -63,7 +64,7 @@ impl Incoming {
     /// An incoming call whose caller is the `X-Caller-System` header
     /// (trimmed; empty if absent or not text).
     pub fn new(
-        peer_addr: Option<SocketAddr>,
+        peer: Peer,
         headers: HeaderMap,
         provider: String,
         capability: String,
@@ -77,7 +78,7 @@ impl Incoming {
             .to_string();
         Self {
             caller,
-            peer_addr,
+            peer,
             headers,
             provider,
             capability,

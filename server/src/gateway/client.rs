@@ -3,12 +3,15 @@
 //! slow or lying).
 //!
 //! hyper's pooled HTTP/1.1 client (`hyper-util`'s, the one reqwest is built
-//! on) used directly: a provider is `http://host:port` (the registry
-//! refuses anything else), so none of reqwest's layers is needed — no
-//! redirects (the registry says where a provider is; a hub never follows
-//! one elsewhere with the provider's token), no proxy, no TLS — and each
+//! on) used directly: a provider is `http://host:port` or `https://` (the
+//! registry refuses anything else), so none of reqwest's layers is needed
+//! — no redirects (the registry says where a provider is; a hub never
+//! follows one elsewhere with the provider's token), no proxy — and each
 //! of those layers cost every call (reqwest parses the URL twice more per
-//! request, for its redirect policy). Issue 14 measured it on the hot path.
+//! request, for its redirect policy; measured on the hot path). An
+//! `https://` provider is reached through rustls with what
+//! [`ProviderTls`] says: the CAs the hub trusts for providers and the
+//! client certificate it presents; a plain one is not touched by it.
 //!
 //! What this file promises the caller (`forward`): the answer is read up
 //! to a limit and no further, and a failure becomes one reason code with a
@@ -23,16 +26,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use crate::tls::client::ProviderTls;
 use exchange::http::transport_failure_of;
 use exchange::reason::NotConnected;
 
 /// The pooled client, one for every provider.
 pub(super) struct Providers {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// Provider URLs already parsed (they come from the registry and the
     /// providers' cards, never from a caller); emptied if it ever holds
     /// [`Providers::MAX_URLS`].
@@ -48,12 +53,33 @@ impl Providers {
     const MAX_URLS: usize = 1024;
 
     /// A client that connects within `connect_timeout` and keeps up to
-    /// `max_idle` idle connections per provider for 30 s.
-    pub(super) fn new(connect_timeout: Duration, max_idle: usize) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(connect_timeout));
-        connector.set_nodelay(true);
-        connector.enforce_http(true);
+    /// `max_idle` idle connections per provider for 30 s; an `https://`
+    /// provider with `tls` (without it, with no CA trusted: such a
+    /// provider cannot be reached).
+    pub(super) fn new(
+        connect_timeout: Duration,
+        max_idle: usize,
+        tls: Option<&ProviderTls>,
+    ) -> Self {
+        let mut http = HttpConnector::new();
+        http.set_connect_timeout(Some(connect_timeout));
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let config = match tls {
+            Some(tls) => tls.rustls(),
+            None => rustls::ClientConfig::builder_with_provider(crate::tls::provider())
+                .with_safe_default_protocol_versions()
+                .map(|b| {
+                    b.with_root_certificates(rustls::RootCertStore::empty())
+                        .with_no_client_auth()
+                })
+                .unwrap_or_else(|_| unreachable!("ring supports the default protocol versions")),
+        };
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config(config)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(30))

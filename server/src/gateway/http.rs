@@ -12,10 +12,10 @@
 //! limit or a daily quota is answered with 429, a `Retry-After` header and
 //! `retryAfter` (whole seconds) in the JSON.
 
-use std::net::SocketAddr;
+use crate::listen::Peer;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -41,7 +41,7 @@ pub async fn handler(
     Path((provider, capability)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    let peer_addr = peer_addr(&request);
+    let peer = Peer::of(&request);
     let (parts, body) = request.into_parts();
     let input = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
         Ok(body) => body_input(&body),
@@ -53,7 +53,7 @@ pub async fn handler(
             ),
         },
     };
-    let incoming = Incoming::new(peer_addr, parts.headers, provider, capability, input);
+    let incoming = Incoming::new(peer, parts.headers, provider, capability, input);
     let handled = gateway.run(incoming).await;
     respond(
         handled.status,
@@ -61,15 +61,6 @@ pub async fn handler(
         handled.result,
         handled.retry_after,
     )
-}
-
-/// The TCP peer of a request, for the IP allowlist (every binding reads
-/// it the same way; `None` when the server was not given connect info).
-pub fn peer_addr(request: &Request) -> Option<SocketAddr> {
-    request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0)
 }
 
 /// The capability input of a body: JSON, and an empty body is `{}` (a

@@ -17,7 +17,6 @@
 //! `SCHEMA_INVALID`.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use tokio::time::Instant;
 
 use axum::http::HeaderMap;
@@ -28,6 +27,7 @@ use super::call::{Call, Done};
 use super::observe::{Shown, ShownInput};
 use super::Gateway;
 use crate::dataplane::{call_tool, connect, within, RequestHeaders, Session};
+use crate::listen::Peer;
 use crate::registry::model::System;
 use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{NotConnected, ReasonCode};
@@ -42,7 +42,7 @@ pub struct McpIncoming {
     /// claim, which the auth chain checks).
     pub caller: String,
     /// The TCP peer, for the IP allowlist.
-    pub peer_addr: Option<SocketAddr>,
+    pub peer: Peer,
     /// Request headers (token, envelope).
     pub headers: HeaderMap,
     /// The providing system whose data plane is asked.
@@ -170,7 +170,7 @@ impl Gateway {
         incoming: &McpIncoming,
         input: &Value,
     ) -> Result<(&'a System, u64), NotConnected> {
-        self.admit_outside(call, incoming.peer_addr, &incoming.headers)?;
+        self.admit_outside(call, &incoming.peer, &incoming.headers)?;
         let (route, plane) = call.registry.plane_route(&call.caller, &call.provider)?;
         if !input.is_null() {
             if let Some(v) = route.contract.and_then(|c| c.check_input(input).err()) {

@@ -104,7 +104,7 @@ mod tests;
 pub use answer::MAX_PEER_DETAIL;
 pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;
-pub use http::{handler, peer_addr, MAX_REQUEST_BODY};
+pub use http::{handler, MAX_REQUEST_BODY};
 pub use task_submit::{task_deadline, CALLER_METADATA, KEY_METADATA};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 
@@ -188,7 +188,7 @@ impl Gateway {
             records,
             traffic: Arc::new(Traffic::new()),
             negotiations,
-            providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER),
+            providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER, None),
             planes: crate::dataplane::Sessions::default(),
             cluster,
             identity: Arc::default(),
@@ -201,6 +201,15 @@ impl Gateway {
     /// (the hub's store, shared by its replicas).
     pub fn with_quotas(mut self, quotas: Quotas) -> Self {
         self.quotas = Some(quotas);
+        self
+    }
+
+    /// The same gateway, reaching an `https://` provider with `tls` (the
+    /// CAs the hub trusts, the client certificate it presents).
+    pub fn with_provider_tls(mut self, tls: Option<&crate::tls::client::ProviderTls>) -> Self {
+        if tls.is_some() {
+            self.providers = client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER, tls);
+        }
         self
     }
 

@@ -30,7 +30,6 @@
 //! reason code, never a panic or an early hang-up, and every call, refused
 //! or not, reaches `finish` and leaves its audit record.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +43,7 @@ use super::observe::{Shown, ShownInput};
 use super::Gateway;
 use crate::auth::{AuthContext, Target};
 use crate::idempotency::IdempotencyKey;
+use crate::listen::Peer;
 use crate::quotas::Edge;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
@@ -103,7 +103,7 @@ impl Plan {
 enum Door<'a> {
     /// From outside: the auth chain runs on these.
     Outside {
-        peer_addr: Option<SocketAddr>,
+        peer: &'a Peer,
         headers: &'a HeaderMap,
     },
     /// The hub's own callers, in-process.
@@ -163,7 +163,7 @@ impl Gateway {
             };
             call.task = std::mem::take(&mut incoming.task);
             let door = Door::Outside {
-                peer_addr: incoming.peer_addr,
+                peer: &incoming.peer,
                 headers: &incoming.headers,
             };
             let passed = self.pass(&call, door, incoming.input).await;
@@ -283,11 +283,11 @@ impl Gateway {
         if !call.envelope.version_supported() {
             return Err(Done::fail(version_unsupported(&call.envelope)));
         }
-        if let Door::Outside { peer_addr, headers } = door {
+        if let Door::Outside { peer, headers } = door {
             self.auth
                 .check(&AuthContext {
                     caller: &call.caller,
-                    peer_addr: *peer_addr,
+                    peer,
                     headers,
                     registry: &call.registry,
                     identity: &self.identity,
@@ -307,10 +307,10 @@ impl Gateway {
     pub(super) fn admit_outside(
         &self,
         call: &Call,
-        peer_addr: Option<SocketAddr>,
+        peer: &Peer,
         headers: &HeaderMap,
     ) -> Result<(), NotConnected> {
-        let door = Door::Outside { peer_addr, headers };
+        let door = Door::Outside { peer, headers };
         match self.admit(call, &door, Input::Parsed(Value::Null)) {
             Ok(_) => Ok(()),
             Err(done) => Err(done
@@ -326,7 +326,7 @@ impl Gateway {
     /// chain as for any call, and one audit record under `capability`.
     pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
         let call = self.call_of(&incoming);
-        let done = match self.admit_outside(&call, incoming.peer_addr, &incoming.headers) {
+        let done = match self.admit_outside(&call, &incoming.peer, &incoming.headers) {
             Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
             Err(nc) => Done::fail(nc),
         };

@@ -15,7 +15,6 @@
 //! is removed, the way a stored answer may be replayed.
 
 use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +28,7 @@ use super::forward::Rpc;
 use super::observe::{Shown, ShownInput};
 use super::Gateway;
 use crate::bridge::Method;
+use crate::listen::Peer;
 use crate::registry::Loaded;
 use crate::task_records::RecordState;
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
@@ -90,7 +90,7 @@ pub struct TaskIncoming {
     /// The calling system, as the binding identified it.
     pub caller: String,
     /// The TCP peer, for the IP allowlist.
-    pub peer_addr: Option<SocketAddr>,
+    pub peer: Peer,
     /// Request headers (envelope, token).
     pub headers: HeaderMap,
     /// The provider the task is at.
@@ -147,7 +147,7 @@ impl Gateway {
         );
         let provider = call.provider.as_str();
         let result = match self
-            .admit_outside(&call, incoming.peer_addr, &incoming.headers)
+            .admit_outside(&call, &incoming.peer, &incoming.headers)
             .and_then(|()| call.registry.provider(provider))
         {
             Err(nc) => Err(TaskRefusal::NotConnected(nc)),

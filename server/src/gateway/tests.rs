@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::listen::Peer;
 use a2a::SendMessageResponse;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::post;
@@ -434,7 +435,10 @@ async fn http_pipeline_checks_version_and_auth_before_anything() {
             }
         }
         Incoming::new(
-            format!("{ip}:5000").parse().ok(),
+            format!("{ip}:5000")
+                .parse()
+                .map(Peer::at)
+                .unwrap_or_default(),
             h,
             "vendorcorp".into(),
             "orders.query".into(),

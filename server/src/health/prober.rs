@@ -13,6 +13,8 @@ use tokio::task::JoinHandle;
 use super::{PeerStatus, StatusBoard};
 use crate::registry::model::System;
 use crate::registry::Registry;
+use crate::tls::client::ProviderTls;
+use crate::tls::TlsError;
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
 use exchange::http::{read_limited, transport_failure};
 use exchange::jws::{self, CardSignature, JWKS_PATH};
@@ -36,12 +38,22 @@ pub struct Prober {
 impl Prober {
     /// A prober feeding `board`. Probes use their own HTTP client without a
     /// connection pool: each probe is a fresh connection, which is what
-    /// "does the port answer" means.
-    pub fn new(registry: Arc<Registry>, board: Arc<StatusBoard>) -> Result<Self, reqwest::Error> {
-        let client = reqwest::Client::builder()
+    /// "does the port answer" means. An `https://` provider is probed with
+    /// `tls` (the CAs the hub trusts, the certificate it presents).
+    pub fn new(
+        registry: Arc<Registry>,
+        board: Arc<StatusBoard>,
+        tls: Option<&ProviderTls>,
+    ) -> Result<Self, TlsError> {
+        let mut builder = reqwest::Client::builder()
             .no_proxy()
-            .pool_max_idle_per_host(0)
-            .build()?;
+            .pool_max_idle_per_host(0);
+        if let Some(tls) = tls {
+            builder = tls.reqwest(builder)?;
+        }
+        let client = builder
+            .build()
+            .map_err(|e| TlsError::Client(e.to_string()))?;
         Ok(Self {
             registry,
             board,

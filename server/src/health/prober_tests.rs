@@ -17,6 +17,7 @@ fn system(id: &str, port: u16) -> System {
         base_url: format!("http://127.0.0.1:{port}"),
         token_env: "UNUSED".into(),
         oidc: None,
+        mtls: None,
         ip_allowlist: vec![],
         provides: vec![],
         consumes: vec![],
@@ -33,7 +34,11 @@ fn prober() -> (Prober, Arc<StatusBoard>, EventBus) {
             .expect("valid");
     let reg = Arc::new(Registry::with_loaded("t.yaml", loaded, bus.clone()));
     let board = Arc::new(StatusBoard::new(bus.clone()));
-    (Prober::new(reg, board.clone()).expect("client"), board, bus)
+    (
+        Prober::new(reg, board.clone(), None).expect("client"),
+        board,
+        bus,
+    )
 }
 
 /// A fake peer answering as `service`/`system`, on `listener`.

@@ -39,6 +39,9 @@ pub use exchange::jws::VerificationKey as Key;
 pub struct KeySet {
     /// Its verification keys.
     pub keys: Vec<Key>,
+    /// Its token endpoint, as its discovery document names it (what the
+    /// hub's cards advertise for the client-credentials flow).
+    pub token_endpoint: Option<String>,
     /// When the set was last read (or last tried).
     fetched_at: Instant,
 }
@@ -105,12 +108,34 @@ pub enum FetchError {
 struct Discovery {
     issuer: String,
     jwks_uri: String,
+    #[serde(default)]
+    token_endpoint: Option<String>,
 }
 
 impl IssuerKeys {
     /// The cached keys of `issuer`, if any were read.
     pub fn of(&self, issuer: &str) -> Option<Arc<KeySet>> {
         self.sets.read().ok()?.get(issuer).cloned()
+    }
+
+    /// `issuer`'s token endpoint, if its discovery document was read.
+    pub fn token_endpoint(&self, issuer: &str) -> Option<String> {
+        self.of(issuer)?.token_endpoint.clone()
+    }
+
+    /// Reads `issuer`'s discovery document and keys unless the cache holds
+    /// them, fresh (for what a card advertises: no token asks for a key).
+    pub async fn ensure_discovered(&self, issuer: &str) {
+        if self
+            .of(issuer)
+            .is_some_and(|set| set.fetched_at.elapsed() <= MAX_AGE)
+        {
+            return;
+        }
+        let kid = self
+            .of(issuer)
+            .and_then(|set| set.keys.first().and_then(|k| k.kid.clone()));
+        self.ensure(issuer, kid.as_deref()).await;
     }
 
     /// Makes sure the cache can verify a token of `issuer` signed with
@@ -136,11 +161,15 @@ impl IssuerKeys {
             }
             Err(e) => {
                 tracing::warn!(issuer, error = %e, "could not read the issuer's keys");
-                let keys = sets.get(issuer).map(|s| s.keys.clone()).unwrap_or_default();
+                let (keys, token_endpoint) = sets
+                    .get(issuer)
+                    .map(|s| (s.keys.clone(), s.token_endpoint.clone()))
+                    .unwrap_or_default();
                 sets.insert(
                     issuer.to_string(),
                     Arc::new(KeySet {
                         keys,
+                        token_endpoint,
                         fetched_at: Instant::now(),
                     }),
                 );
@@ -176,6 +205,7 @@ impl IssuerKeys {
             .collect();
         Ok(KeySet {
             keys,
+            token_endpoint: discovery.token_endpoint,
             fetched_at: Instant::now(),
         })
     }

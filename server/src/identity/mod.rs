@@ -138,6 +138,11 @@ impl Identity {
     }
 }
 
+/// Whether `path` asks for an agent card (public or extended).
+fn is_card_path(path: &str) -> bool {
+    path.ends_with(exchange::health::CARD_PATH) || path.ends_with("/extendedAgentCard")
+}
+
 /// What the [`door`] middleware reads: the registry (which issuers are
 /// members') and the hub's identity.
 #[derive(Debug, Clone)]
@@ -149,7 +154,9 @@ pub struct DoorState {
 /// Around every machine route. Before: if the request carries a bearer JWT
 /// from a member's issuer whose key the cache does not hold, fetch that
 /// issuer's keys (at most once every few seconds per issuer, see
-/// [`keys`]). After: a 401 of a provider's door gets the RFC 9728
+/// [`keys`]); if it asks for an agent card, read every member issuer's
+/// discovery document the cache does not hold fresh (its token endpoint
+/// is on the card). After: a 401 of a provider's door gets the RFC 9728
 /// challenge ([`metadata::challenge`]). Never refuses anything itself: the
 /// door's auth chain decides.
 pub async fn door(State(state): State<DoorState>, request: Request, next: Next) -> Response {
@@ -169,6 +176,21 @@ pub async fn door(State(state): State<DoorState>, request: Request, next: Next) 
                 .keys()
                 .ensure(&peek.issuer, peek.kid.as_deref())
                 .await;
+        }
+    }
+    if is_card_path(request.uri().path()) {
+        // A card advertises each member issuer's token endpoint: read it
+        // now if the hub never has (or not for a while).
+        let issuers: Vec<String> = state
+            .registry
+            .snapshot()
+            .topology
+            .systems
+            .iter()
+            .filter_map(|s| s.oidc.as_ref().map(|o| o.issuer.clone()))
+            .collect();
+        for issuer in issuers {
+            state.identity.keys().ensure_discovered(&issuer).await;
         }
     }
     let uri = request.uri().clone();

@@ -14,6 +14,7 @@ use std::path::Path;
 pub use exchange::located::Issue;
 use exchange::located::{parse_yaml, Locator, Seg};
 
+use super::member_cas::MemberCas;
 use super::model::Topology;
 use super::tokens::Tokens;
 use crate::contract::Contracts;
@@ -37,6 +38,8 @@ pub struct Loaded {
     /// The members' tokens, read from the environment with this
     /// generation.
     pub tokens: Tokens,
+    /// The members' CAs (`mtls.ca`), read with this generation.
+    pub member_cas: MemberCas,
 }
 
 /// Reads and validates the topology file at `path`.
@@ -71,10 +74,17 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
             None
         }
     };
+    // A CA file is named relative to the topology file.
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let member_cas = MemberCas::read(&topology, dir, &locator).unwrap_or_else(|more| {
+        issues.extend(more);
+        MemberCas::default()
+    });
     issues.sort_by_key(|i| (i.line, i.column));
     match contracts {
         Some(contracts) if issues.is_empty() => Ok(Loaded {
             contracts,
+            member_cas,
             digest: exchange::wire::text_digest(text),
             tokens: Tokens::from_env(&topology),
             topology,

@@ -9,11 +9,13 @@
 //! Layout: [`model`] (the file's shape), [`load`] (reading it: serde, then
 //! the semantic checks of `validate` and the contracts of
 //! `crate::contract`, every problem located), [`tokens`] (the members'
-//! tokens, read from the environment once per generation), [`route`]
+//! tokens, read from the environment once per generation), [`member_cas`]
+//! (the members' CAs for their client certificates, read the same way), [`route`]
 //! (the one decision between a call's route and its refusal, for every
 //! door), [`watch`] (reloading on a change or SIGHUP).
 
 pub mod load;
+pub mod member_cas;
 pub mod model;
 pub mod route;
 pub mod tokens;

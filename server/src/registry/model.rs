@@ -91,8 +91,8 @@ impl Default for HubSettings {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSettings {
-    /// The mTLS slot: present in the chain; enabling it makes every call
-    /// fail with "not implemented" rather than pretend to check certificates.
+    /// Every caller must present its client certificate (`System::mtls`);
+    /// off, only the systems that register one are asked for it.
     pub mtls: bool,
 }
 
@@ -125,6 +125,11 @@ pub struct System {
     /// instead of) the static token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<OidcMember>,
+    /// The client certificate this system presents when it calls the hub
+    /// over TLS: the auth chain's mTLS layer checks it on every call of
+    /// this system (and of every system when `hub.auth.mtls` is on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtls: Option<MtlsMember>,
     /// Source networks this system may call the hub from.
     pub ip_allowlist: Vec<IpNet>,
     #[serde(default)]
@@ -139,6 +144,23 @@ pub struct System {
     /// fronts at `/mcp/{system}` (seed `000`, step 4).
     #[serde(default)]
     pub data_plane: Option<DataPlane>,
+}
+
+/// Which client certificates are a member's: a pinned public key, or any
+/// certificate its own CA issued (at least one of the two).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MtlsMember {
+    /// Pinned keys: the base64 SHA-256 of a certificate's
+    /// SubjectPublicKeyInfo (`crate::tls::spki_sha256`), so a renewed
+    /// certificate with the same key still passes.
+    #[serde(default)]
+    pub spki_sha256: Vec<String>,
+    /// The member's CA, a PEM file (relative to the topology file): a
+    /// certificate it issued, valid now, for client authentication, is
+    /// this system's. Read with each generation of the topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<String>,
 }
 
 /// A member's identity provider, as the topology names it. The hub reads

@@ -70,6 +70,12 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
         if let Some(plane) = &s.data_plane {
             if let Err(why) = check_base_url(&plane.base_url) {
                 push(&at(&[key("data_plane"), key("base_url")]), why);
+            } else if plane.base_url.starts_with("https://") {
+                push(
+                    &at(&[key("data_plane"), key("base_url")]),
+                    "must be http://host:port: the hub reaches a data plane over plain HTTP only"
+                        .into(),
+                );
             }
             let serves = t
                 .capabilities
@@ -102,6 +108,24 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 &at(&[key("token_env")]),
                 "must be an environment variable name (letters, digits, _)".into(),
             );
+        }
+        if let Some(mtls) = &s.mtls {
+            if mtls.spki_sha256.is_empty() && mtls.ca.is_none() {
+                push(
+                    &at(&[key("mtls")]),
+                    "must name the system's certificate: `spki_sha256` pins, a `ca` file, or both"
+                        .into(),
+                );
+            }
+            for (k, pin) in mtls.spki_sha256.iter().enumerate() {
+                if !is_spki_pin(pin) {
+                    push(
+                        &at(&[key("mtls"), key("spki_sha256"), Seg::Index(k)]),
+                        "must be the base64 SHA-256 of a SubjectPublicKeyInfo (44 characters)"
+                            .into(),
+                    );
+                }
+            }
         }
         if let Some(oidc) = &s.oidc {
             if let Err(why) = check_issuer(&oidc.issuer) {
@@ -351,6 +375,14 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
     issues
 }
 
+/// A pin as `tls::spki_sha256` writes it: 32 bytes in standard base64.
+fn is_spki_pin(pin: &str) -> bool {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(pin)
+        .is_ok_and(|bytes| bytes.len() == 32)
+}
+
 /// An OIDC issuer: an absolute http(s) URL without query, fragment or
 /// credentials (its discovery document hangs below it).
 fn check_issuer(raw: &str) -> Result<(), String> {
@@ -369,12 +401,12 @@ fn check_issuer(raw: &str) -> Result<(), String> {
     }
 }
 
-/// `http://host:port`, optionally with a trailing `/`, nothing more. The
+/// `http://host:port` or `https://host:port`, optionally with a trailing `/`, nothing more. The
 /// message never repeats the URL: base URLs are internal.
 fn check_base_url(raw: &str) -> Result<(), String> {
-    let rule = "must be http://host:port (no path, query, credentials or TLS)";
+    let rule = "must be http://host:port or https://host:port (no path, query or credentials)";
     let url = reqwest::Url::parse(raw).map_err(|e| format!("{rule}: {e}"))?;
-    let ok = url.scheme() == "http"
+    let ok = matches!(url.scheme(), "http" | "https")
         && url.host_str().is_some_and(|h| !h.is_empty())
         && url.port().is_some_and(|p| p != 0)
         && url.username().is_empty()
@@ -385,7 +417,10 @@ fn check_base_url(raw: &str) -> Result<(), String> {
         // `Url` normalises away a `/` the operator did not write; reject
         // any other path the operator did write.
         && {
-            let after_scheme = raw.trim_start_matches("http://");
+            let after_scheme = raw
+                .strip_prefix("https://")
+                .or_else(|| raw.strip_prefix("http://"))
+                .unwrap_or(raw);
             let path_start = after_scheme.find('/').unwrap_or(after_scheme.len());
             matches!(&after_scheme[path_start..], "" | "/")
         };

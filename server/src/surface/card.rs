@@ -13,9 +13,11 @@
 //!   but the registry does not is never shown;
 //! * the **hub**: `supportedInterfaces` (the hub's JSON-RPC and HTTP+JSON
 //!   URLs for this provider, v1.0, and the same JSON-RPC URL for v0.3
-//!   callers), the bearer scheme (a caller presents the token the hub
-//!   knows it by, never the provider's), and the capabilities the surface
-//!   offers (streaming yes, push no, an extended card).
+//!   callers), the security schemes ([`security`]: the bearer token the
+//!   hub knows a caller by, never the provider's, or an access token of
+//!   the caller's own identity provider, advertised as `oauth2` with the
+//!   client-credentials flow), and the capabilities the surface offers
+//!   (streaming yes, push no, an extended card).
 //!
 //! Who sees which card ([`Viewer`]):
 //! * an **anonymous** client gets the *public* card: everything above but
@@ -33,17 +35,19 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::health::StatusBoard;
+use crate::identity::Identity;
 use crate::registry::model::{PublicCards, Topology};
 use a2a::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
-    HttpAuthSecurityScheme, SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON,
-    TRANSPORT_PROTOCOL_JSONRPC,
+    ClientCredentialsOAuthFlow, HttpAuthSecurityScheme, OAuth2SecurityScheme, OAuthFlows,
+    SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
 };
 
 /// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
 pub const REST_SUFFIX: &str = "/rest";
-/// The scheme name under `securitySchemes`.
+/// The scheme names under `securitySchemes`.
 const BEARER: &str = "bearer";
+const OAUTH2: &str = "oauth2";
 
 /// The capabilities of the hub's surface: streaming (a provider that does
 /// not stream answers in one event), no push notifications; an extended
@@ -72,21 +76,101 @@ type Security = (
     Option<Vec<HashMap<String, Vec<String>>>>,
 );
 
-/// The one scheme of every card the hub serves: the caller's bearer token.
-fn bearer_scheme() -> Security {
-    (
-        Some(HashMap::from([(
-            BEARER.to_string(),
-            SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
-                scheme: "Bearer".into(),
-                description: Some(
-                    "The token the hub holds for the calling system (never the provider's).".into(),
-                ),
-                bearer_format: None,
+/// A card's security schemes, for `viewer` of `provider`'s card (`None`:
+/// the hub's own card). Always the bearer scheme: the token the hub knows
+/// the caller by. Then, for each member identity provider the viewer may
+/// use (its own for a member; every member's for an anonymous client), an
+/// OAuth 2.0 scheme with the client-credentials flow at the issuer's token
+/// endpoint, the scopes the rules ask for this provider, and the issuer's
+/// metadata URL — once the hub has read that issuer's discovery document
+/// (`crate::identity`; an issuer it could not read is left out). Each
+/// scheme is an alternative: `securityRequirements` lists one entry each.
+pub fn security(
+    topology: &Topology,
+    identity: &Identity,
+    provider: Option<&str>,
+    viewer: Viewer<'_>,
+) -> Security {
+    let mut schemes = HashMap::from([(
+        BEARER.to_string(),
+        SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+            scheme: "Bearer".into(),
+            description: Some(
+                "The token the hub holds for the calling system (never the provider's), or an \
+                 access token of the calling system's own identity provider."
+                    .into(),
+            ),
+            bearer_format: None,
+        }),
+    )]);
+    let mut requirements = vec![HashMap::from([(BEARER.to_string(), Vec::new())])];
+    let members = topology.systems.iter().filter(|s| match viewer {
+        Viewer::Anonymous => true,
+        Viewer::Member(id) => s.id == id,
+    });
+    let mut issuers: Vec<&str> = members
+        .filter_map(|s| s.oidc.as_ref().map(|o| o.issuer.as_str()))
+        .collect();
+    issuers.sort_unstable();
+    issuers.dedup();
+    let scopes = provider
+        .map(|p| provider_scopes(topology, p, viewer))
+        .unwrap_or_default();
+    let several = issuers.len() > 1;
+    for (i, issuer) in issuers.into_iter().enumerate() {
+        let Some(token_url) = identity.keys().token_endpoint(issuer) else {
+            continue;
+        };
+        let name = if several {
+            format!("{OAUTH2}-{}", i + 1)
+        } else {
+            OAUTH2.to_string()
+        };
+        let scheme = OAuth2SecurityScheme {
+            flows: OAuthFlows::ClientCredentials(ClientCredentialsOAuthFlow {
+                token_url,
+                scopes: scopes
+                    .iter()
+                    .map(|s| {
+                        (
+                            s.clone(),
+                            format!("calls the capabilities whose rule asks `{s}`"),
+                        )
+                    })
+                    .collect(),
+                refresh_url: None,
             }),
-        )])),
-        Some(vec![HashMap::from([(BEARER.to_string(), Vec::new())])]),
-    )
+            description: Some(format!(
+                "A member system's own identity provider ({issuer}): its client-credentials \
+                 access token for the hub, sent as a bearer token."
+            )),
+            oauth2_metadata_url: Some(format!(
+                "{}/.well-known/openid-configuration",
+                issuer.trim_end_matches('/')
+            )),
+        };
+        requirements.push(HashMap::from([(name.clone(), scopes.clone())]));
+        schemes.insert(name, SecurityScheme::OAuth2(scheme));
+    }
+    (Some(schemes), Some(requirements))
+}
+
+/// The scopes the rules of `provider` ask of `viewer` (every consumer's,
+/// for an anonymous client), sorted, once each.
+fn provider_scopes(topology: &Topology, provider: &str, viewer: Viewer<'_>) -> Vec<String> {
+    let mut scopes: Vec<String> = topology
+        .rules
+        .iter()
+        .filter(|r| r.provider == provider)
+        .filter(|r| match viewer {
+            Viewer::Anonymous => true,
+            Viewer::Member(id) => r.consumers.iter().any(|c| c == id),
+        })
+        .filter_map(|r| r.scope.clone())
+        .collect();
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes
 }
 
 /// A card as JSON that both SDK lines read: the v1.0 card, plus every
@@ -143,9 +227,11 @@ pub fn jsonrpc_url(hub_base: &str, provider: &str) -> String {
 /// The hub's own card: who it is and how to reach a provider through it.
 /// It lists no skills: the hub's skills are its providers', each on the
 /// provider's own card, shown to callers who may use them.
-pub fn hub_card(hub_base: &str, hub_id: &str) -> AgentCard {
+pub fn hub_card(hub_base: &str, topology: &Topology, identity: &Identity) -> AgentCard {
     let base = hub_base.trim_end_matches('/');
-    let (security_schemes, security_requirements) = bearer_scheme();
+    let hub_id = &topology.hub.id;
+    let (security_schemes, security_requirements) =
+        security(topology, identity, None, Viewer::Anonymous);
     AgentCard {
         name: "Wall Street hub".into(),
         description: format!(
@@ -187,6 +273,7 @@ fn modes() -> Vec<String> {
 pub fn provider_card(
     hub_base: &str,
     topology: &Topology,
+    identity: &Identity,
     board: &StatusBoard,
     provider: &str,
     viewer: Viewer<'_>,
@@ -258,7 +345,8 @@ pub fn provider_card(
     let url = jsonrpc_url(hub_base, provider);
     let mut v03 = AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC);
     v03.protocol_version = "0.3".into();
-    let (security_schemes, security_requirements) = bearer_scheme();
+    let (security_schemes, security_requirements) =
+        security(topology, identity, Some(provider), viewer);
     Some(AgentCard {
         name: text("name").unwrap_or_else(|| system.name.clone()),
         description: text("description")
@@ -293,7 +381,12 @@ const A2A_CARD_TYPE: &str = "application/a2a-agent-card+json";
 /// hub's own card, then one entry per provider with a public card, each
 /// pointing at that card. With `public_cards: hidden` it lists the hub
 /// alone.
-pub fn catalog(hub_base: &str, topology: &Topology, board: &StatusBoard) -> Value {
+pub fn catalog(
+    hub_base: &str,
+    topology: &Topology,
+    identity: &Identity,
+    board: &StatusBoard,
+) -> Value {
     let base = hub_base.trim_end_matches('/');
     let authority = base
         .split_once("://")
@@ -308,7 +401,14 @@ pub fn catalog(hub_base: &str, topology: &Topology, board: &StatusBoard) -> Valu
         "description": format!("The A2A exchange hub `{hub_id}`: one entry per member system follows."),
     })];
     for system in &topology.systems {
-        let Some(card) = provider_card(base, topology, board, &system.id, Viewer::Anonymous) else {
+        let Some(card) = provider_card(
+            base,
+            topology,
+            identity,
+            board,
+            &system.id,
+            Viewer::Anonymous,
+        ) else {
             continue;
         };
         entries.push(serde_json::json!({

@@ -58,8 +58,8 @@ enum Audience {
 
 /// `GET /.well-known/agent-card.json`.
 pub async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
-    let hub_id = gateway.registry().snapshot().topology.hub.id.clone();
-    let card = card::hub_card(&hub_base(&headers), &hub_id);
+    let loaded = gateway.registry().snapshot();
+    let card = card::hub_card(&hub_base(&headers), &loaded.topology, gateway.identity());
     // One shape for every version: the hub's card names no interface, so
     // there is no v0.3 form (a v0.3 card needs a `url`).
     let mut body = serde_json::to_value(&card).unwrap_or_default();
@@ -89,7 +89,12 @@ pub fn sign(gateway: &Gateway, headers: &HeaderMap, card: &mut Value) {
 /// `GET /.well-known/ai-catalog.json`.
 pub async fn catalog(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
     let loaded = gateway.registry().snapshot();
-    let body = card::catalog(&hub_base(&headers), &loaded.topology, gateway.board());
+    let body = card::catalog(
+        &hub_base(&headers),
+        &loaded.topology,
+        gateway.identity(),
+        gateway.board(),
+    );
     document(&headers, body, Audience::Public)
 }
 
@@ -108,6 +113,7 @@ pub async fn provider_card(
     let card = card::provider_card(
         &hub_base(&asked.headers),
         &loaded.topology,
+        gateway.identity(),
         gateway.board(),
         &asked.provider,
         Viewer::Anonymous,
@@ -155,7 +161,7 @@ pub fn extended_card(
     let caller = asked.caller(&loaded, gateway.identity());
     let cx = AuthContext {
         caller: &caller,
-        peer_addr: asked.peer_addr,
+        peer: &asked.peer,
         headers: &asked.headers,
         registry: &loaded,
         identity: gateway.identity(),
@@ -168,6 +174,7 @@ pub fn extended_card(
     card::provider_card(
         &hub_base(&asked.headers),
         &loaded.topology,
+        gateway.identity(),
         gateway.board(),
         &asked.provider,
         Viewer::Member(&caller),

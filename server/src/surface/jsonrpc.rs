@@ -32,7 +32,8 @@ use serde_json::{json, Map, Value};
 use super::errors::{code, echo_envelope, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
 use crate::bridge::{self, Method};
-use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::listen::Peer;
 use exchange::envelope::{A2aVersion, Envelope};
 
 /// `POST /a2a/{provider}`.
@@ -41,7 +42,7 @@ pub async fn handler(
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    let peer_addr = peer_addr(&request);
+    let peer = Peer::of(&request);
     let (parts, body) = request.into_parts();
     let envelope = Envelope::from_headers(&parts.headers);
     let reply = Reply {
@@ -110,7 +111,7 @@ pub async fn handler(
     };
     let request = SurfaceRequest {
         provider,
-        peer_addr,
+        peer,
         headers: parts.headers,
     };
     match method {

@@ -35,6 +35,7 @@ use serde_json::json;
 
 use crate::gateway::mcp::{McpAnswer, McpIncoming};
 use crate::gateway::Gateway;
+use crate::listen::Peer;
 use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::NotConnected;
 
@@ -109,9 +110,9 @@ pub async fn require_caller(
     }
     let caller = Caller(system.id.clone());
     drop(loaded);
-    let peer = crate::gateway::peer_addr(&request);
+    let peer = Peer::of(&request);
     request.extensions_mut().insert(caller);
-    request.extensions_mut().insert(PeerAddr(peer));
+    request.extensions_mut().insert(peer);
     next.run(request).await
 }
 
@@ -168,10 +169,6 @@ fn refused(status: StatusCode, nc: &NotConnected, envelope: &Envelope) -> Respon
 #[derive(Debug, Clone)]
 struct Caller(String);
 
-/// The TCP peer of the request.
-#[derive(Debug, Clone, Copy)]
-struct PeerAddr(Option<std::net::SocketAddr>);
-
 /// One request's MCP server: the gateway, reached per request.
 #[derive(Clone)]
 pub struct HubMcp {
@@ -215,7 +212,7 @@ impl HubMcp {
         Ok(McpIncoming {
             // A claim the token does not back is refused by the auth chain.
             caller: claimed.map(str::to_string).or(by_token).unwrap_or_default(),
-            peer_addr: parts.extensions.get::<PeerAddr>().and_then(|p| p.0),
+            peer: parts.extensions.get::<Peer>().cloned().unwrap_or_default(),
             headers,
             provider,
         })

@@ -24,7 +24,6 @@
 //! bytes, text) is a data part ([`wire::data_of`]); one whose content
 //! does not parse is invalid params naming the part.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,6 +38,7 @@ use crate::gateway::{
     Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
 };
 use crate::identity::Identity;
+use crate::listen::Peer;
 use crate::registry::model::{CapabilityKind, Topology};
 use crate::registry::Loaded;
 use a2a::{
@@ -63,7 +63,7 @@ pub struct Request {
     /// The provider the path names.
     pub provider: String,
     /// The TCP peer, for the IP allowlist.
-    pub peer_addr: Option<SocketAddr>,
+    pub peer: Peer,
     /// Request headers (token, envelope, optional `X-Caller-System`).
     pub headers: HeaderMap,
 }
@@ -74,7 +74,7 @@ impl Request {
     pub fn of(provider: String, http: &axum::extract::Request) -> Self {
         Request {
             provider,
-            peer_addr: crate::gateway::peer_addr(http),
+            peer: Peer::of(http),
             headers: http.headers().clone(),
         }
     }
@@ -152,7 +152,7 @@ pub async fn send_message(
         Err(refusal) => (String::from("unknown"), refusal.into_input()),
     };
     let mut incoming = Incoming::new(
-        request.peer_addr,
+        request.peer.clone(),
         headers,
         request.provider.clone(),
         capability,
@@ -234,6 +234,7 @@ pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<St
     let card = super::card::provider_card(
         "",
         &loaded.topology,
+        gateway.identity(),
         gateway.board(),
         provider,
         super::card::Viewer::Member(caller),
@@ -276,7 +277,7 @@ pub async fn task(
     let handled = gateway
         .task(TaskIncoming {
             caller: request.caller(&loaded, gateway.identity()),
-            peer_addr: request.peer_addr,
+            peer: request.peer.clone(),
             headers: request.headers.clone(),
             provider: request.provider.clone(),
             op,

@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
@@ -28,7 +27,8 @@ use serde_json::Value;
 use super::errors::{code, echo_envelope, rest_error as error, SurfaceError};
 use super::jsonrpc::{is_json, to_json, typed};
 use super::ops::{self, Request as SurfaceRequest};
-use crate::gateway::{peer_addr, Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::listen::Peer;
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
 use exchange::envelope::{Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
@@ -66,7 +66,7 @@ struct Call {
 // The error is the finished answer of a request that ends here: boxing it
 // would only move it.
 #[allow(clippy::result_large_err)]
-fn call(provider: String, headers: HeaderMap, peer: Option<SocketAddr>) -> Result<Call, Response> {
+fn call(provider: String, headers: HeaderMap, peer: Peer) -> Result<Call, Response> {
     let envelope = Envelope::from_headers(&headers);
     if headers.contains_key(VERSION_HEADER)
         && envelope.protocol() != Some(exchange::envelope::A2aVersion::V1_0)
@@ -84,7 +84,7 @@ fn call(provider: String, headers: HeaderMap, peer: Option<SocketAddr>) -> Resul
     Ok(Call {
         request: SurfaceRequest {
             provider,
-            peer_addr: peer,
+            peer,
             headers,
         },
         envelope,
@@ -159,7 +159,7 @@ async fn message(
     request: Request,
     stream: bool,
 ) -> Response {
-    let peer = peer_addr(&request);
+    let peer = Peer::of(&request);
     let (parts, raw) = request.into_parts();
     let c = match call(provider, parts.headers.clone(), peer) {
         Ok(c) => c,
@@ -183,7 +183,7 @@ async fn list(
     Query(query): Query<HashMap<String, String>>,
     request: Request,
 ) -> Response {
-    let peer = peer_addr(&request);
+    let peer = Peer::of(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,
@@ -225,7 +225,7 @@ async fn task_get(
     Query(query): Query<HashMap<String, String>>,
     request: Request,
 ) -> Response {
-    let peer = peer_addr(&request);
+    let peer = Peer::of(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,
@@ -261,7 +261,7 @@ async fn task_post(
     Path((provider, id)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    let peer = peer_addr(&request);
+    let peer = Peer::of(&request);
     let c = match call(provider, request.headers().clone(), peer) {
         Ok(c) => c,
         Err(r) => return r,

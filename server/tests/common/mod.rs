@@ -23,9 +23,11 @@
 #![allow(dead_code)]
 
 pub mod a2a;
+pub mod certs;
 pub mod contracts;
 pub mod load;
 pub mod model;
+pub mod oidc;
 pub mod replicas;
 pub mod stores;
 
@@ -127,10 +129,14 @@ pub async fn reported_port(child: &mut Child, log: &Path, marker: &str) -> u16 {
     }
 }
 
-/// The port of the first `{marker}http://IP:PORT` in `text`.
+/// The port of the first `{marker}http://IP:PORT` (or `https://`) in
+/// `text`.
 fn listening_port(text: &str, marker: &str) -> Option<u16> {
     text.lines().find_map(|line| {
-        let rest = line[line.find(marker)? + marker.len()..].strip_prefix("http://")?;
+        let rest = &line[line.find(marker)? + marker.len()..];
+        let rest = rest
+            .strip_prefix("http://")
+            .or_else(|| rest.strip_prefix("https://"))?;
         let addr: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '[' | ']'))
@@ -221,6 +227,9 @@ pub struct PeerSpec {
     /// A model tier for its negotiation agent: the base URL of an
     /// OpenAI-compatible endpoint (the stand-in), if any.
     pub model: Option<String>,
+    /// More top-level keys of its peer config, written over the template's
+    /// ([`PeerSpec::with_config`]).
+    pub config: Vec<(String, Value)>,
 }
 
 impl PeerSpec {
@@ -232,6 +241,7 @@ impl PeerSpec {
             faults: Faults::default(),
             start: true,
             model: None,
+            config: Vec::new(),
         }
     }
     /// A clone of `template` under a new id, with faults.
@@ -242,6 +252,7 @@ impl PeerSpec {
             faults,
             start: true,
             model: None,
+            config: Vec::new(),
         }
     }
     /// Registered in the topology but never started.
@@ -253,6 +264,17 @@ impl PeerSpec {
     pub fn with_model(mut self, base_url: &str) -> Self {
         self.model = Some(base_url.to_string());
         self
+    }
+    /// Its peer config's `key` is `value` (say `tls`: then it serves
+    /// HTTPS, and the topology names it at `https://localhost:PORT`).
+    pub fn with_config(mut self, key: &str, value: Json) -> Self {
+        let value = serde_yaml_ng::to_value(value).expect("a YAML value");
+        self.config.push((key.to_string(), value));
+        self
+    }
+    /// Whether its config makes it serve HTTPS.
+    fn serves_tls(&self) -> bool {
+        self.config.iter().any(|(k, _)| k == "tls")
     }
 }
 
@@ -703,6 +725,33 @@ impl Stack {
         &mut self.topology
     }
 
+    /// System `id`'s entry in the topology, for tests that edit it.
+    pub fn system_mut(&mut self, id: &str) -> &mut Value {
+        self.topology["systems"]
+            .as_sequence_mut()
+            .expect("systems")
+            .iter_mut()
+            .find(|s| s["id"].as_str() == Some(id))
+            .unwrap_or_else(|| panic!("{id} is not in the topology"))
+    }
+
+    /// Edits the topology, writes it, and waits (up to 15 s) until the
+    /// one hub process has reloaded it.
+    pub async fn reload_topology(&mut self, edit: impl FnOnce(&mut Self)) {
+        let before = self.hub_log().matches("topology reloaded").count();
+        edit(self);
+        self.write_topology();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while self.hub_log().matches("topology reloaded").count() <= before {
+            assert!(
+                Instant::now() < deadline,
+                "the hub did not reload the topology:\n{}",
+                self.hub_log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     fn peer_config_path(&self, id: &str) -> PathBuf {
         self.dir.path().join(format!("{id}.peer.yaml"))
     }
@@ -818,6 +867,9 @@ impl Stack {
             .expect("model section");
             m.insert(key("model"), model);
         }
+        for (k, v) in &spec.config {
+            m.insert(key(k), v.clone());
+        }
         let mcp_port = bind_port(&self.mcp_ports, id);
         // Before the agent has its port, the plane's `listen` would equal
         // the agent's (`127.0.0.1:0`), which a peer config refuses: the
@@ -862,7 +914,11 @@ impl Stack {
         let child = self.peers.get_mut(id).expect("just started");
         let port = reported_port(child, &log_path, "peer listening on ").await;
         self.peer_ports.insert(id.to_string(), port);
-        wait_ready(&format!("{}/health", loopback(port)), &log_path).await;
+        // An HTTPS peer may ask for a certificate this client does not
+        // hold: its listening line (logged once it has bound) is enough.
+        if !self.peer_serves_tls(id) {
+            wait_ready(&format!("{}/health", loopback(port)), &log_path).await;
+        }
         if self.mcp_ports.contains_key(id) {
             self.start_plane(id).await;
         }
@@ -919,7 +975,7 @@ impl Stack {
     /// Points `id`'s system in the in-memory topology at the ports its
     /// processes bound; false if the topology has no such system (yet).
     fn point_topology_at(&mut self, id: &str) -> bool {
-        let agent = self.peer_ports.get(id).copied();
+        let agent = self.peer_ports.contains_key(id).then(|| self.peer_url(id));
         let plane = self.mcp_ports.get(id).copied();
         let Some(system) = self
             .topology
@@ -930,8 +986,8 @@ impl Stack {
             return false;
         };
         let m = system.as_mapping_mut().expect("system is a mapping");
-        if let Some(port) = agent {
-            m.insert(key("base_url"), key(&loopback(port)));
+        if let Some(url) = agent {
+            m.insert(key("base_url"), key(&url));
         }
         if let (Some(port), Some(dp)) = (
             plane,
@@ -1080,8 +1136,26 @@ impl Stack {
         loopback(self.hub_port)
     }
 
+    /// Where peer `id`'s server is: `https://localhost:PORT` for one whose
+    /// config has `tls` (the name its certificate carries), else
+    /// `http://127.0.0.1:PORT`.
     pub fn peer_url(&self, id: &str) -> String {
-        loopback(self.peer_ports[id])
+        let port = self.peer_ports[id];
+        if self.peer_serves_tls(id) {
+            format!("https://localhost:{port}")
+        } else {
+            loopback(port)
+        }
+    }
+
+    fn peer_serves_tls(&self, id: &str) -> bool {
+        self.specs.iter().any(|s| s.id == id && s.serves_tls())
+    }
+
+    /// Drops `name` from the environment the stack gives the processes it
+    /// starts from now on (a restarted hub runs without it).
+    pub fn remove_env(&mut self, name: &str) {
+        self.extra_env.retain(|(k, _)| k != name);
     }
 
     pub fn token(&self, id: &str) -> String {

@@ -11,9 +11,10 @@ use exchange::db::Location;
 use super::Stack;
 
 /// Tables that change with every call or probe by design: the audit
-/// trails, sessions, and the probe results replicas share.
+/// trails (with their chain heads and checkpoints), sessions, and the
+/// probe results replicas share.
 pub fn is_trail_or_session(table: &str) -> bool {
-    table == "audit_trail" || table.contains("session") || table == "peer_health"
+    table.starts_with("audit_") || table.contains("session") || table == "peer_health"
 }
 
 /// Tables that may gain rows (and only gain them).

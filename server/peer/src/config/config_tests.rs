@@ -441,3 +441,185 @@ fn shipped_configs_are_valid() {
         assert_eq!(c.system, name);
     }
 }
+
+/// GOOD calling a TLS hub, with `extra` appended (a `hub_tls` or
+/// `hub_oidc` section).
+fn secure(extra: &str) -> String {
+    GOOD.replace(
+        "hub_url: http://127.0.0.1:3000",
+        "hub_url: https://localhost:3443",
+    ) + extra
+}
+
+#[test]
+fn hub_credentials_are_optional_and_checked_at_their_lines() {
+    // GOOD's last line is 15, so a section appended starts on line 16.
+    let c = PeerConfig::parse(GOOD, FILE).unwrap();
+    assert_eq!((c.hub_tls, c.hub_oidc), (None, None));
+    let oidc = "hub_oidc:\n  token_url: https://login.buyercorp.example/token\n  client_id: buyercorp\n  client_secret_env: BUYERCORP_OIDC_SECRET\n";
+    let c = PeerConfig::parse(&secure(oidc), FILE).unwrap();
+    let o = c.hub_oidc.unwrap();
+    assert_eq!(
+        (o.client_id.as_str(), o.scope, o.resource),
+        ("buyercorp", None, None)
+    );
+
+    // No client_secret_env: the shape error, in the section (serde places
+    // it at the mapping's first key).
+    let e = err(&secure(
+        "hub_oidc:\n  token_url: https://login.buyercorp.example/token\n  client_id: buyercorp\n",
+    ));
+    assert_eq!(
+        e,
+        "peers/x.yaml:17:3: hub_oidc: missing field `client_secret_env`"
+    );
+
+    // The secret pasted where its env var's name goes is not repeated.
+    let pasted = oidc.replace("BUYERCORP_OIDC_SECRET", "hunter2-s3cret");
+    let got = issues(&secure(&pasted));
+    assert_eq!(
+        got.iter()
+            .map(|i| (i.line, i.field.as_str()))
+            .collect::<Vec<_>>(),
+        [(19, "hub_oidc.client_secret_env")],
+        "{got:#?}"
+    );
+    assert!(!err(&secure(&pasted)).contains("hunter2"));
+    assert_located(
+        &secure(&oidc.replace("https://login.buyercorp.example/token", "login")),
+        &[(17, "hub_oidc.token_url")],
+    );
+
+    // A certificate without its key; TLS settings for a plain-HTTP hub.
+    assert_located(
+        &secure("hub_tls:\n  ca: hub-ca.pem\n  cert: buyercorp.pem\n"),
+        &[(18, "hub_tls.cert")],
+    );
+    assert_located(
+        &(GOOD.to_string() + "hub_tls: { ca: hub-ca.pem }\n"),
+        &[(16, "hub_tls")],
+    );
+    assert_located(&secure("hub_tls: {}\n"), &[(16, "hub_tls")]);
+}
+
+#[test]
+fn hub_tls_files_are_resolved_against_the_file_and_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("certs")).unwrap();
+    for f in ["hub-ca.pem", "buyercorp.pem"] {
+        std::fs::write(dir.path().join("certs").join(f), "PEM").unwrap();
+    }
+    let path = dir.path().join("peer.yaml");
+    std::fs::write(
+        &path,
+        secure(
+            "hub_tls:\n  ca: certs/hub-ca.pem\n  cert: certs/buyercorp.pem\n  key: certs/buyercorp-key.pem\n",
+        ),
+    )
+    .unwrap();
+    let e = PeerConfig::load(&path).unwrap_err();
+    let missing = dir.path().join("certs/buyercorp-key.pem");
+    assert_eq!(
+        e.issues()
+            .iter()
+            .map(|i| (i.line, i.field.as_str(), i.message.clone()))
+            .collect::<Vec<_>>(),
+        [(
+            19,
+            "hub_tls.key",
+            format!("{}: no such file", missing.display())
+        )],
+    );
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}:19:", path.display())),
+        "{e}"
+    );
+
+    std::fs::write(&missing, "PEM").unwrap();
+    let c = PeerConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let tls = c.hub_tls.unwrap();
+    assert_eq!(tls.ca, Some(dir.path().join("certs/hub-ca.pem")));
+    assert_eq!(tls.key, Some(missing));
+}
+
+#[test]
+fn serve_tls_is_optional_and_checked_at_its_lines() {
+    // GOOD's last line is 15, so a section appended starts on line 16.
+    assert_eq!(PeerConfig::parse(GOOD, FILE).unwrap().tls, None);
+    let c = PeerConfig::parse(
+        &(GOOD.to_string() + "tls:\n  cert: vendorcorp.pem\n  key: vendorcorp-key.pem\n"),
+        FILE,
+    )
+    .unwrap();
+    assert_eq!(
+        c.tls,
+        Some(ServeTlsConfig {
+            cert: "vendorcorp.pem".into(),
+            key: "vendorcorp-key.pem".into(),
+            client_ca: None,
+        })
+    );
+
+    // A certificate without its key: the shape error, in the section.
+    let e = err(&(GOOD.to_string() + "tls:\n  cert: vendorcorp.pem\n"));
+    assert_eq!(e, "peers/x.yaml:17:3: tls: missing field `key`");
+    // `ca` is `hub_tls`'s word: here it is `client_ca`.
+    let e = err(&(GOOD.to_string() + "tls: { cert: c.pem, key: k.pem, ca: hub-ca.pem }\n"));
+    assert!(e.starts_with("peers/x.yaml:16:"), "{e}");
+    assert!(e.contains("unknown field `ca`"), "{e}");
+    // Empty paths, each at its line.
+    assert_located(
+        &(GOOD.to_string() + "tls:\n  cert: \"\"\n  key: k.pem\n  client_ca: \"\"\n"),
+        &[(17, "tls.cert"), (19, "tls.client_ca")],
+    );
+}
+
+#[test]
+fn serve_tls_files_are_resolved_against_the_file_and_must_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("certs")).unwrap();
+    for f in ["vendorcorp.pem", "vendorcorp-key.pem"] {
+        std::fs::write(dir.path().join("certs").join(f), "PEM").unwrap();
+    }
+    let path = dir.path().join("peer.yaml");
+    std::fs::write(
+        &path,
+        GOOD.to_string()
+            + "tls:\n  cert: certs/vendorcorp.pem\n  key: certs/vendorcorp-key.pem\n  client_ca: certs/hub-ca.pem\n",
+    )
+    .unwrap();
+    let e = PeerConfig::load(&path).unwrap_err();
+    let missing = dir.path().join("certs/hub-ca.pem");
+    assert_eq!(
+        e.issues()
+            .iter()
+            .map(|i| (i.line, i.field.as_str(), i.message.clone()))
+            .collect::<Vec<_>>(),
+        [(
+            19,
+            "tls.client_ca",
+            format!("{}: no such file", missing.display())
+        )],
+    );
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}:19:", path.display())),
+        "{e}"
+    );
+    // A directory where a file goes.
+    std::fs::create_dir(&missing).unwrap();
+    let e = PeerConfig::load(&path).unwrap_err();
+    assert_eq!(
+        e.issues()[0].message,
+        format!("{}: is not a file", missing.display())
+    );
+    std::fs::remove_dir(&missing).unwrap();
+
+    std::fs::write(&missing, "PEM").unwrap();
+    let c = PeerConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let tls = c.tls.unwrap();
+    assert_eq!(tls.cert, dir.path().join("certs/vendorcorp.pem"));
+    assert_eq!(tls.key, dir.path().join("certs/vendorcorp-key.pem"));
+    assert_eq!(tls.client_ca, Some(missing));
+}

@@ -3,8 +3,9 @@
 //! `file:line:column: field` with the shared locator
 //! (`exchange::located`), the way the hub loads its topology file. A YAML
 //! or shape error is then the only one: the meaning of a file that does
-//! not parse is not checked. A relative CSV or prompts path is resolved
-//! against the file's directory.
+//! not parse is not checked. A relative CSV, prompts, `tls` or `hub_tls`
+//! path is resolved against the file's directory, and the `tls` and
+//! `hub_tls` files must exist.
 
 use super::model::{DatasetConfig, PeerConfig};
 use exchange::located::{parse_yaml, Issue, Locator, Seg};
@@ -18,9 +19,10 @@ use std::path::Path;
 pub type ConfigError = exchange::located::FileError;
 
 impl PeerConfig {
-    /// Reads and validates the file at `path`. A relative CSV path is
-    /// resolved against the file's directory so the config works from any
-    /// working directory.
+    /// Reads and validates the file at `path`. A relative CSV, prompts,
+    /// `tls` or `hub_tls` path is resolved against the file's directory so
+    /// the config works from any working directory; a `tls` or `hub_tls`
+    /// file that is missing is a located problem like any other.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = ConfigError::read(path, "peer config")?;
         let mut config = Self::parse(&text, &path.display().to_string())?;
@@ -37,6 +39,31 @@ impl PeerConfig {
                     model.prompts = dir.join(&model.prompts);
                 }
             }
+        }
+        let mut files = Vec::new();
+        if let Some(tls) = &mut config.tls {
+            files.extend([
+                Some(&mut tls.cert),
+                Some(&mut tls.key),
+                tls.client_ca.as_mut(),
+            ]);
+        }
+        if let Some(tls) = &mut config.hub_tls {
+            files.extend([tls.ca.as_mut(), tls.cert.as_mut(), tls.key.as_mut()]);
+        }
+        for file in files.into_iter().flatten() {
+            if file.is_relative() {
+                if let Some(dir) = path.parent() {
+                    *file = dir.join(&*file);
+                }
+            }
+        }
+        let issues = config.check_files(&text);
+        if !issues.is_empty() {
+            return Err(ConfigError::Invalid {
+                file: path.display().to_string(),
+                issues,
+            });
         }
         Ok(config)
     }

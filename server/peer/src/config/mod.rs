@@ -26,9 +26,9 @@ mod validate;
 
 pub use load::ConfigError;
 pub use model::{
-    AgentConfig, AnswerAs, DatasetConfig, Faults, Handler, McpConfig, ModelConfig,
-    NegotiationFault, PeerConfig, SkillConfig, SkillKind, DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS,
-    MAX_WORK_MS,
+    AgentConfig, AnswerAs, DatasetConfig, Faults, Handler, HubOidcConfig, HubTlsConfig, McpConfig,
+    ModelConfig, NegotiationFault, PeerConfig, ServeTlsConfig, SkillConfig, SkillKind,
+    DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS, MAX_WORK_MS,
 };
 pub use validate::is_sql_identifier;
 

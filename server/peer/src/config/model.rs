@@ -21,14 +21,32 @@ pub struct PeerConfig {
     pub description: Option<String>,
     /// Where the A2A server listens (`127.0.0.1:3101`).
     pub listen: String,
+    /// Serve the A2A server (and `/health`, the card) over TLS on `listen`
+    /// instead of plain HTTP, asking the hub for its client certificate
+    /// when `client_ca` is set. Absent: plain HTTP. The MCP data plane
+    /// (`mcp`) stays plain HTTP either way.
+    #[serde(default)]
+    pub tls: Option<ServeTlsConfig>,
     /// The base URL advertised in the agent card when the peer sits behind
-    /// a proxy; `http://<listen>` when absent.
+    /// a proxy; `http://<listen>` when absent (`https://<listen>` with
+    /// `tls`).
     #[serde(default)]
     pub public_url: Option<String>,
     /// Name of the env var holding this peer's bearer token.
     pub token_env: String,
     /// Base URL of the hub, used when this peer calls others (`peer call`).
     pub hub_url: String,
+    /// TLS towards the hub when `hub_url` is `https://`: the CA the hub's
+    /// certificate is checked against, and the client certificate this
+    /// peer presents (a hub that registers its `mtls` asks for one).
+    /// Absent: the system's roots, no client certificate.
+    #[serde(default)]
+    pub hub_tls: Option<HubTlsConfig>,
+    /// Get the bearer token for the hub from this member's own OpenID
+    /// provider (OAuth 2.0 client credentials) instead of `token_env`.
+    /// Absent: the static token in `token_env`.
+    #[serde(default)]
+    pub hub_oidc: Option<HubOidcConfig>,
     /// The peer's own SQLite file (dataset, audit trail, approval inbox),
     /// relative to the working directory.
     pub database: PathBuf,
@@ -58,6 +76,66 @@ pub struct PeerConfig {
     /// Test-only fault injection; all off by default.
     #[serde(default)]
     pub faults: Faults,
+}
+
+/// The peer's own server over TLS (`tls`). Relative paths are resolved
+/// against the config file's directory, as `hub_tls`'s.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeTlsConfig {
+    /// PEM: the server's certificate chain (`vendorcorp.pem` of `hub
+    /// certs`), its own certificate first.
+    pub cert: PathBuf,
+    /// PEM: the certificate's private key (`vendorcorp-key.pem`).
+    pub key: PathBuf,
+    /// PEM: the CA (one or more) whose client certificates are let in
+    /// (`hub-ca.pem`: the hub's). Set: a client without a certificate that
+    /// CA issued, valid now and for client use, fails the handshake.
+    /// Absent: no client certificate is asked for.
+    #[serde(default)]
+    pub client_ca: Option<PathBuf>,
+}
+
+/// TLS towards the hub (`hub_tls`). Relative paths are resolved against
+/// the config file's directory, as a CSV dataset's `path`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubTlsConfig {
+    /// PEM: the CA that issued the hub's certificate (`hub-ca.pem` of
+    /// `hub certs`). Set: only this CA is trusted for the hub, not the
+    /// system's roots. Absent: the system's roots.
+    #[serde(default)]
+    pub ca: Option<PathBuf>,
+    /// PEM: this peer's client certificate (`buyercorp.pem`), with `key`.
+    #[serde(default)]
+    pub cert: Option<PathBuf>,
+    /// PEM: the certificate's private key (`buyercorp-key.pem`), with
+    /// `cert`.
+    #[serde(default)]
+    pub key: Option<PathBuf>,
+}
+
+/// The member's own OpenID provider, as a client-credentials client of it
+/// (`hub_oidc`): the access token it issues is the peer's bearer token at
+/// the hub.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubOidcConfig {
+    /// The provider's token endpoint (`https://login.buyercorp.example/token`).
+    pub token_url: String,
+    /// This peer's client id at the provider (one of the topology's
+    /// `oidc.client_ids` for this system).
+    pub client_id: String,
+    /// Name of the env var holding the client secret (sent with HTTP Basic,
+    /// `client_secret_basic`).
+    pub client_secret_env: String,
+    /// Scopes to ask for, space-separated; none asked when absent.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The resource (RFC 8707) to ask a token for; the provider's default
+    /// audience when absent.
+    #[serde(default)]
+    pub resource: Option<String>,
 }
 
 /// The dataset a peer owns, tagged by `kind`.

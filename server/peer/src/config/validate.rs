@@ -35,6 +35,8 @@ impl PeerConfig {
         let mut push = |path: &[Seg], message: String| issues.push(loc.issue(path, message));
 
         self.check_identity(&mut push);
+        self.check_serve_tls(&mut push);
+        self.check_hub_credentials(&mut push);
         let table_problem = self.check_dataset(&mut push);
         if self.skills.is_empty() {
             push(
@@ -78,20 +80,10 @@ impl PeerConfig {
                 push(&key("public_url"), URL_RULE.into());
             }
         }
-        if self.token_env.trim().is_empty() {
-            push(
-                &key("token_env"),
-                "must name the env var holding this peer's bearer token".into(),
-            );
-        } else if !self
-            .token_env
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        if let Some(why) =
+            env_var_name_problem(&self.token_env, "this peer's bearer token", "the token")
         {
-            push(
-                &key("token_env"),
-                "must be an env var name (A-Z, 0-9, _), not the token itself".into(),
-            );
+            push(&key("token_env"), why);
         }
         if !is_http_url(&self.hub_url) {
             push(&key("hub_url"), URL_RULE.into());
@@ -99,6 +91,132 @@ impl PeerConfig {
         if self.database.as_os_str().is_empty() {
             push(&key("database"), "must not be empty".into());
         }
+    }
+
+    /// The peer's own TLS (`tls`): no path may be empty. Whether the files
+    /// exist is [`PeerConfig::check_files`]'s question; whether they hold
+    /// a usable certificate, key and CA is the server's at start (it needs
+    /// rustls).
+    fn check_serve_tls(&self, push: &mut impl FnMut(&[Seg<'_>], String)) {
+        let Some(tls) = &self.tls else {
+            return;
+        };
+        for (field, path) in [
+            ("cert", Some(&tls.cert)),
+            ("key", Some(&tls.key)),
+            ("client_ca", tls.client_ca.as_ref()),
+        ] {
+            if path.is_some_and(|p| p.as_os_str().is_empty()) {
+                push(
+                    &[Seg::key("tls"), Seg::key(field)],
+                    "must not be empty".into(),
+                );
+            }
+        }
+    }
+
+    /// What the peer presents to the hub: a client certificate comes with
+    /// its key, TLS settings need an `https://` hub, and the OpenID
+    /// provider's token endpoint, client id and secret's env var are
+    /// usable. Whether the files exist is [`PeerConfig::check_files`]'s
+    /// question (it needs the file's directory).
+    fn check_hub_credentials(&self, push: &mut impl FnMut(&[Seg<'_>], String)) {
+        if let Some(tls) = &self.hub_tls {
+            let at = |field: &'static str| [Seg::key("hub_tls"), Seg::key(field)];
+            for (field, path) in [("ca", &tls.ca), ("cert", &tls.cert), ("key", &tls.key)] {
+                if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                    push(&at(field), "must not be empty".into());
+                }
+            }
+            match (&tls.cert, &tls.key) {
+                (Some(_), None) => push(
+                    &at("cert"),
+                    "a client certificate needs its private key (`key`)".into(),
+                ),
+                (None, Some(_)) => push(
+                    &at("key"),
+                    "a private key needs its client certificate (`cert`)".into(),
+                ),
+                (None, None) if tls.ca.is_none() => push(
+                    &[Seg::key("hub_tls")],
+                    "names nothing: give the hub's CA (`ca`), a client certificate \
+                     (`cert` and `key`), or both"
+                        .into(),
+                ),
+                _ => {}
+            }
+            if is_http_url(&self.hub_url) && !self.hub_url.starts_with("https://") {
+                push(
+                    &[Seg::key("hub_tls")],
+                    "hub_url is not https://: TLS settings would never be used".into(),
+                );
+            }
+        }
+        if let Some(oidc) = &self.hub_oidc {
+            let at = |field: &'static str| [Seg::key("hub_oidc"), Seg::key(field)];
+            if !is_http_url(&oidc.token_url) {
+                push(&at("token_url"), URL_RULE.into());
+            }
+            if oidc.client_id.trim().is_empty() {
+                push(&at("client_id"), "must not be empty".into());
+            }
+            if let Some(why) =
+                env_var_name_problem(&oidc.client_secret_env, "the client secret", "the secret")
+            {
+                push(&at("client_secret_env"), why);
+            }
+            if oidc.scope.as_ref().is_some_and(|s| s.trim().is_empty()) {
+                push(
+                    &at("scope"),
+                    "must not be empty (leave it out instead)".into(),
+                );
+            }
+            if oidc.resource.as_ref().is_some_and(|r| r.trim().is_empty()) {
+                push(
+                    &at("resource"),
+                    "must not be empty (leave it out instead)".into(),
+                );
+            }
+        }
+    }
+
+    /// Files the config names beyond its dataset, once their paths were
+    /// resolved ([`PeerConfig::load`]): each `tls` and `hub_tls` file must
+    /// be a file that can be read. Every problem located in `text`, in file
+    /// order.
+    pub(super) fn check_files(&self, text: &str) -> Vec<Issue> {
+        let loc = Locator::new(text);
+        let mut files = Vec::new();
+        if let Some(tls) = &self.tls {
+            files.push(("tls", "cert", Some(&tls.cert)));
+            files.push(("tls", "key", Some(&tls.key)));
+            files.push(("tls", "client_ca", tls.client_ca.as_ref()));
+        }
+        if let Some(tls) = &self.hub_tls {
+            files.push(("hub_tls", "ca", tls.ca.as_ref()));
+            files.push(("hub_tls", "cert", tls.cert.as_ref()));
+            files.push(("hub_tls", "key", tls.key.as_ref()));
+        }
+        let mut issues = Vec::new();
+        for (section, field, path) in files {
+            let Some(path) = path.filter(|p| !p.as_os_str().is_empty()) else {
+                continue;
+            };
+            let problem = match std::fs::metadata(path) {
+                Ok(m) if m.is_file() => None,
+                Ok(_) => Some("is not a file"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such file"),
+                Err(_) => Some("cannot be read"),
+            };
+            if let Some(problem) = problem {
+                issues.push(loc.issue(
+                    &[Seg::key(section), Seg::key(field)],
+                    format!("{}: {problem}", path.display()),
+                ));
+            }
+        }
+        issues.sort_by_key(|i| (i.line, i.column));
+        issues
     }
 
     /// The dataset's size or file, and its table name. Returns what is
@@ -468,9 +586,32 @@ fn csv_table_problem(table: &str) -> Option<String> {
         ))
     } else if matches!(
         table,
-        "audit_trail" | "approval_inbox" | "dataset_meta" | "task_keys"
+        "audit_trail"
+            | "audit_chain_head"
+            | "audit_checkpoints"
+            | "approval_inbox"
+            | "dataset_meta"
+            | "task_keys"
     ) {
         Some(format!("`{table}` is reserved by the peer"))
+    } else {
+        None
+    }
+}
+
+/// What is wrong with the name of the env var holding `what`, if anything:
+/// empty, or not an env var name (perhaps `secret` itself, which is then
+/// not repeated).
+fn env_var_name_problem(name: &str, what: &str, secret: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        Some(format!("must name the env var holding {what}"))
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        Some(format!(
+            "must be an env var name (A-Z, 0-9, _), not {secret} itself"
+        ))
     } else {
         None
     }

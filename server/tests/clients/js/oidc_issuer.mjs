@@ -9,8 +9,9 @@
 // resource and gets a JWT whose `aud` is that resource; without one, the
 // token's audience is OIDC_DEFAULT_RESOURCE.
 //
-// It listens on 127.0.0.1, a port the system picks, and prints one JSON
-// line: {"issuer", "kid"}. Then, one command a line on stdin, one JSON line
+// It listens on 127.0.0.1, on OIDC_PORT or a port the system picks, and
+// prints one JSON line: {"issuer", "kid"}. It exits when stdin closes,
+// unless OIDC_DAEMON=1 (scripts/demo --secure runs it so). Then, one command a line on stdin, one JSON line
 // back:
 //   rotate              the signing key is replaced by a new one (new kid),
 //                       same issuer and port: a key rotation as the hub
@@ -45,7 +46,7 @@ function provider(issuer, key) {
       grant_types: ['client_credentials'],
       redirect_uris: [],
       response_types: [],
-      scope: c.scope ?? '',
+      ...(c.scope ? { scope: c.scope } : {}),
       token_endpoint_auth_method: 'client_secret_basic',
     })),
     clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
@@ -75,8 +76,16 @@ function provider(issuer, key) {
 }
 
 let current = null;
-const server = http.createServer((req, res) => current.callback()(req, res));
-server.listen(0, '127.0.0.1', async () => {
+// Not ready until its first key is made (a fixed OIDC_PORT answers before).
+const server = http.createServer((req, res) => {
+  if (!current) {
+    res.statusCode = 503;
+    res.end();
+    return;
+  }
+  current.callback()(req, res);
+});
+server.listen(Number(process.env.OIDC_PORT ?? 0), '127.0.0.1', async () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const announce = (key) => console.log(JSON.stringify({ issuer, kid: key.kid }));
   const sign = async (jwk, claims) => {
@@ -104,5 +113,7 @@ server.listen(0, '127.0.0.1', async () => {
       console.log(JSON.stringify({ error: `unknown command ${command}` }));
     }
   });
-  lines.on('close', () => process.exit(0));
+  lines.on('close', () => {
+    if (process.env.OIDC_DAEMON !== '1') process.exit(0);
+  });
 });

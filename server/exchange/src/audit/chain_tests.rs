@@ -1,0 +1,364 @@
+//! The tamper-evident trail: the hash's definition, chaining under
+//! concurrent writers (on both engines, two stores on one database as two
+//! replicas), checkpoints, what verification names for each kind of
+//! tampering, and exports.
+
+use super::chain::{self, ChainHash, Content, GENESIS};
+use super::checkpoint;
+use super::export;
+use super::verify::{self, Problem};
+use super::*;
+use crate::jws::SigningKey;
+use jsonwebtoken::jwk::JwkSet;
+use sha2::Digest as _;
+
+fn record(i: usize, caller: &str, provider: &str) -> AuditRecord {
+    AuditRecord {
+        system: "ignored".into(),
+        role: Role::Hub,
+        at: now(),
+        caller: caller.into(),
+        provider: provider.into(),
+        capability: "orders.query".into(),
+        request_id: format!("r{i}"),
+        trace_id: format!("t{i}"),
+        outcome: Outcome::Connected,
+        reason: None,
+        duration_ms: 7,
+        detail: String::new(),
+    }
+}
+
+fn keys_of(key: &SigningKey) -> JwkSet {
+    serde_json::from_value(serde_json::json!({"keys": [key.public_jwk()]})).expect("a JWKS")
+}
+
+async fn seq_of(store: &Store, request_id: &str) -> i64 {
+    sqlx::query_scalar("SELECT seq FROM audit_trail WHERE request_id = $1")
+        .bind(request_id)
+        .fetch_one(store.pool())
+        .await
+        .expect("the row")
+}
+
+/// The digest is SHA-256 of the JCS form of the twelve members, and the
+/// link SHA-256 of the two raw hashes: what NOTES documents, computed here
+/// by hand.
+#[test]
+fn the_hash_is_the_documented_one() {
+    let mut r = record(1, "buyercorp", "vendorcorp");
+    r.system = "hub".into();
+    r.at = "2026-01-01T00:00:00.000Z".into();
+    r.reason = Some(ReasonCode::Timeout);
+    r.outcome = Outcome::NotConnected;
+    r.detail = "é \"quoted\"".into();
+    let canonical = concat!(
+        r#"{"at":"2026-01-01T00:00:00.000Z","caller":"buyercorp","capability":"orders.query","#,
+        r#""detail":"é \"quoted\"","duration_ms":7,"outcome":"not_connected","#,
+        r#""provider":"vendorcorp","reason":"TIMEOUT","request_id":"r1","role":"hub","#,
+        r#""system":"hub","trace_id":"t1"}"#
+    );
+    let digest = Content::of(&r).digest().expect("a digest");
+    assert_eq!(digest.0, <[u8; 32]>::from(sha2::Sha256::digest(canonical)));
+    // The export's JSON of the record gives the same digest.
+    let json = serde_json::to_value(&r).expect("json");
+    assert_eq!(
+        Content::from_json(&json).and_then(|c| c.digest().ok()),
+        Some(digest)
+    );
+    let mut both = GENESIS.0.to_vec();
+    both.extend_from_slice(&digest.0);
+    assert_eq!(
+        chain::link(&GENESIS, &digest).0,
+        <[u8; 32]>::from(sha2::Sha256::digest(&both))
+    );
+    assert_eq!(ChainHash::parse(&digest.hex()), Some(digest));
+    assert_eq!(ChainHash::parse("zz"), None);
+}
+
+/// The writer task, direct transactions (what an inbox decision does) and
+/// a second store on the same database (another replica, or process)
+/// append to one chain at once: it verifies, in seq order, with its
+/// checkpoints; a checkpoint is skipped while the head does not move.
+#[tokio::test]
+async fn concurrent_writers_make_one_chain_that_verifies_on_every_engine() {
+    for t in crate::testing::engines(&[&crate::db::SCHEMA]).await {
+        let engine = t.engine();
+        let other = Store::open(t.store.location())
+            .await
+            .expect("a second store");
+        let (a, b) = (
+            AuditTrail::open(t.store.clone(), "hub"),
+            AuditTrail::open(other.clone(), "hub"),
+        );
+        let key = SigningKey::generate("k1").expect("a key");
+        let mut tasks = Vec::new();
+        for i in 0..240 {
+            let trail = if i % 2 == 0 { a.clone() } else { b.clone() };
+            let direct = other.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut r = record(i, "buyercorp", "vendorcorp");
+                if i % 10 == 0 {
+                    // An inbox decision's way: inside a transaction of its own.
+                    r.system = "hub".into();
+                    let mut tx = direct.pool().begin().await?;
+                    insert_on(&mut tx, [&r]).await?;
+                    tx.commit().await?;
+                    Ok::<(), AuditError>(())
+                } else {
+                    trail.append(r).await
+                }
+            }));
+        }
+        for (i, t) in tasks.into_iter().enumerate() {
+            if i == 120 {
+                checkpoint::checkpoint(&other, "hub", &key)
+                    .await
+                    .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+            }
+            t.await
+                .expect("task")
+                .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+        }
+        a.append(record(240, "buyercorp", "vendorcorp"))
+            .await
+            .expect("append");
+        let made = checkpoint::checkpoint(&t.store, "hub", &key)
+            .await
+            .expect("checkpoint");
+        assert!(made.is_some(), "{engine:?}: the head moved");
+        let again = checkpoint::checkpoint(&t.store, "hub", &key)
+            .await
+            .expect("checkpoint");
+        assert!(again.is_none(), "{engine:?}: nothing new, no checkpoint");
+
+        let v = verify::verify_store(&t.store, None, &keys_of(&key))
+            .await
+            .expect("verify");
+        assert_eq!(v.broken, None, "{engine:?}");
+        assert_eq!(v.records(), 241, "{engine:?}");
+        assert_eq!(v.chains.len(), 1, "{engine:?}");
+        let report = &v.chains[0];
+        assert!(report.checkpoints >= 1, "{engine:?}: {report}");
+        assert_eq!(report.uncovered, 0, "{engine:?}: {report}");
+        assert_eq!(report.last_checkpoint, report.last_seq, "{engine:?}");
+
+        // Another key does not verify the checkpoints.
+        let stranger = SigningKey::generate("k1").expect("a key");
+        let v = verify::verify_store(&t.store, None, &keys_of(&stranger))
+            .await
+            .expect("verify");
+        assert!(
+            matches!(
+                v.broken.as_ref().map(|b| &b.problem),
+                Some(Problem::CheckpointSignature(_))
+            ),
+            "{engine:?}: {:?}",
+            v.broken
+        );
+        other.close().await;
+    }
+}
+
+/// Rows from before the chain are counted, not verified; one inserted
+/// outside the chain after it began is named.
+#[tokio::test]
+async fn rows_before_the_chain_are_counted_and_a_row_outside_it_is_named() {
+    let store = crate::db::memory().await.expect("store");
+    let plain = "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
+        request_id, trace_id, outcome, reason, duration_ms, detail)
+        VALUES ('hub', 'hub', 'x', 'a', 'b', 'c', $1, 't', 'connected', NULL, 1, '')";
+    for id in ["old1", "old2"] {
+        sqlx::query(plain)
+            .bind(id)
+            .execute(store.pool())
+            .await
+            .expect("insert");
+    }
+    let trail = AuditTrail::open(store.clone(), "hub");
+    for i in 0..3 {
+        trail.append(record(i, "a", "b")).await.expect("append");
+    }
+    let none = JwkSet { keys: vec![] };
+    let v = verify::verify_store(&store, None, &none)
+        .await
+        .expect("verify");
+    assert_eq!(v.broken, None);
+    assert_eq!(v.chains[0].unchained_before, 2);
+    assert_eq!(v.chains[0].records, 3);
+    assert!(v.chains[0].to_string().contains("after 2 unchained rows"));
+    sqlx::query(plain)
+        .bind("forged")
+        .execute(store.pool())
+        .await
+        .expect("insert");
+    trail.append(record(9, "a", "b")).await.expect("append");
+    let v = verify::verify_store(&store, None, &none)
+        .await
+        .expect("verify");
+    let broken = v.broken.expect("broken");
+    assert_eq!(broken.problem, Problem::Unchained);
+    assert_eq!(broken.request_id.as_deref(), Some("forged"));
+}
+
+/// Each kind of tampering, named at its row: content edited, a row
+/// deleted (a gap), the last row deleted, a row a checkpoint signs
+/// deleted, `prev_hash` edited, a checkpoint edited.
+#[tokio::test]
+async fn verification_names_the_first_broken_link() {
+    for tamper in [
+        "content",
+        "delete",
+        "delete-last",
+        "delete-checkpointed",
+        "prev_hash",
+        "checkpoint",
+    ] {
+        let store = crate::db::memory().await.expect("store");
+        let trail = AuditTrail::open(store.clone(), "hub");
+        for i in 0..20 {
+            trail.append(record(i, "a", "b")).await.expect("append");
+        }
+        let key = SigningKey::generate("k").expect("key");
+        checkpoint::checkpoint(&store, "hub", &key)
+            .await
+            .expect("checkpoint");
+        for i in 20..25 {
+            trail.append(record(i, "a", "b")).await.expect("append");
+        }
+        let keys = keys_of(&key);
+        let clean = verify::verify_store(&store, None, &keys)
+            .await
+            .expect("verify");
+        assert_eq!(clean.broken, None, "{tamper}");
+        assert_eq!(clean.chains[0].uncovered, 5);
+        for sql in [
+            "DROP TRIGGER audit_trail_no_update",
+            "DROP TRIGGER audit_trail_no_delete",
+            "DROP TRIGGER audit_checkpoints_no_update",
+        ] {
+            sqlx::query(sql)
+                .execute(store.pool())
+                .await
+                .expect("drop trigger");
+        }
+        let (seq7, seq8) = (seq_of(&store, "r7").await, seq_of(&store, "r8").await);
+        let (sql, want_seq, want_id) = match tamper {
+            "content" => (
+                "UPDATE audit_trail SET outcome = 'not_connected' WHERE request_id = 'r7'",
+                seq7,
+                Some("r7"),
+            ),
+            "delete" => (
+                "DELETE FROM audit_trail WHERE request_id = 'r7'",
+                seq8,
+                Some("r8"),
+            ),
+            "delete-last" => (
+                "DELETE FROM audit_trail WHERE request_id = 'r24'",
+                seq_of(&store, "r24").await,
+                None,
+            ),
+            "delete-checkpointed" => (
+                "DELETE FROM audit_trail WHERE request_id = 'r19'",
+                seq_of(&store, "r19").await,
+                None,
+            ),
+            "prev_hash" => (
+                "UPDATE audit_trail SET prev_hash = hash WHERE request_id = 'r7'",
+                seq7,
+                Some("r7"),
+            ),
+            _ => (
+                "UPDATE audit_checkpoints SET at = '2000-01-01T00:00:00.000Z'",
+                seq_of(&store, "r19").await,
+                Some("r19"),
+            ),
+        };
+        sqlx::query(sql).execute(store.pool()).await.expect(sql);
+        let v = verify::verify_store(&store, None, &keys)
+            .await
+            .expect("verify");
+        let broken = v.broken.unwrap_or_else(|| panic!("{tamper}: not found"));
+        assert_eq!(broken.seq, want_seq, "{tamper}: {broken}");
+        assert_eq!(broken.request_id.as_deref(), want_id, "{tamper}: {broken}");
+        let ok = match tamper {
+            "content" => broken.problem == Problem::ContentChanged,
+            "delete" => {
+                broken.problem
+                    == Problem::RowMissing {
+                        after: Some(seq7 - 1),
+                    }
+            }
+            "delete-last" => matches!(broken.problem, Problem::HeadMismatch { .. }),
+            "delete-checkpointed" => broken.problem == Problem::CheckpointWithoutRecord,
+            "prev_hash" => matches!(broken.problem, Problem::PrevHashDoesNotLink { .. }),
+            _ => matches!(broken.problem, Problem::CheckpointSignature(_)),
+        };
+        assert!(ok, "{tamper}: {broken}");
+    }
+}
+
+/// An export shows the counterparty's records in full and the others as
+/// hashes; it verifies from the directory alone, and an edited record is
+/// named; a last record no checkpoint covers is refused.
+#[tokio::test]
+async fn an_export_verifies_alone_and_names_an_edited_record() {
+    let store = crate::db::memory().await.expect("store");
+    let trail = AuditTrail::open(store.clone(), "hub");
+    let key = SigningKey::generate("k").expect("key");
+    let jwks = serde_json::json!({"keys": [key.public_jwk()]});
+    let pairs = [
+        ("helpdesk", "vendorcorp"),
+        ("buyercorp", "vendorcorp"),
+        ("helpdesk", "buyercorp"),
+    ];
+    for i in 0..30 {
+        // buyercorp's first record is r11; checkpoints every 10 records.
+        let (c, p) = if i > 10 { pairs[i % 3] } else { pairs[0] };
+        trail.append(record(i, c, p)).await.expect("append");
+        if i % 10 == 9 {
+            checkpoint::checkpoint(&store, "hub", &key)
+                .await
+                .expect("checkpoint");
+        }
+    }
+    trail
+        .append(record(30, "buyercorp", "vendorcorp"))
+        .await
+        .expect("append");
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("export");
+    let refused = export::export(&store, None, "buyercorp", &jwks, &out).await;
+    assert!(
+        matches!(refused, Err(export::ExportError::NotCovered { .. })),
+        "{refused:?}"
+    );
+    checkpoint::checkpoint(&store, "hub", &key)
+        .await
+        .expect("checkpoint");
+    let manifest = export::export(&store, None, "buyercorp", &jwks, &out)
+        .await
+        .expect("export");
+    assert_eq!(manifest.anchor.seq, seq_of(&store, "r9").await);
+    assert_eq!(manifest.last_seq, seq_of(&store, "r30").await);
+    let v = export::verify_dir(&out, None).expect("verify");
+    assert_eq!(v.broken, None);
+    assert_eq!(v.full, manifest.full);
+    let lines = std::fs::read_to_string(out.join("records.jsonl")).expect("records");
+    for line in lines.lines() {
+        let l: export::Line = serde_json::from_str(line).expect("a line");
+        match &l.record {
+            Some(r) => assert!(r["caller"] == "buyercorp" || r["provider"] == "buyercorp"),
+            None => assert!(!line.contains("helpdesk") && !line.contains("request_id")),
+        }
+    }
+    // One of buyercorp's records edited in the export.
+    let edited = lines.replacen(r#""outcome":"connected""#, r#""outcome":"replayed""#, 1);
+    std::fs::write(out.join("records.jsonl"), edited).expect("write");
+    let v = export::verify_dir(&out, None).expect("verify");
+    let broken = v.broken.expect("broken");
+    assert_eq!(broken.problem, Problem::ContentChanged, "{broken}");
+    assert_eq!(broken.seq, seq_of(&store, "r11").await, "{broken}");
+    assert_eq!(broken.request_id.as_deref(), Some("r11"));
+}
