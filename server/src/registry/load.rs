@@ -265,7 +265,8 @@ rules:
     #[test]
     fn bad_base_urls_are_rejected_without_echoing_them() {
         for bad in [
-            "https://127.0.0.1:3102",
+            "ftp://127.0.0.1:3102",
+            "https://127.0.0.1",
             "http://127.0.0.1",
             "http://127.0.0.1:3102/a2a",
             "http://user:pw@127.0.0.1:3102",
@@ -280,8 +281,38 @@ rules:
             );
             assert!(!issue.message.contains(bad), "{bad}: {}", issue.message);
         }
-        let ok = BASE.replace("http://127.0.0.1:3102", "http://localhost:3102/");
-        assert!(load_str(FILE, &ok).is_ok());
+        for ok in ["http://localhost:3102/", "https://localhost:3102"] {
+            let text = BASE.replace("http://127.0.0.1:3102", ok);
+            assert!(load_str(FILE, &text).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn a_data_plane_stays_plain_http() {
+        let with_plane = |url: &str| {
+            BASE.replace(
+                "    provides: [cap.one]\n",
+                &format!(
+                    "    provides: [cap.one]\n    data_plane: {{base_url: \"{url}\", capability: cap.one}}\n"
+                ),
+            )
+        };
+        let url_issues = |url: &str| {
+            let text = with_plane(url);
+            let issues = match load_str(FILE, &text) {
+                Ok(_) => Vec::new(),
+                Err(e) => e.issues().to_vec(),
+            };
+            issues
+                .into_iter()
+                .filter(|i| i.field == "systems[0].data_plane.base_url")
+                .map(|i| i.message)
+                .collect::<Vec<_>>()
+        };
+        let refused = url_issues("https://127.0.0.1:3111");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].contains("plain HTTP only"), "{refused:?}");
+        assert!(url_issues("http://127.0.0.1:3111").is_empty());
     }
 
     #[test]
