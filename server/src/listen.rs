@@ -26,6 +26,12 @@
 //! never the balancer. The connection caps count TCP connections, so
 //! behind a balancer the per-address cap is raised to the total.
 //!
+//! **Over TLS** ([`serve_with`] with a [`ServerTls`], the hub's second
+//! listener) each connection's handshake must end within the header
+//! timeout, and the certificate the client presented rides on each of its
+//! requests. A request's [`Peer`] is what the doors read of the other end:
+//! its address (as above) and that certificate (`crate::tls`).
+//!
 //! Request bodies and answers have their own bounds where they are read
 //! (the gateway's body limit, the answer cap and every call's deadline).
 
@@ -372,11 +378,7 @@ pub struct Peer {
 impl Peer {
     /// The peer of `request`, as the listener recorded it.
     pub fn of<B>(request: &http::Request<B>) -> Self {
-        Self::of_extensions(request.extensions())
-    }
-
-    /// The same from a request's extensions (its parts).
-    pub fn of_extensions(extensions: &http::Extensions) -> Self {
+        let extensions = request.extensions();
         Self {
             addr: extensions.get::<ConnectInfo<SocketAddr>>().map(|ci| ci.0),
             certificate: extensions.get::<ClientCertificate>().cloned(),
