@@ -5,7 +5,7 @@
 //! asked for a certificate but not made to present one, and any
 //! certificate it presents is accepted at the handshake once it proves it
 //! holds the certificate's key ([`client_auth::Deferred`]). Which system a
-//! certificate belongs to is the auth chain's decision (`crate::auth`'s
+//! certificate belongs to is the auth chain's decision (the `auth` module's
 //! mTLS layer), taken per call against the topology the call runs under:
 //! so a refusal is an `AUTH_REJECTED` the caller can read, with the same
 //! message on every binding, instead of a handshake that fails with

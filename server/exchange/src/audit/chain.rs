@@ -11,10 +11,11 @@
 //! `prev_hash` is the hash of the record before it in the same chain, or 32
 //! zero bytes ([`GENESIS`]) for a chain's first record. `seq` is not
 //! hashed (the store numbers a row once it is inserted): the links order
-//! the chain, and [`super::verify`] checks that seq order is link order.
+//! the chain, and the verifier (`audit::verify`, above this module)
+//! checks that seq order is link order.
 //! Both hashes are stored as 64 lowercase hex digits. The digest is
 //! computable on its own, so an export can show a record's digest and
-//! link without its content ([`super::export`]).
+//! link without its content (the export, `audit::export`).
 //!
 //! **One chain per `system`** of the table: the hub's replicas share one
 //! table and one chain; a peer's file holds its own.

@@ -3,7 +3,7 @@
 //! first broken link named.
 //!
 //! The walk ([`Walker`]) is the same for a store ([`verify_store`]) and an
-//! export directory ([`super::export::verify_dir`]): it is given each
+//! export directory (`audit::export`'s `verify_dir`): it is given each
 //! record's seq, digest, stored `prev_hash` and stored hash, in seq order,
 //! and the chain's checkpoints. For each record it expects
 //! `hash = link(previous hash, digest)`. When that fails it tells *what*
