@@ -235,6 +235,10 @@ pub struct TopologyView {
     /// deterministic layout.
     #[serde(default)]
     pub positions: Vec<NodePosition>,
+    /// The digest of the topology file this view was read from: a change
+    /// made from the canvas names it, and is refused if the file changed.
+    #[serde(default)]
+    pub digest: String,
 }
 
 /// A node's position on the canvas, in canvas coordinates.
@@ -575,6 +579,10 @@ pub enum HubEvent {
     Traffic {
         /// The changed edges' traffic.
         edges: Vec<EdgeTrafficView>,
+        /// Which of `edges` are observed edges now, with their ends; an
+        /// edge of `edges` not named here is not (any more) one.
+        #[serde(default)]
+        observed: Vec<ObservedEdgeView>,
     },
 }
 
@@ -626,7 +634,28 @@ pub struct EdgeTrafficView {
 /// load (then [`HubEvent::Traffic`] keeps it current).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrafficView {
+    /// The established edges' traffic, and the observed edges'.
     pub edges: Vec<EdgeTrafficView>,
+    /// The observed edges now, with their ends.
+    #[serde(default)]
+    pub observed: Vec<ObservedEdgeView>,
+}
+
+/// An observed edge (DESIGN.md §2): calls between two nodes that crossed
+/// the hub in the last window, answered or refused, whether or not an
+/// operator established the edge. Its traffic is the [`EdgeTrafficView`]
+/// of the same id; the canvas draws it unless an established edge has
+/// that id (which then shows the traffic itself).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObservedEdgeView {
+    /// `<consumer>-><provider>:<capability>`, as an established edge's.
+    pub id: String,
+    /// The calling node id (a system, or the hub).
+    pub consumer: String,
+    /// The called node id.
+    pub provider: String,
+    /// The capability the calls were about.
+    pub capability: String,
 }
 
 /// Failures of one reason code.
@@ -832,6 +861,91 @@ pub struct StepView {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InboxPendingView {
     pub pending: u64,
+}
+
+/// `POST /api/systems/discover`: the operator gives a system's base URL;
+/// the hub fetches its agent card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiscoverRequest {
+    /// `http(s)://host:port` of the system's A2A server (its card is at
+    /// `/.well-known/agent-card.json` under it).
+    pub base_url: String,
+}
+
+/// What the hub proposes after reading a card: a topology section the
+/// operator edits and saves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OnboardingProposal {
+    /// The digest of the topology file the proposal was made from: the
+    /// save names it, and is refused if the file changed since.
+    pub base: String,
+    /// The system id the server answered with (its `/health` identity).
+    pub system: String,
+    /// The card's name and description (peer free text).
+    pub card_name: UntrustedText,
+    pub card_description: UntrustedText,
+    /// Whether the card carried a signature.
+    pub signed: bool,
+    /// Each skill of the card, as the proposal took it.
+    pub skills: Vec<ProposedSkill>,
+    /// The proposed topology section (YAML): `system`, `capabilities`,
+    /// `rules`, `calls`. The operator edits it before saving.
+    pub section: String,
+}
+
+/// One skill of a discovered card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposedSkill {
+    /// The skill id, which names the capability.
+    pub capability: String,
+    /// The kind proposed (from the card's tags), to confirm.
+    pub kind: Option<CapabilityKind>,
+    /// Whether the registry already defines this capability (the new
+    /// system then provides it as it is defined).
+    pub existing: bool,
+}
+
+/// `POST /api/systems`: saves an edited section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddSystemRequest {
+    /// [`OnboardingProposal::base`].
+    pub base: String,
+    /// The section, as the operator left it.
+    pub section: String,
+}
+
+/// The answer to a saved onboarding: the only answer that ever carries a
+/// system's token, once (`Cache-Control: no-store`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemAdded {
+    pub system: String,
+    /// The environment variable the system's token is read from.
+    pub token_env: String,
+    /// The generated token, shown this once; `None` when the hub's
+    /// environment already sets `token_env` (that token is the system's).
+    pub credential: Option<String>,
+    /// The topology file's digest now (the next change's base).
+    pub base: String,
+}
+
+/// `DELETE /api/systems/{id}` and other topology writes: what the write
+/// was made against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologyBase {
+    /// The digest of the topology file as the operator saw it
+    /// ([`TopologyView::digest`]).
+    pub base: String,
+}
+
+/// `PUT /api/rules/consumers`: adds a consumer to a rule or takes it off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleConsumerRequest {
+    pub base: String,
+    pub capability: String,
+    pub provider: String,
+    pub consumer: String,
+    /// `true`: may call; `false`: may not any more.
+    pub member: bool,
 }
 
 #[cfg(test)]

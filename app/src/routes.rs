@@ -61,6 +61,16 @@ pub const RECOMMENDATIONS: &str = "/api/recommendations";
 /// `POST`: the data interpreter's sentence about a node.
 pub const NODE_INTERPRET: &str = "/api/nodes/{id}/interpret";
 
+/// `POST`: the hub reads a would-be member's agent card and proposes its
+/// topology section.
+pub const SYSTEMS_DISCOVER: &str = "/api/systems/discover";
+/// `POST`: saves a system's section to the topology file (onboarding).
+pub const SYSTEMS: &str = "/api/systems";
+/// `DELETE`: removes a system from the topology file.
+pub const SYSTEM: &str = "/api/systems/{id}";
+/// `PUT`: adds a consumer to a connection rule, or takes it off.
+pub const RULE_CONSUMERS: &str = "/api/rules/consumers";
+
 /// `POST`: logs in (the only public `/api` route).
 pub const LOGIN: &str = "/api/login";
 /// `POST`: ends the session.
@@ -187,6 +197,14 @@ api_routes! {
     Recommendations = Get RECOMMENDATIONS,
     /// [`NODE_INTERPRET`].
     NodeInterpret = Post NODE_INTERPRET,
+    /// [`SYSTEMS_DISCOVER`].
+    DiscoverSystem = Post SYSTEMS_DISCOVER,
+    /// [`SYSTEMS`].
+    AddSystem = Post SYSTEMS,
+    /// [`SYSTEM`].
+    RemoveSystem = Delete SYSTEM,
+    /// [`RULE_CONSUMERS`].
+    SetRuleConsumer = Put RULE_CONSUMERS,
     /// [`LOGIN`]: the one route served without a session.
     Login = Post LOGIN,
     /// [`LOGOUT`].
@@ -312,6 +330,11 @@ fn percent_decode(s: &str) -> Option<String> {
 /// `template` with its one `{id}` replaced by `id`, encoded as one segment.
 fn with_id(template: &str, id: &str) -> String {
     template.replacen("{id}", &encode_segment(id), 1)
+}
+
+/// [`SYSTEM`] of system `id`.
+pub fn system(id: &str) -> String {
+    with_id(SYSTEM, id)
 }
 
 /// [`EDGE`] of edge `id`.

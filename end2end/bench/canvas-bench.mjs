@@ -382,6 +382,21 @@ async function measureOurs(password, trace) {
       nodes: document.querySelectorAll("[data-testid^='node-']").length,
       edges: document.querySelectorAll("svg.edge-layer g.edge").length,
     }));
+    // The drawn cards' capability chips: whole, cut by their row (or
+    // inside), and how many capabilities a "+N" chip counts instead.
+    const chips = await page.evaluate(() => {
+      const out = { whole: 0, cut: 0, counted: 0 };
+      for (const row of document.querySelectorAll(".node-card .cap-row")) {
+        const r = row.getBoundingClientRect();
+        for (const el of row.querySelectorAll(".cap")) {
+          const e = el.getBoundingClientRect();
+          if (e.right > r.right + 0.5 || el.scrollWidth > el.clientWidth) out.cut++;
+          else if (el.classList.contains("more")) out.counted += Number(el.getAttribute("data-hidden") ?? 0);
+          else out.whole++;
+        }
+      }
+      return out;
+    });
 
     const start = await emptyPoint(page);
     if (!start) throw new Error("no empty spot to pan from");
@@ -456,7 +471,7 @@ async function measureOurs(password, trace) {
         wasmFetchedMs: round(load.wasmFetched),
         firstInteractiveMs: round(load.hydrated),
       },
-      drawn: { atInteractive: { nodes: load.nodes, edges: load.edges, domElements: load.domNodes }, settled, fitted },
+      drawn: { atInteractive: { nodes: load.nodes, edges: load.edges, domElements: load.domNodes }, settled, fitted, chips },
       panAt100: figures(pan),
       dragNode: { node: root, edges: edgesOfCard, ...figures(drag) },
       fit,
@@ -508,6 +523,8 @@ function table(ours, theirs, bundle) {
 function details(r, i) {
   const out = [];
   out.push(`  run ${i + 1}: served ${r.served.nodes} nodes, ${r.served.edges} edges, ${r.served.rules} rules; drawn at interactive: ${r.drawn.atInteractive.nodes} nodes, ${r.drawn.atInteractive.edges} edges, ${r.drawn.atInteractive.domElements} DOM elements; after fit: ${r.drawn.fitted.nodes} nodes, ${r.drawn.fitted.edges} edges, ${r.drawn.fitted.domNodes} elements, ${r.drawn.fitted.cardsOnScreen} roots (cards or blocks) fully on screen`);
+  const c = r.drawn.chips;
+  out.push(`    capability chips on the drawn cards: ${c.whole} whole, ${c.counted} counted by a +N chip, ${c.cut} cut`);
   out.push(`    HTML ${kib(r.load.htmlBytes)}, response end ${fmt(r.load.responseEndMs)}, FCP ${fmt(r.load.fcpMs)}, DOMContentLoaded ${fmt(r.load.domContentLoadedMs)}, wasm fetched ${fmt(r.load.wasmFetchedMs)}, first interactive ${fmt(r.load.firstInteractiveMs)}`);
   for (const [name, s] of [
     ["pan (100%)", r.panAt100],

@@ -359,14 +359,18 @@ pub async fn connect(
 /// server says it is this build's peer (`serverInfo.name`), answering a
 /// real `tools/list` that offers [`MCP_QUERY_TOOL`]. A port that answers
 /// HTTP proves nothing; this does.
-pub async fn probe_identity(system: &System, timeout_ms: u64) -> Result<(), NotConnected> {
+pub async fn probe_identity(
+    system: &System,
+    tokens: &Tokens,
+    timeout_ms: u64,
+) -> Result<(), NotConnected> {
     let plane = system.data_plane.as_ref().ok_or_else(|| {
         NotConnected::new(
             ReasonCode::NotPermitted,
             format!("{} runs no MCP data plane", system.id),
         )
     })?;
-    let token = Tokens::read(system).ok_or_else(|| {
+    let token = tokens.of(&system.id).ok_or_else(|| {
         NotConnected::new(
             ReasonCode::AuthRejected,
             format!("the hub holds no token for {}", system.id),
@@ -377,14 +381,7 @@ pub async fn probe_identity(system: &System, timeout_ms: u64) -> Result<(), NotC
         http::HeaderName::from_static(CALLER_HEADER),
         http::HeaderValue::from_static("hub"),
     );
-    let client = connect(
-        &system.id,
-        &plane.base_url,
-        token.as_str(),
-        headers,
-        timeout_ms,
-    )
-    .await?;
+    let client = connect(&system.id, &plane.base_url, token, headers, timeout_ms).await?;
     let name = client
         .peer_info()
         .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))

@@ -101,6 +101,9 @@ pub enum HubError {
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
+    /// `WS_ONBOARD_NETWORKS` is not a list of CIDRs.
+    #[error("{0}")]
+    OnboardNetworks(String),
     /// The hub's signing keys could not be read or made.
     #[error(transparent)]
     Signing(#[from] crate::signing::SigningError),
@@ -138,6 +141,8 @@ pub struct Hub {
     pub agents: Arc<Agents>,
     /// Who may scrape `/metrics`.
     pub metrics_door: crate::bff::traffic::MetricsDoor,
+    /// Where onboarding may fetch a card from (`WS_ONBOARD_NETWORKS`).
+    pub onboarding: crate::onboarding::AddressPolicy,
     /// The hub's store.
     pub store: Store,
     /// This process among the replicas sharing the store.
@@ -221,6 +226,8 @@ impl Hub {
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
                 .map_err(HubError::MetricsAllow)?,
+            onboarding: crate::onboarding::AddressPolicy::from_env()
+                .map_err(HubError::OnboardNetworks)?,
             store,
             cluster,
         })
@@ -253,6 +260,7 @@ impl Hub {
         let agents = crate::agents::watch(agents, move || cluster.announce(Change::Agents));
         let cluster = self.cluster.clone();
         let traffic = self.gateway.traffic().clone().spawn_publisher(
+            self.registry.clone(),
             self.events.clone(),
             std::time::Duration::from_millis(500),
             move |own| cluster.share_traffic(own),
@@ -310,6 +318,7 @@ impl Hub {
             inbox: self.inbox.clone(),
             agents: self.agents.clone(),
             cluster: self.cluster.clone(),
+            onboarding: self.onboarding.clone(),
         }
     }
 

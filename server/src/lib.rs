@@ -34,6 +34,7 @@
 //! | [`budget_plans`] | the hub's own local write when its operator approves a proposal |
 //! | [`edge_calls`] | the hub's own calls along an edge, as the caller: a drawer's query or question and an agent's read-only tool share them |
 //! | [`agents`] | the hub's own agents: recommender, interpreter, orchestrator, their config and tools |
+//! | [`onboarding`] | how a company joins or leaves the exchange from the canvas: its card read with limits, a proposed section, the edits of the topology file |
 //! | [`bff`] | the `/api` a browser calls, and the views it gets |
 //! | [`api`] | the one error shape of every `/api` route |
 //! | [`ui_auth`] | who may use the canvas: login and its limits, sessions, CSRF, security headers |
@@ -65,6 +66,7 @@ pub mod identity;
 pub mod listen;
 pub mod machine;
 pub mod negotiations;
+pub mod onboarding;
 pub mod quotas;
 pub mod redaction;
 pub mod registry;

@@ -319,6 +319,48 @@ async fn metrics_count_exactly_what_a_scripted_sequence_did_and_leak_nothing() {
         );
     }
 
+    // The refused call no rule permits, every id in it known, is an
+    // observed edge: `GET /api/traffic` lists it with its ends, and its
+    // drawer's metrics and inspector resolve; an established edge is
+    // listed once.
+    let refused = "buyercorp->vendorcorp:budget.consult";
+    let traffic = ui.get_json("/api/traffic").await;
+    assert!(
+        traffic["observed"]
+            .as_array()
+            .expect("list")
+            .contains(&json!({
+                "id": refused,
+                "consumer": "buyercorp",
+                "provider": "vendorcorp",
+                "capability": "budget.consult"
+            })),
+        "{traffic}"
+    );
+    let listed = |id: &str| {
+        traffic["edges"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter(|e| e["edge"] == id)
+            .count()
+    };
+    assert_eq!(listed(refused), 1, "{traffic}");
+    assert_eq!(listed("buyercorp->vendorcorp:orders.query"), 1, "{traffic}");
+    let m = ui.get_json(&edge_path(refused, "/metrics")).await;
+    assert_eq!(m["calls"], 1, "{m}");
+    assert_eq!(m["failures"][0]["reason"], "NOT_PERMITTED", "{m}");
+    let inspector = ui.get_json(&edge_path(refused, "/inspector")).await;
+    assert_eq!(
+        inspector["exchanges"][0]["reason"], "NOT_PERMITTED",
+        "{inspector}"
+    );
+    // An id nobody called is no edge at all.
+    let (status, _) = ui
+        .get(&edge_path("helpdesk->vendorcorp:orders.query", "/metrics"))
+        .await;
+    assert_eq!(status, 404);
+
     // From an address outside WS_METRICS_ALLOW: refused.
     let (status, body) = scrape(&stack, Some("127.0.0.2")).await;
     assert_eq!(status, 403, "{body}");

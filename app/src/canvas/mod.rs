@@ -26,7 +26,8 @@
 //!    drawing), `connect` (legal connections from the rules), `health` (how
 //!    served and live statuses combine), `labels` (words for kinds),
 //!    `traffic` (words and numbers for what crossed an edge: labels,
-//!    metrics, the envelope inspector's summaries), `payload` (the packed
+//!    metrics, the envelope inspector's summaries), `observed` (which
+//!    observed edges the canvas knows and draws), `payload` (the packed
 //!    form the first load travels in inside the server's HTML).
 //!    Beside them, two leaves: `dom` (stateless browser helpers: the
 //!    element under the pointer, pointer capture, focus by test id) and
@@ -76,6 +77,7 @@ pub mod graph;
 pub mod health;
 mod interaction;
 pub mod labels;
+pub mod observed;
 mod page;
 pub mod payload;
 mod scene;

@@ -85,6 +85,9 @@ struct PackedView {
     x: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     p: Vec<(u32, f64, f64)>,
+    /// The topology file's digest.
+    #[serde(default)]
+    d: String,
 }
 
 /// id, name, kind, system, description, status, reason, detail, since,
@@ -246,6 +249,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
         k,
         x,
         p,
+        d: v.digest.clone(),
     }
 }
 
@@ -366,6 +370,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
         capabilities,
         reload_error: opt(v.x)?,
         positions,
+        digest: v.d,
     })
 }
 

@@ -40,6 +40,7 @@ use super::components::far::{FarBlocks, FarEdges};
 use super::components::messages::ReloadError;
 use super::components::minimap::Minimap;
 use super::components::node::RootNode;
+use super::components::observed::{drawn_observed, ObservedLabels, ObservedPaths};
 use super::components::suggestions::SuggestionsPanel;
 use super::cull::CULL_MIN_ROOTS;
 use super::dom::focus_testid;
@@ -143,13 +144,15 @@ pub(crate) fn Scene(
                             let id = edge.id.clone();
                             view! {
                                 <EdgeLabel edge place/>
-                                <TrafficLine edge=id place/>
+                                <TrafficLine edge=id place=place.line()/>
                             }
                         })
                 }
             />
         }
     };
+    // Observed edges: traffic without an established edge, drawn apart.
+    let observed = drawn_observed(ctx, &scene);
     let nodes = {
         let model = model.clone();
         view! {
@@ -230,9 +233,10 @@ pub(crate) fn Scene(
                     aria-hidden="true"
                 >
                     {edge_paths}
+                    <ObservedPaths edges=observed/>
                 </svg>
                 <div class="node-layer">{nodes}</div>
-                <div class="label-layer">{edge_labels}</div>
+                <div class="label-layer">{edge_labels}<ObservedLabels edges=observed/></div>
                 {move || {
                     far_ready
                         .get()

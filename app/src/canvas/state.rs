@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::geometry::{Point, Rect};
 use super::health::{Health, LivePatch};
+use super::observed::ObservedSet;
 use super::payload::Packed;
 use super::viewport::{Camera, Size};
 use crate::api::ApiFailure;
 use crate::dto::{
-    AgentsView, ConsultView, EdgeTrafficView, InterpretationView, QueryResultView,
-    RecommendationsView, TopologyView, TrafficView,
+    AgentsView, ConsultView, EdgeTrafficView, InterpretationView, ObservedEdgeView,
+    QueryResultView, RecommendationsView, TopologyView, TrafficView,
 };
 
 /// One load of the topology, stamped with how many live events the browser
@@ -207,6 +208,8 @@ pub struct TrafficState {
     loaded: StoredValue<bool>,
     /// Bumped to read every edge's traffic again.
     pub refresh: RwSignal<u64>,
+    /// The observed edges the hub named (`crate::canvas::observed`).
+    pub observed: RwSignal<ObservedSet>,
 }
 
 impl TrafficState {
@@ -216,6 +219,7 @@ impl TrafficState {
             events: StoredValue::new(0),
             loaded: StoredValue::new(false),
             refresh: RwSignal::new(0),
+            observed: RwSignal::new(ObservedSet::new()),
         }
     }
 
@@ -254,8 +258,13 @@ impl TrafficState {
     }
 
     /// Applies a `HubEvent::Traffic`: replaces the entries of the edges it
-    /// names, and only those (the others' labels do not re-render).
-    pub fn apply_event(&self, edges: Vec<EdgeTrafficView>) {
+    /// names, and only those (the others' labels do not re-render), and
+    /// updates the observed edges.
+    pub fn apply_event(&self, edges: Vec<EdgeTrafficView>, observed: Vec<ObservedEdgeView>) {
+        let mut set = self.observed.try_get_untracked().unwrap_or_default();
+        if crate::canvas::observed::after_event(&mut set, &edges, observed) {
+            self.observed.try_set(set);
+        }
         let Some(stamp) = self.events.try_update_value(|n| {
             *n += 1;
             *n
@@ -297,6 +306,17 @@ impl TrafficState {
             return;
         };
         self.loaded.set_value(true);
+        let newer: HashSet<String> = existing
+            .iter()
+            .filter(|(_, _, stamp)| *stamp > ticket)
+            .map(|(edge, _, _)| edge.clone())
+            .collect();
+        if let Some(current) = self.observed.try_get_untracked() {
+            let set = crate::canvas::observed::after_load(&current, view.observed, &newer);
+            if set != current {
+                self.observed.try_set(set);
+            }
+        }
         let mut changed = Vec::new();
         for (edge, cell, stamp) in existing {
             let entry = listed.remove(&edge);
@@ -503,11 +523,12 @@ mod tests {
             assert_eq!(traffic.get(b), EdgeTraffic::Unknown);
             let ticket = traffic.load_ticket();
             // An event for `a` lands while the read is on its way.
-            traffic.apply_event(vec![t(a, 5)]);
+            traffic.apply_event(vec![t(a, 5)], vec![]);
             traffic.apply_load(
                 ticket,
                 TrafficView {
                     edges: vec![t(a, 4), t(c, 2)],
+                    observed: vec![],
                 },
             );
             // The event was newer than the read: it stays.
@@ -520,7 +541,13 @@ mod tests {
             assert_eq!(traffic.get("hub->e:w"), EdgeTraffic::Quiet);
             assert!(traffic.any_recent());
             // A later read wins over the old event.
-            traffic.apply_load(traffic.load_ticket(), TrafficView { edges: vec![] });
+            traffic.apply_load(
+                traffic.load_ticket(),
+                TrafficView {
+                    edges: vec![],
+                    observed: vec![],
+                },
+            );
             assert_eq!(traffic.get(a), EdgeTraffic::Quiet);
             assert!(!traffic.any_recent());
         });

@@ -7,7 +7,7 @@
 //! hub's window, a rate the hub computed, an outcome and a reason code the
 //! hub recorded. Nothing is estimated or extrapolated.
 
-use crate::dto::{EdgeTrafficView, ExchangeView, LastCallView, TrafficOutcome};
+use crate::dto::{EdgeTrafficView, ExchangeView, LastCallView, ReasonCode, TrafficOutcome};
 use crate::format::format_number;
 
 /// The wire spelling of an outcome: `data-*` attributes and CSS classes.
@@ -81,6 +81,64 @@ pub fn traffic_text(t: &EdgeTrafficView) -> Option<String> {
         ));
     }
     Some(s)
+}
+
+/// How an observed edge is drawn, from its traffic: calls got answers, or
+/// every call in the window was refused or failed (greyed, the last
+/// call's reason code in its label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObservedState {
+    /// Some call in the window got an answer.
+    Answered,
+    /// Every call in the window ended not connected; the last one's
+    /// reason code.
+    Refused(Option<ReasonCode>),
+}
+
+impl ObservedState {
+    /// Of an observed edge's traffic (a quiet one is answered: nothing
+    /// was refused).
+    pub fn of(t: &EdgeTrafficView) -> Self {
+        if t.calls > 0 && t.failures >= t.calls {
+            ObservedState::Refused(t.last.as_ref().and_then(|l| l.reason))
+        } else {
+            ObservedState::Answered
+        }
+    }
+
+    /// The wire spelling: `data-state` and CSS classes.
+    pub fn word(self) -> &'static str {
+        match self {
+            ObservedState::Answered => "answered",
+            ObservedState::Refused(_) => "refused",
+        }
+    }
+
+    /// What the label adds after the capability: the reason code of a
+    /// refused edge (`not connected` if the hub named none).
+    pub fn badge(self) -> Option<&'static str> {
+        match self {
+            ObservedState::Answered => None,
+            ObservedState::Refused(r) => Some(r.map_or("not connected", ReasonCode::as_str)),
+        }
+    }
+}
+
+/// Calls a minute over the view's window.
+fn per_minute(t: &EdgeTrafficView) -> f64 {
+    f64::from(t.calls) * 60.0 / f64::from(t.window_secs.max(1))
+}
+
+/// An observed edge's line width (world pixels): 1.5 for a call a
+/// minute, thicker as the rate grows, at most 4.
+pub fn observed_weight(t: &EdgeTrafficView) -> f64 {
+    (1.0 + 0.5 * (1.0 + per_minute(t)).log2()).min(4.0)
+}
+
+/// Seconds one dash of an observed edge takes to run along it: about 2 s
+/// at a call a minute, faster as the rate grows, never under 0.4 s.
+pub fn observed_pace(t: &EdgeTrafficView) -> f64 {
+    (3.0 / (1.0 + per_minute(t)).sqrt()).clamp(0.4, 3.0)
 }
 
 /// `2026-01-02T10:11:12.345Z` → `10:11:12`: the canvas is about now; the
@@ -187,7 +245,6 @@ pub fn has_untrusted(v: &serde_json::Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dto::ReasonCode;
 
     fn traffic(calls: u32, failures: u32, last: Option<LastCallView>) -> EdgeTrafficView {
         EdgeTrafficView {
@@ -236,6 +293,31 @@ mod tests {
         t.window_secs = 30;
         assert_eq!(traffic_text(&t).as_deref(), Some("1,234 in 30 s"));
         assert_eq!(window_suffix(3600), "/h");
+    }
+
+    #[test]
+    fn observed_edges_grey_when_every_call_was_refused_and_speed_up_with_the_rate() {
+        let refused = LastCallView {
+            reason: Some(ReasonCode::NotPermitted),
+            ..failed_last()
+        };
+        let t = traffic(2, 2, Some(refused));
+        let st = ObservedState::of(&t);
+        assert_eq!(st, ObservedState::Refused(Some(ReasonCode::NotPermitted)));
+        assert_eq!((st.word(), st.badge()), ("refused", Some("NOT_PERMITTED")));
+        // One answer in the window: not greyed.
+        let some = traffic(3, 2, Some(failed_last()));
+        assert_eq!(ObservedState::of(&some), ObservedState::Answered);
+        assert_eq!(ObservedState::of(&some).badge(), None);
+        assert_eq!(ObservedState::Refused(None).badge(), Some("not connected"));
+        // Busier: thicker and faster, within bounds.
+        let (one, many) = (traffic(1, 0, None), traffic(600, 0, None));
+        assert!((observed_weight(&one) - 1.5).abs() < 1e-9);
+        assert!(observed_weight(&many) > observed_weight(&one));
+        assert!(observed_weight(&many) <= 4.0);
+        assert!(observed_pace(&many) < observed_pace(&one));
+        assert!((0.4..=3.0).contains(&observed_pace(&many)));
+        assert!((0.4..=3.0).contains(&observed_pace(&traffic(0, 0, None))));
     }
 
     #[test]

@@ -9,11 +9,16 @@
 //!   `GET /api/inbox`, `GET /api/nodes/{id}/audit` ([`drawers`]): what the
 //!   drawers show. The hub is the caller of every call a drawer makes.
 //! * `GET /api/traffic`, `GET /api/edges/{id}/metrics|inspector`,
-//!   `GET /api/nodes/{id}/metrics` ([`traffic`]): what crossed each edge,
-//!   whether work got done; `/metrics` (outside `/api`) for Prometheus.
+//!   `GET /api/nodes/{id}/metrics` ([`traffic`]): what crossed each edge
+//!   (established or observed), whether work got done; `/metrics`
+//!   (outside `/api`) for Prometheus.
 //! * `GET /api/agents`, `GET /api/recommendations`,
 //!   `POST /api/nodes/{id}/interpret` ([`agents`]): the hub's own agents;
 //!   each route picks its specialist.
+//! * `POST /api/systems/discover`, `POST /api/systems`,
+//!   `DELETE /api/systems/{id}`, `PUT /api/rules/consumers` ([`systems`]):
+//!   the operator changes the exchange — onboards a system from its card,
+//!   removes one, edits who may call whom — as edits of the topology file.
 //! * `GET /api/inbox/page`, `GET /api/inbox/pending`,
 //!   `POST /api/inbox/{id}/approve|reject`
 //!   ([`approvals`]): the hub's inbox page and a human's decision.
@@ -27,6 +32,7 @@ pub mod contracts;
 pub mod drawers;
 pub mod edges;
 pub mod inbox_view;
+pub mod systems;
 pub mod topology;
 pub mod traffic;
 
@@ -74,6 +80,8 @@ pub struct BffState {
     pub agents: Arc<crate::agents::Agents>,
     /// The other replicas, told what a handler changed.
     pub cluster: crate::cluster::Cluster,
+    /// Where onboarding may fetch a card from.
+    pub onboarding: crate::onboarding::AddressPolicy,
 }
 
 impl BffState {
@@ -133,6 +141,10 @@ fn handler(route: ApiRoute) -> Option<MethodRouter<BffState>> {
         ApiRoute::Agents => on(verb, agents::agents),
         ApiRoute::Recommendations => on(verb, agents::recommendations),
         ApiRoute::NodeInterpret => on(verb, agents::interpret),
+        ApiRoute::DiscoverSystem => on(verb, systems::discover),
+        ApiRoute::AddSystem => on(verb, systems::add),
+        ApiRoute::RemoveSystem => on(verb, systems::remove),
+        ApiRoute::SetRuleConsumer => on(verb, systems::set_consumer),
         ApiRoute::Login | ApiRoute::Logout | ApiRoute::Session | ApiRoute::TopologyFn => {
             return None
         }

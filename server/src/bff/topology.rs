@@ -189,6 +189,7 @@ pub fn topology_view(
         capabilities,
         reload_error,
         positions,
+        digest: loaded.digest.clone(),
     }
 }
 

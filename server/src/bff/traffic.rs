@@ -10,6 +10,7 @@
 //! the hub's store knows — human decisions, unfinished tasks — is read
 //! from it here, so those survive a restart.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 
 use app::dto::{InspectorView, MetricsView, TrafficView};
@@ -28,35 +29,42 @@ use crate::traffic::{inspector, prometheus, Labels};
 use exchange::inbox::Inbox;
 use exchange::text::clip;
 
-/// `GET /api/traffic`.
+/// `GET /api/traffic`: every established edge's traffic, and every
+/// observed edge's ([`observed`](crate::traffic::observed)) with its ends,
+/// as the whole hub counted them.
 pub async fn traffic(State(state): State<BffState>) -> Json<TrafficView> {
     let loaded = state.registry.snapshot();
     let t = &loaded.topology;
-    let edges = state
+    let traffic = state.gateway.traffic();
+    let mut edges: Vec<_> = state
         .edges
         .visible(t)
         .iter()
-        .map(|e| {
-            state
-                .gateway
-                .traffic()
-                .edge(&Labels::of(t, &e.consumer, &e.provider, &e.capability))
-        })
+        .map(|e| traffic.edge(&Labels::of(t, &e.consumer, &e.provider, &e.capability)))
         .collect();
-    Json(TrafficView { edges })
+    let recent = traffic.recent();
+    let observed = crate::traffic::observed::observed(t, &recent);
+    let listed: HashSet<String> = edges.iter().map(|e| e.edge.clone()).collect();
+    edges.extend(recent.into_iter().filter(|v| !listed.contains(&v.edge)));
+    Json(TrafficView { edges, observed })
 }
 
+/// The labels of edge `id`: an established edge, or an observed one (the
+/// hub has seen calls on it and knows its ids).
 fn edge_labels(state: &BffState, t: &Topology, id: &str) -> Result<Labels, ApiFailure> {
-    let edge = state
-        .edges
-        .get(t, id)
-        .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))?;
-    Ok(Labels::of(
-        t,
-        &edge.consumer,
-        &edge.provider,
-        &edge.capability,
-    ))
+    if let Some(edge) = state.edges.get(t, id) {
+        return Ok(Labels::of(
+            t,
+            &edge.consumer,
+            &edge.provider,
+            &edge.capability,
+        ));
+    }
+    state
+        .gateway
+        .traffic()
+        .seen(t, id)
+        .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))
 }
 
 /// `GET /api/edges/{id}/metrics`.

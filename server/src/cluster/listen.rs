@@ -167,7 +167,10 @@ async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
         Change::Traffic { edges } => {
             let edges = state.traffic.apply_remote(from, edges);
             if !edges.is_empty() {
-                state.events.publish(HubEvent::Traffic { edges });
+                let topology = &state.registry.snapshot().topology;
+                state
+                    .events
+                    .publish(crate::traffic::observed::event(topology, edges));
             }
         }
     }

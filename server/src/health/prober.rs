@@ -91,12 +91,14 @@ impl Prober {
                     let with_card = round.is_multiple_of(CARD_EVERY)
                         || self.board.probe_status(&system.id) != PeerStatus::Healthy;
                     let (me, system, in_flight) = (self.clone(), system.clone(), in_flight.clone());
+                    let tokens = loaded.tokens.clone();
                     tokio::spawn(async move {
                         let outcome = me.probe(&system, timeout, with_card).await;
                         me.board.record_probe(&system.id, outcome);
                         if system.data_plane.is_some() {
                             let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-                            let plane = crate::dataplane::probe_identity(&system, ms).await;
+                            let plane =
+                                crate::dataplane::probe_identity(&system, &tokens, ms).await;
                             me.board.record_plane(&system.id, plane);
                         }
                         if let Ok(mut set) = in_flight.lock() {

@@ -14,6 +14,7 @@ use std::path::Path;
 pub use exchange::located::Issue;
 use exchange::located::{parse_yaml, Locator, Seg};
 
+use super::credentials::HeldTokens;
 use super::member_cas::MemberCas;
 use super::model::Topology;
 use super::tokens::Tokens;
@@ -35,8 +36,8 @@ pub struct Loaded {
     /// SHA-256 of the text it was loaded from: replicas compare it to see
     /// that they run the same topology.
     pub digest: String,
-    /// The members' tokens, read from the environment with this
-    /// generation.
+    /// The members' tokens, read from the environment (else the hub's
+    /// credentials file beside the topology file) with this generation.
     pub tokens: Tokens,
     /// The members' CAs (`mtls.ca`), read with this generation.
     pub member_cas: MemberCas,
@@ -86,7 +87,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Loaded, LoadError> {
             contracts,
             member_cas,
             digest: exchange::wire::text_digest(text),
-            tokens: Tokens::from_env(&topology),
+            tokens: Tokens::read_all(&topology, &HeldTokens::read(dir)),
             topology,
         }),
         _ => Err(invalid(issues)),

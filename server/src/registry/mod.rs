@@ -9,11 +9,17 @@
 //! Layout: [`model`] (the file's shape), [`load`] (reading it: serde, then
 //! the semantic checks of `validate` and the contracts of
 //! `crate::contract`, every problem located), [`tokens`] (the members'
-//! tokens, read from the environment once per generation), [`member_cas`]
+//! tokens, read from the environment once per generation, else from the
+//! hub's own [`credentials`] file), [`member_cas`]
 //! (the members' CAs for their client certificates, read the same way), [`route`]
 //! (the one decision between a call's route and its refusal, for every
-//! door), [`watch`] (reloading on a change or SIGHUP).
+//! door), [`watch`] (reloading on a change or SIGHUP), [`edit`] (changes
+//! of the file's text that keep its comments and order) and [`write`]
+//! (the one road by which the hub writes the file: locked, against the
+//! version the writer saw, validated, atomic, reloaded).
 
+pub mod credentials;
+pub mod edit;
 pub mod load;
 pub mod member_cas;
 pub mod model;
@@ -21,6 +27,7 @@ pub mod route;
 pub mod tokens;
 mod validate;
 pub mod watch;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

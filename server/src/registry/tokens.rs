@@ -1,7 +1,10 @@
 //! The members' bearer tokens, read once per registry generation.
 //!
 //! A system's token lives in the environment variable its topology entry
-//! names (`token_env`); the file never holds a secret. The variables are
+//! names (`token_env`), or, for a variable the environment does not set,
+//! in the hub's own credentials file (`super::credentials`: the tokens it
+//! generated when a system was onboarded from the canvas); the topology
+//! file never holds a secret. The variables are
 //! read when a topology generation is loaded, not on every call: a call
 //! then compares against this table, and a new generation (a reload, a
 //! restart) reads them again. An unset or empty variable means "no token"
@@ -11,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use super::credentials::HeldTokens;
 use super::model::{System, Topology};
 
 /// Each system's token, by system id.
@@ -27,22 +31,29 @@ impl std::fmt::Debug for Tokens {
 
 impl Tokens {
     /// The tokens of every system of `topology`, as the environment holds
-    /// them now.
+    /// them now (the environment only).
     pub fn from_env(topology: &Topology) -> Self {
+        Self::read_all(topology, &HeldTokens::default())
+    }
+
+    /// The tokens of every system of `topology`: the environment's, else
+    /// the hub-held one of `held`.
+    pub fn read_all(topology: &Topology, held: &HeldTokens) -> Self {
         let by_system = topology
             .systems
             .iter()
-            .filter_map(|s| Self::read(s).map(|t| (s.id.clone(), t)))
+            .filter_map(|s| Self::read(s, held).map(|t| (s.id.clone(), t)))
             .collect();
         Self { by_system }
     }
 
-    /// `system`'s token as the environment holds it now (for a check
-    /// outside any call, such as a probe).
-    pub fn read(system: &System) -> Option<String> {
+    /// `system`'s token as the environment holds it now, else as `held`
+    /// does.
+    pub fn read(system: &System, held: &HeldTokens) -> Option<String> {
         std::env::var(&system.token_env)
             .ok()
             .filter(|t| !t.trim().is_empty())
+            .or_else(|| held.get(&system.token_env).map(str::to_string))
     }
 
     /// The token of system `id`, if the hub holds one.

@@ -22,6 +22,9 @@
 //! the registry does not know is `unknown`), never a payload value, a
 //! token or a URL: a label cannot become a leak, nor a way to grow memory.
 //!
+//! Which of the counted triples the canvas draws as observed edges
+//! (traffic without an established edge) is decided in [`observed`].
+//!
 //! The edges that changed are drained by [`Traffic::spawn_publisher`]
 //! twice a second into one `HubEvent::Traffic`, so a busy edge costs open
 //! canvases at most two events a second.
@@ -36,6 +39,7 @@
 //! each replica).
 
 pub mod inspector;
+pub mod observed;
 pub mod prometheus;
 pub mod stats;
 
@@ -43,15 +47,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use app::dto::{
-    EdgeTrafficView, ExchangeView, HubEvent, LastCallView, MetricsView, TrafficOutcome,
-};
+use app::dto::{EdgeTrafficView, ExchangeView, LastCallView, MetricsView, TrafficOutcome};
 use exchange::envelope::Envelope;
 use exchange::reason::ReasonCode;
 use tokio::time::Instant;
 
 use crate::events::EventBus;
 use crate::registry::model::{edge_id, Topology};
+use crate::registry::Registry;
 use stats::EdgeStats;
 
 /// The label of an id the registry does not know.
@@ -123,6 +126,16 @@ impl Labels {
     /// The canvas edge these labels are.
     pub fn edge_id(&self) -> String {
         edge_id(&self.caller, &self.provider, &self.capability)
+    }
+
+    /// The labels of the canvas edge `id` (`<caller>-><provider>:<capability>`)
+    /// when every id in it is one `topology` knows; `None` otherwise. Ids
+    /// are never spelt with `>` or `:`, so the split is unambiguous.
+    pub fn of_edge_id(topology: &Topology, id: &str) -> Option<Self> {
+        let (caller, rest) = id.split_once("->")?;
+        let (provider, capability) = rest.split_once(':')?;
+        let labels = Labels::of(topology, caller, provider, capability);
+        (labels.known() && labels.edge_id() == id).then_some(labels)
     }
 }
 
@@ -269,6 +282,59 @@ impl Traffic {
         self.merged(local, now)
     }
 
+    /// Every edge with calls in its window now, as the whole hub counted
+    /// them (this replica's edges and those only another replica called),
+    /// by edge id. Only edges whose labels are all known.
+    pub fn recent(&self) -> Vec<EdgeTrafficView> {
+        let now = Instant::now();
+        let mut views: Vec<EdgeTrafficView> = match self.state.lock() {
+            Ok(state) => state
+                .edges
+                .iter()
+                .filter(|(l, _)| l.known())
+                .map(|(l, stats)| stats.traffic(l.edge_id(), now))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let mine: HashSet<String> = views.iter().map(|v| v.edge.clone()).collect();
+        if let Ok(remote) = self.remote.lock() {
+            let theirs: HashSet<&String> = remote
+                .values()
+                .flat_map(|edges| edges.keys())
+                .filter(|id| !mine.contains(*id))
+                .collect();
+            views.extend(
+                theirs
+                    .into_iter()
+                    .map(|id| stats::EdgeStats::default().traffic(id.clone(), now)),
+            );
+        }
+        let mut views: Vec<EdgeTrafficView> = views
+            .into_iter()
+            .map(|v| self.merged(v, now))
+            .filter(|v| v.calls > 0)
+            .collect();
+        views.sort_by(|a, b| a.edge.cmp(&b.edge));
+        views
+    }
+
+    /// The labels of edge `id` if the hub has seen calls on it (this
+    /// replica, or another one lately) and `topology` knows all its ids:
+    /// what an observed edge's drawer resolves.
+    pub fn seen(&self, topology: &Topology, id: &str) -> Option<Labels> {
+        let labels = Labels::of_edge_id(topology, id)?;
+        let here = self
+            .state
+            .lock()
+            .is_ok_and(|s| s.edges.contains_key(&labels));
+        let there = || {
+            self.remote
+                .lock()
+                .is_ok_and(|r| r.values().any(|edges| edges.contains_key(id)))
+        };
+        (here || there()).then_some(labels)
+    }
+
     /// The metrics of one edge.
     pub fn edge_metrics(&self, labels: &Labels) -> MetricsView {
         let state = self.state.lock().ok();
@@ -328,13 +394,15 @@ impl Traffic {
     }
 
     /// Publishes the changed edges every `every` (twice a second in the
-    /// hub) as one `HubEvent::Traffic`, as the whole hub counted them;
-    /// nothing when nothing changed. An edge whose last call leaves the
+    /// hub) as one `HubEvent::Traffic`, as the whole hub counted them,
+    /// naming those that are observed edges under `registry`'s topology
+    /// ([`observed`]); nothing when nothing changed. An edge whose last call leaves the
     /// window changes too: its count is pushed once more when it drops to
     /// zero. `share` gets this replica's own views of the same edges (for
     /// the other replicas).
     pub fn spawn_publisher(
         self: std::sync::Arc<Self>,
+        registry: std::sync::Arc<Registry>,
         events: EventBus,
         every: Duration,
         share: impl Fn(Vec<EdgeTrafficView>) + Send + 'static,
@@ -349,7 +417,7 @@ impl Traffic {
                 if !own.is_empty() {
                     let now = Instant::now();
                     let edges = own.iter().map(|v| self.merged(v.clone(), now)).collect();
-                    events.publish(HubEvent::Traffic { edges });
+                    events.publish(observed::event(&registry.snapshot().topology, edges));
                     share(own);
                 }
             }

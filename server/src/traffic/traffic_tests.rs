@@ -3,7 +3,7 @@
 use super::*;
 use std::time::Duration;
 
-fn topology() -> Topology {
+pub(super) fn topology() -> Topology {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../config/topology.yaml"
@@ -17,7 +17,7 @@ fn topology() -> Topology {
         .topology
 }
 
-fn exchange<'a>(
+pub(super) fn exchange<'a>(
     env: &'a Envelope,
     caller: &'a str,
     outcome: TrafficOutcome,

@@ -21,7 +21,8 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// The message of every CSRF refusal (403).
 pub const CSRF_REFUSED: &str = "missing or wrong CSRF token";
 
-/// A fresh token: 32 random bytes, hex.
+/// A fresh secret: 32 random bytes from the OS, hex (a session's CSRF
+/// token; a system's token when it is onboarded from the canvas).
 pub fn new_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);

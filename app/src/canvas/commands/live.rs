@@ -54,8 +54,8 @@ pub(crate) fn apply(ctx: &CanvasCtx, json: &str, now: impl FnOnce() -> String) -
             ctx.refetch_agents();
             true
         }
-        Ok(HubEvent::Traffic { edges }) => {
-            ctx.traffic.apply_event(edges);
+        Ok(HubEvent::Traffic { edges, observed }) => {
+            ctx.traffic.apply_event(edges, observed);
             true
         }
         Err(_) => false,
@@ -271,6 +271,29 @@ mod tests {
             // A topology refetch is not asked for: only the cells change.
             assert_eq!(ctx.refresh.get_untracked(), 0);
             assert!(!apply(&ctx, "not json", String::new));
+        });
+    }
+
+    #[test]
+    fn traffic_events_name_the_observed_edges_and_drop_them_when_quiet() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            let id = "helpdesk->vendorcorp:orders.query";
+            let seen = r#"{"type":"traffic","edges":[{"edge":"helpdesk->vendorcorp:orders.query","window_secs":60,"calls":1,"failures":1,"last":{"at":"2026-01-01T00:00:00Z","outcome":"not_connected","reason":"NOT_PERMITTED","duration_ms":1}}],"observed":[{"id":"helpdesk->vendorcorp:orders.query","consumer":"helpdesk","provider":"vendorcorp","capability":"orders.query"}]}"#;
+            assert!(apply(&ctx, seen, String::new));
+            let ends = ctx.traffic.observed.with_untracked(|s| {
+                s.get(id)
+                    .map(|o| (o.consumer.clone(), o.provider.clone(), o.capability.clone()))
+            });
+            assert_eq!(
+                ends,
+                Some(("helpdesk".into(), "vendorcorp".into(), "orders.query".into()))
+            );
+            // The window emptied: pushed once more, not named.
+            let quiet = r#"{"type":"traffic","edges":[{"edge":"helpdesk->vendorcorp:orders.query","window_secs":60,"calls":0,"failures":0,"last":null}],"observed":[]}"#;
+            assert!(apply(&ctx, quiet, String::new));
+            assert!(ctx.traffic.observed.with_untracked(|s| s.is_empty()));
         });
     }
 }

@@ -15,6 +15,8 @@
 //!   drawers' metrics and envelope inspector, kept fresh by traffic
 //!   events.
 //! * [`live`]: the hub's Server-Sent Events applied to the page state.
+//! * [`systems`]: the exchange itself changed — a system onboarded from
+//!   its card, removed, a consumer added to a rule or taken off.
 //!
 //! Components trigger these; they in turn use the page state, the
 //! interaction layer and the pure modules, never a component. Only this
@@ -26,5 +28,6 @@ pub(crate) mod drawer;
 pub(crate) mod edges;
 pub(crate) mod live;
 pub(crate) mod positions;
+pub(crate) mod systems;
 pub(crate) mod topology;
 pub(crate) mod traffic;

@@ -153,6 +153,7 @@ pub(crate) fn DragOverlay() -> impl IntoView {
                         <Arrow id="arrow-task"/>
                         <Arrow id="arrow-degraded"/>
                         <Arrow id="arrow-active"/>
+                        <Arrow id="arrow-observed"/>
                     </defs>
                     {lines}
                     <ConnectLine/>

@@ -5,7 +5,10 @@
 //!
 //! An edge's drawer shows its metrics and envelope inspector, a system's
 //! its metrics over every edge it is part of (DESIGN.md §6, metrics on the
-//! canvas): both kept fresh by the traffic events naming those edges.
+//! canvas): both kept fresh by the traffic events naming those edges. An
+//! observed edge's drawer (traffic without an established edge) shows the
+//! same metrics and inspector, but no query or consult form: those call
+//! along an established edge.
 
 use leptos::prelude::*;
 
@@ -13,6 +16,7 @@ use super::audit::AuditSection;
 use super::contract::ContractPanel;
 use super::inspector::InspectorSection;
 use super::interpret::InterpretSection;
+use super::membership::MembershipSection;
 use super::metrics::MetricsSection;
 use super::panels::{ConsultPanel, QueryPanel};
 use crate::canvas::commands;
@@ -21,6 +25,7 @@ use crate::canvas::commands::traffic::Refresher;
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::{kind_label, node_kind_label};
+use crate::canvas::observed;
 use crate::canvas::state::{CanvasCtx, Selection};
 use crate::dto::{
     CapabilityKind, CapabilityRef, EdgeView, InspectorView, MetricsView, NodeKind, NodeView,
@@ -41,13 +46,18 @@ pub(crate) fn Drawer() -> impl IntoView {
                 .get(&id)
                 .cloned()
                 .map(|node| view! { <NodeDrawer node/> }.into_any()),
-            Some(Selection::Edge(id)) => scene
-                .model
-                .edges
-                .iter()
-                .find(|e| e.id == id)
-                .cloned()
-                .map(|edge| view! { <EdgeDrawer edge/> }.into_any()),
+            Some(Selection::Edge(id)) => match scene.model.edges.iter().find(|e| e.id == id) {
+                Some(edge) => Some(view! { <EdgeDrawer edge=edge.clone()/> }.into_any()),
+                // Untracked: the observed edges change with every traffic
+                // event, and the open drawer must not be rebuilt by them.
+                None => ctx
+                    .traffic
+                    .observed
+                    .with_untracked(|set| observed::drawable(set, &scene.view))
+                    .into_iter()
+                    .find(|e| e.id == id)
+                    .map(|edge| view! { <ObservedDrawer edge/> }.into_any()),
+            },
             None => None,
         }
     }
@@ -214,6 +224,7 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
             {capability_list("Consumes", node.consumes.clone())}
             {member_list("Agents", members(NodeKind::Agent))}
             {member_list("Datasources", members(NodeKind::Datasource))}
+            <MembershipSection system=node.id.clone()/>
         }
         .into_any(),
         NodeKind::Agent | NodeKind::Datasource => view! {
@@ -364,6 +375,53 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
     }
 }
 
+/// An observed edge: who called whom for what, its health, metrics and
+/// envelope inspector. No query or consult form and no removal: there is
+/// no established connection to call along or remove.
+#[component]
+fn ObservedDrawer(edge: EdgeView) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let health = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        Memo::new(move |_| scene.edge_health(&ctx, &edge))
+    };
+    let kind = kind_label(edge.kind);
+    let deadline = scene
+        .view
+        .capabilities
+        .iter()
+        .find(|c| c.id == edge.capability)
+        .map(|c| c.deadline_ms);
+    let metrics = Refresher::<MetricsView>::new(routes::edge_metrics(&edge.id));
+    metrics.follow(ctx, vec![edge.id.clone()]);
+    let inspector = Refresher::<InspectorView>::new(routes::edge_inspector(&edge.id));
+    inspector.follow(ctx, vec![edge.id.clone()]);
+    view! {
+        <DrawerFrame eyebrow=format!("observed {kind} traffic") title=edge.capability.clone()>
+            <section class="drawer-section">
+                <dl>
+                    <dt>"Consumer"</dt>
+                    <dd>{scene.name(&edge.consumer)}</dd>
+                    <dt>"Provider"</dt>
+                    <dd>{scene.name(&edge.provider)}</dd>
+                    <dt>"Kind"</dt>
+                    <dd>
+                        <span class=format!("kind-chip {kind}")>{kind}</span>
+                    </dd>
+                    {deadline.map(|ms| view! { <dt>"Deadline"</dt><dd>{format!("{ms} ms")}</dd> })}
+                </dl>
+                <p class="drawer-description" data-testid="observed-note">
+                    "Observed: calls that crossed the hub in the last minute, answered or refused, with no established connection drawn for them. It fades once a minute passes without calls. Queries and questions from this drawer need an established connection."
+                </p>
+            </section>
+            <HealthSection health/>
+            <MetricsSection loader=metrics scope="these calls"/>
+            <InspectorSection loader=inspector/>
+        </DrawerFrame>
+    }
+}
+
 /// A node's drawer as the server renders it: the interpreter's entry is
 /// there only when the hub offers it.
 #[cfg(all(test, feature = "ssr"))]
@@ -393,6 +451,7 @@ mod render_tests {
                 capabilities: vec![],
                 reload_error: None,
                 positions: vec![],
+                digest: String::new(),
             };
             provide_context(SceneCtx::new(ctx, view, 0));
             view! { <Drawer/> }.to_html()

@@ -179,6 +179,27 @@ pub(crate) struct LabelPlace {
     pos: Memo<Option<Point>>,
 }
 
+impl LabelPlace {
+    /// Where the label's traffic line goes.
+    pub(crate) fn line(&self) -> LinePlace {
+        LinePlace {
+            active: self.st.active,
+            lifted: self.lifted,
+            pos: self.pos,
+        }
+    }
+}
+
+/// Where a traffic line is drawn (just below its label's centre `pos`),
+/// and whether its edge is lit or lifted: an established edge's
+/// ([`LabelPlace::line`]) or an observed edge's.
+#[derive(Clone, Copy)]
+pub(crate) struct LinePlace {
+    pub(crate) active: Memo<bool>,
+    pub(crate) lifted: Memo<bool>,
+    pub(crate) pos: Memo<Option<Point>>,
+}
+
 /// The [`LabelPlace`] of `edge`, number `index` in the scene's edge list.
 pub(crate) fn label_place(
     ctx: CanvasCtx,
@@ -305,14 +326,16 @@ pub(crate) fn EdgeLabel(
 pub(crate) fn TrafficLine(
     /// The edge id.
     edge: String,
-    /// Where its label is drawn ([`label_place`]): the line sits just
-    /// below it.
-    place: LabelPlace,
+    /// Where its label is drawn: the line sits just below it.
+    place: LinePlace,
 ) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let cell = ctx.traffic.cell(&edge);
-    let LabelPlace { st, lifted, pos } = place;
-    let active = st.active;
+    let LinePlace {
+        active,
+        lifted,
+        pos,
+    } = place;
     // Erased: the line's full type nested in the scene's overflows the
     // compiler's query depth when the wasm is built.
     let line = move || {
@@ -437,16 +460,8 @@ mod traffic_tests {
             let cell = ctx.traffic.cell(edge);
             cell.set(traffic);
             let flag = Memo::new(|_| false);
-            let place = LabelPlace {
-                st: EdgeState {
-                    health: Memo::new(|_| Health {
-                        status: crate::dto::NodeStatus::Healthy,
-                        reason: None,
-                        detail: None,
-                        since: None,
-                    }),
-                    active: flag,
-                },
+            let place = LinePlace {
+                active: flag,
                 lifted: flag,
                 pos: Memo::new(|_| Some(Point { x: 10.0, y: 20.0 })),
             };

@@ -167,7 +167,7 @@ pub(crate) fn FarBlock(
             on:keydown=on_keydown
         >
             <div class="far-card" style:height=format!("{ROOT_H}px")>
-                <span class="far-name">{node.name.clone()}</span>
+                <span class="far-name" title=node.name.clone()>{node.name.clone()}</span>
             </div>
         </div>
     }

@@ -5,6 +5,8 @@
 //!
 //! * [`node`]: a root's card and its child nodes.
 //! * [`edge`]: edge paths, labels and traffic lines, the arrowheads.
+//! * [`observed`]: observed edges (traffic without an established edge):
+//!   their arcs, labels and traffic lines.
 //! * [`drag`]: the overlay a gesture draws on (a dragged root's edges, a
 //!   dragged connection).
 //! * [`far`]: the graph far out (blocks and grouped edge paths).
@@ -17,6 +19,9 @@
 //!   payloads) and [`interpret`] (the data interpreter's sentence about a
 //!   node).
 //! * [`suggestions`]: the connection recommender's button and panel.
+//! * [`onboard`]: "Add a system" — a company onboarded from its card.
+//! * [`membership`]: a system's drawer section: the rules it may call,
+//!   the ones it could join, its removal from the exchange.
 //! * [`transcript`]: a run of the hub's orchestrator, read-only (shown by
 //!   [`suggestions`] and [`interpret`]).
 //! * [`minimap`]: the overview, once the graph outgrows the canvas.
@@ -33,10 +38,13 @@ pub(crate) mod edge;
 pub(crate) mod far;
 pub(crate) mod inspector;
 pub(crate) mod interpret;
+pub(crate) mod membership;
 pub(crate) mod messages;
 pub(crate) mod metrics;
 pub(crate) mod minimap;
 pub(crate) mod node;
+pub(crate) mod observed;
+pub(crate) mod onboard;
 pub(crate) mod panels;
 pub(crate) mod suggestions;
 pub(crate) mod toolbar;

@@ -12,7 +12,9 @@ use super::connector::ConnectHandle;
 use crate::canvas::commands::edges::open_chooser;
 use crate::canvas::commands::positions;
 use crate::canvas::css;
-use crate::canvas::graph::{GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W};
+use crate::canvas::graph::{
+    fit_chips, more_label, GraphModel, Point, CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H, ROOT_W,
+};
 use crate::canvas::health::Health;
 use crate::canvas::interaction::{controller, SceneCtx};
 use crate::canvas::labels::{kind_label, node_kind_label};
@@ -203,12 +205,9 @@ fn NodeCard(
     };
     let (on_down, on_click, on_keydown) = root_handlers(ctx, &scene, &id);
     let caps = (node.node_type != NodeKind::Hub).then(|| {
-        view! {
-            <div class="node-caps" aria-hidden="true">
-                {caps_row(&node.provides, "provides")}
-                {caps_row(&node.consumes, "consumes")}
-            </div>
-        }
+        let provides = caps_row(ctx, &scene, &id, &name, &node.provides, "provides");
+        let consumes = caps_row(ctx, &scene, &id, &name, &node.consumes, "consumes");
+        view! { <div class="node-caps">{provides}{consumes}</div> }
     });
     let hub_note = (node.node_type == NodeKind::Hub).then(
         || view! { <p class="node-note">"The exchange: every cross-system call passes here."</p> },
@@ -233,7 +232,7 @@ fn NodeCard(
         >
             <div class="node-head">
                 <span class="node-type">{kind}</span>
-                <span class="node-name">{name}</span>
+                <span class="node-name" title=name.clone()>{name.clone()}</span>
             </div>
             {caps}
             {hub_note}
@@ -250,25 +249,78 @@ fn NodeCard(
     }
 }
 
-/// One row of capability chips on a card (provided or consumed); a row
-/// too long for the card is cut, the drawer lists them all.
-fn caps_row(caps: &[CapabilityRef], direction: &'static str) -> impl IntoView {
+/// One row of capability chips on the card of `id` (named `name`): what
+/// it provides or consumes.
+///
+/// The chips that fit the card whole are drawn ([`fit_chips`] says how
+/// many), then, when some are left, a `+N` button counting them: a click,
+/// Enter or Space on it opens the node's drawer, which lists them all.
+fn caps_row(
+    ctx: CanvasCtx,
+    scene: &SceneCtx,
+    id: &str,
+    name: &str,
+    caps: &[CapabilityRef],
+    direction: &'static str,
+) -> impl IntoView {
     (!caps.is_empty()).then(|| {
-        let chips = caps
+        let fit = fit_chips(caps.iter().map(|c| c.id.as_str()));
+        let (shown, hidden) = caps.split_at(fit.shown.min(caps.len()));
+        let chips = shown
             .iter()
             .map(|c| {
                 let kind = kind_label(c.kind);
                 view! {
-                    <span class=format!("cap {kind}") title=format!("{direction} {}, {kind}", c.id)>
+                    <span
+                        class=format!("cap {kind}")
+                        title=format!("{direction} {}, {kind}", c.id)
+                        aria-hidden="true"
+                    >
                         {c.id.clone()}
                     </span>
                 }
             })
             .collect_view();
+        let more = (!hidden.is_empty()).then(|| {
+            let ids = hidden.iter().map(|c| c.id.as_str()).collect::<Vec<_>>();
+            let on_click = {
+                let (scene, id) = (scene.clone(), id.to_string());
+                move |ev: MouseEvent| {
+                    ev.stop_propagation();
+                    select(&ctx, &scene, &id);
+                }
+            };
+            // Enter and Space are the button's own (they click it), not
+            // the card's.
+            let on_keydown = |ev: KeyboardEvent| {
+                if matches!(ev.key().as_str(), "Enter" | " ") {
+                    ev.stop_propagation();
+                }
+            };
+            view! {
+                <button
+                    type="button"
+                    class="cap more"
+                    data-testid=format!("caps-more-{id}-{direction}")
+                    data-hidden=hidden.len()
+                    aria-label=format!(
+                        "{name} {direction} {} capabilities, {} not shown: list them all",
+                        caps.len(),
+                        hidden.len(),
+                    )
+                    title=format!("also {direction} {}", ids.join(", "))
+                    on:click=on_click
+                    on:keydown=on_keydown
+                >
+                    {more_label(hidden.len())}
+                </button>
+            }
+        });
         view! {
             <div class=format!("cap-row {direction}")>
-                <span class="cap-dir">{direction}</span>
+                <span class="cap-dir" aria-hidden="true">{direction}</span>
                 {chips}
+                {more}
             </div>
         }
     })
@@ -337,7 +389,7 @@ fn ChildNode(
             on:keydown=on_keydown
         >
             <span class="child-kind" aria-hidden="true"></span>
-            <span class="child-name">{name}</span>
+            <span class="child-name" title=name.clone()>{name.clone()}</span>
         </div>
     }
 }

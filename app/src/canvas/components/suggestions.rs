@@ -298,6 +298,7 @@ mod render_tests {
             capabilities: vec![],
             reload_error: None,
             positions: vec![],
+            digest: String::new(),
         }
     }
 

@@ -1,16 +1,18 @@
 //! The canvas's toolbar: zoom out and in, the zoom level, fit to view,
-//! and, when the hub offers its connection recommender (DESIGN.md §5), the
-//! Suggestions button. Disabled until the page is hydrated (the buttons
+//! "Add a system" (onboarding) and, when the hub offers its connection
+//! recommender (DESIGN.md §5), the Suggestions button. Disabled until the page is hydrated (the buttons
 //! need code).
 
 use leptos::prelude::*;
 
+use super::onboard::OnboardButton;
 use super::suggestions::SuggestionsButton;
 use crate::canvas::graph::Point;
 use crate::canvas::state::CanvasCtx;
 use crate::canvas::viewport::Camera;
 
-/// Zoom buttons, the zoom level, fit-to-view and the Suggestions button.
+/// Zoom buttons, the zoom level, fit-to-view, "Add a system" and the
+/// Suggestions button.
 #[component]
 pub(crate) fn Toolbar() -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
@@ -37,6 +39,7 @@ pub(crate) fn Toolbar() -> impl IntoView {
     };
     view! {
         <div class="toolbar" role="toolbar" aria-label="Canvas tools">
+            <OnboardButton/>
             <SuggestionsButton/>
             <button
                 type="button"

@@ -101,6 +101,7 @@ pub(crate) fn demo() -> TopologyView {
         capabilities: vec![],
         reload_error: None,
         positions: Vec::new(),
+        digest: String::new(),
     }
 }
 

@@ -1,0 +1,276 @@
+//! Observed edges (DESIGN.md §2): calls between two nodes that crossed the
+//! hub in the last window, drawn apart from the operator's established
+//! edges: a thin dashed arc over the cards (`crate::canvas::graph`'s
+//! `observed_route`) whose dashes run faster and whose line is heavier as
+//! the last minute's rate grows, with a label (the capability) and the
+//! same traffic line an established edge has. An edge whose every call in
+//! the window was refused is greyed and its label names the reason code.
+//! Which edges are drawn is `crate::canvas::observed`'s; when the hub
+//! stops naming one (its window emptied), it is gone.
+//!
+//! Clicking the line or the label opens its drawer (`drawer`), with its
+//! metrics and envelope inspector.
+
+use leptos::ev::PointerEvent;
+use leptos::prelude::*;
+
+use super::edge::{short_label, LinePlace, TrafficLine};
+use crate::canvas::css;
+use crate::canvas::graph::{lanes, observed_route, ObservedGeom, Point};
+use crate::canvas::health::Health;
+use crate::canvas::interaction::SceneCtx;
+use crate::canvas::labels::kind_label;
+use crate::canvas::observed::drawable;
+use crate::canvas::state::{CanvasCtx, Selection};
+use crate::canvas::traffic::{self, ObservedState};
+use crate::dto::EdgeView;
+
+/// One observed edge as the scene draws it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DrawnObserved {
+    /// The edge (its status left to its ends' health).
+    pub edge: EdgeView,
+    /// Its lane among the observed edges between the same two roots.
+    pub lane: usize,
+}
+
+/// The observed edges the scene draws, with their lanes (tracked: the hub's
+/// observed edges change with traffic events).
+pub(crate) fn drawn_observed(ctx: CanvasCtx, scene: &SceneCtx) -> Memo<Vec<DrawnObserved>> {
+    let scene = scene.clone();
+    Memo::new(move |_| {
+        let edges = ctx.traffic.observed.with(|set| drawable(set, &scene.view));
+        let model = scene.model.clone();
+        let lanes = lanes(&edges, |id| model.root_of(id));
+        edges
+            .into_iter()
+            .zip(lanes)
+            .map(|(edge, lane)| DrawnObserved { edge, lane })
+            .collect()
+    })
+}
+
+/// The arc of an observed edge, following its ends' cards (a dragged
+/// card's live position too).
+fn arc(scene: &SceneCtx, drawn: &DrawnObserved) -> Memo<Option<ObservedGeom>> {
+    let (positions, drag) = (scene.positions, scene.drag);
+    let from = scene.model.root_of(&drawn.edge.consumer).to_string();
+    let to = scene.model.root_of(&drawn.edge.provider).to_string();
+    let lane = drawn.lane;
+    Memo::new(move |_| {
+        let at = |root: &str| -> Option<Point> {
+            drag.with(|d| d.as_ref().filter(|d| d.root == root).map(|d| d.at))
+                .or_else(|| positions.with(|p| p.get(root).copied()))
+        };
+        Some(observed_route(at(&from)?, at(&to)?, lane))
+    })
+}
+
+/// What the line and the label both read: the edge's health, whether it
+/// is lit, and its look from its traffic.
+#[derive(Clone, Copy)]
+struct Facts {
+    health: Memo<Health>,
+    active: Memo<bool>,
+    state: Memo<ObservedState>,
+}
+
+fn facts(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> Facts {
+    let health = {
+        let (scene, edge) = (scene.clone(), edge.clone());
+        Memo::new(move |_| scene.edge_health(&ctx, &edge))
+    };
+    let active = {
+        let (scene, id) = (scene.clone(), edge.id.clone());
+        Memo::new(move |_| {
+            scene.is_highlighted(&id) || scene.is_selected(Selection::Edge(id.clone()))
+        })
+    };
+    let cell = ctx.traffic.cell(&edge.id);
+    let state = Memo::new(move |_| {
+        cell.with(|t| t.view().map_or(ObservedState::Answered, ObservedState::of))
+    });
+    Facts {
+        health,
+        active,
+        state,
+    }
+}
+
+fn class(base: &str, edge: &EdgeView, f: Facts) -> String {
+    format!(
+        "{base} {} {} {}{}",
+        kind_label(edge.kind),
+        f.state.get().word(),
+        f.health.get().word(),
+        if f.active.get() { " active" } else { "" }
+    )
+}
+
+fn open(ctx: CanvasCtx, id: &str) {
+    ctx.selection.set(Some(Selection::Edge(id.to_string())));
+}
+
+/// The arcs of the observed edges (inside the edge layer's SVG).
+#[component]
+pub(crate) fn ObservedPaths(
+    /// The scene's observed edges ([`drawn_observed`]).
+    edges: Memo<Vec<DrawnObserved>>,
+) -> impl IntoView {
+    view! {
+        <For
+            each=move || edges.get()
+            key=|d| (d.edge.id.clone(), d.lane)
+            children=move |drawn| view! { <ObservedPath drawn/> }
+        />
+    }
+}
+
+#[component]
+fn ObservedPath(drawn: DrawnObserved) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let f = facts(ctx, &scene, &drawn.edge);
+    let geom = arc(&scene, &drawn);
+    let d = move || {
+        geom.with(|g| g.as_ref().map(|g| g.path.clone()))
+            .unwrap_or_else(|| std::sync::Arc::from(""))
+    };
+    let cell = ctx.traffic.cell(&drawn.edge.id);
+    // The dashes run faster, and the line is heavier, with the rate.
+    let style = move || {
+        cell.with(|t| {
+            t.view().map_or_else(String::new, |v| {
+                format!(
+                    "stroke-width: {:.2}px; animation-duration: {:.2}s",
+                    traffic::observed_weight(v),
+                    traffic::observed_pace(v)
+                )
+            })
+        })
+    };
+    let marker = move || {
+        let id = if f.active.get() {
+            "arrow-active"
+        } else if f.health.get().is_degraded() || matches!(f.state.get(), ObservedState::Refused(_))
+        {
+            "arrow-degraded"
+        } else {
+            "arrow-observed"
+        };
+        format!("url(#{id})")
+    };
+    let edge = drawn.edge.clone();
+    let class = move || class("observed-edge", &edge, f);
+    let id = drawn.edge.id.clone();
+    let (id_click, id_enter) = (id.clone(), id.clone());
+    view! {
+        <g
+            class=class
+            data-observed-id=id
+            data-state=move || f.state.get().word()
+            on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
+            on:click=move |_| open(ctx, &id_click)
+            on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
+            on:pointerleave=move |_| ctx.highlight.set(None)
+        >
+            <path class="observed-hit" d=d></path>
+            <path class="observed-line" d=d marker-end=marker style=style></path>
+        </g>
+    }
+}
+
+/// The labels and traffic lines of the observed edges (inside the label
+/// layer).
+#[component]
+pub(crate) fn ObservedLabels(
+    /// The scene's observed edges ([`drawn_observed`]).
+    edges: Memo<Vec<DrawnObserved>>,
+) -> impl IntoView {
+    view! {
+        <For
+            each=move || edges.get()
+            key=|d| (d.edge.id.clone(), d.lane)
+            children=move |drawn| view! { <ObservedLabel drawn/> }
+        />
+    }
+}
+
+/// An observed edge's label: its capability (and, refused, the reason
+/// code) as a button opening its drawer, and its traffic line below.
+#[component]
+fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
+    let ctx = expect_context::<CanvasCtx>();
+    let scene = expect_context::<SceneCtx>();
+    let f = facts(ctx, &scene, &drawn.edge);
+    let geom = arc(&scene, &drawn);
+    let pos = Memo::new(move |_| geom.with(|g| g.as_ref().map(|g| g.label)));
+    let transform = move || {
+        pos.get().map_or_else(
+            || "translate(-9999px, -9999px)".to_string(),
+            |p| css::translate(p, " translate(-50%, -50%)"),
+        )
+    };
+    let edge = drawn.edge.clone();
+    let consumer = scene.name(&edge.consumer);
+    let provider = scene.name(&edge.provider);
+    let kind = kind_label(edge.kind);
+    let cell = ctx.traffic.cell(&edge.id);
+    let label = {
+        let capability = edge.capability.clone();
+        move || {
+            let mut s = format!("observed: {consumer} called {capability} of {provider}, {kind}");
+            if let Some(b) = f.state.get().badge() {
+                s.push_str(", refused: ");
+                s.push_str(b);
+            }
+            if let Some(t) = cell.read().view() {
+                s.push_str(", ");
+                s.push_str(&traffic::traffic_spoken(t));
+            }
+            s
+        }
+    };
+    let title = move || match f.state.get().badge() {
+        Some(b) => format!("observed {kind} traffic · refused: {b}"),
+        None => format!("observed {kind} traffic"),
+    };
+    let class = {
+        let edge = edge.clone();
+        move || class("observed-label", &edge, f)
+    };
+    let badge = move || {
+        f.state.get().badge().map(|b| {
+            view! { <span class="observed-reason" data-testid="observed-reason">{b}</span> }
+        })
+    };
+    let never = Memo::new(|_| false);
+    let line = LinePlace {
+        active: f.active,
+        lifted: never,
+        pos,
+    };
+    let id = edge.id.clone();
+    let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());
+    view! {
+        <button
+            type="button"
+            class=class
+            data-testid=format!("observed-{id}")
+            data-state=move || f.state.get().word()
+            aria-label=label
+            title=title
+            style:transform=transform
+            on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
+            on:click=move |_| open(ctx, &id_click)
+            on:focus=move |_| ctx.highlight.set(Some(id_focus.clone()))
+            on:blur=move |_| ctx.highlight.set(None)
+            on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
+            on:pointerleave=move |_| ctx.highlight.set(None)
+        >
+            {short_label(&edge.capability)}
+            {badge}
+        </button>
+        <TrafficLine edge=id place=line/>
+    }
+}
