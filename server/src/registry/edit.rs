@@ -6,7 +6,7 @@
 //! four top-level lists (`systems`, `capabilities`, `rules`,
 //! `initial_edges`), an item removed, one list field of an item rewritten —
 //! and everything else keeps its bytes. The caller validates the result
-//! with the loader before anything is written (`super::write`).
+//! with the loader before anything is written (the registry's write room).
 //!
 //! An item of a list is found by its position: the file was parsed, so the
 //! n-th `- ` line at the list's indentation is the n-th item. A list that
