@@ -9,10 +9,12 @@
 //! taken from a skill's tags when one names a kind (the reference peer's
 //! first tag does), else `consult`, and the operator confirms it.
 
-use app::dto::{CapabilityKind as KindView, OnboardingProposal, ProposedSkill, UntrustedText};
+use app::dto::{CapabilityKind as KindView, OnboardingProposal, ProposedSkill};
+use exchange::untrusted::Untrusted;
 use serde_json::{json, Value};
 
 use super::fetch::Fetched;
+use crate::redaction::view::untrusted_text;
 use crate::registry::edit::render;
 use crate::registry::model::{kind_name, CapabilityKind, Topology};
 use exchange::text::clip;
@@ -103,14 +105,8 @@ pub fn propose(fetched: &Fetched, t: &Topology, base: &str) -> OnboardingProposa
     OnboardingProposal {
         base: base.to_string(),
         system: id.clone(),
-        card_name: UntrustedText {
-            text: name,
-            from: id.clone(),
-        },
-        card_description: UntrustedText {
-            text: description,
-            from: id.clone(),
-        },
+        card_name: untrusted_text(&Untrusted::new(name, id.clone()), NAME_MAX),
+        card_description: untrusted_text(&Untrusted::new(description, id.clone()), DESCRIPTION_MAX),
         signed: card
             .get("signatures")
             .and_then(Value::as_array)
