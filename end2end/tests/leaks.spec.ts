@@ -137,6 +137,30 @@ test("no response the browser receives holds a secret, an internal address or ra
     expect(res.status(), url).toBe(200);
     check(`GET ${url}`, await res.text(), rules);
   }
+  // The topology writes' refusals: an answer that names what was wrong
+  // must not quote a member's token or address while doing so. Each is
+  // refused, so nothing is written.
+  const digest = (await api.topology()).digest;
+  const taken = view.nodes.find((n) => n.node_type === "system")?.id ?? "buyercorp";
+  const writes: { what: string; method: "post" | "put" | "delete"; url: string; data: unknown }[] = [
+    { what: "a private address", method: "post", url: "/api/systems/discover", data: { base_url: "http://10.255.255.1:8080" } },
+    { what: "a section that is not YAML", method: "post", url: "/api/systems", data: { base: digest, section: "system: [" } },
+    { what: "a stale base", method: "delete", url: `/api/systems/${encodeURIComponent(taken)}`, data: { base: "0".repeat(64) } },
+    {
+      what: "a rule that does not exist",
+      method: "put",
+      url: "/api/rules/consumers",
+      data: { base: digest, capability: "no.such", provider: taken, consumer: taken, member: true },
+    },
+  ];
+  for (const w of writes) {
+    const res = await page.request[w.method](w.url, { data: w.data, headers: { "X-CSRF-Token": api.csrf } });
+    expect(res.status(), `${w.what}: ${await res.text()}`).toBeGreaterThanOrEqual(400);
+    expect(res.status(), w.what).toBeLessThan(500);
+    check(`${w.method.toUpperCase()} ${w.url} (${w.what})`, await res.text(), rules);
+  }
+  expect((await api.topology()).digest, "a refused write changed the file").toBe(digest);
+
   // The inbox page, rendered and hydrated (it lists peer rationales).
   await page.goto("/inbox");
   await expect(page.getByTestId("inbox-page")).toHaveAttribute("data-hydrated", "true");

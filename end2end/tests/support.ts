@@ -35,6 +35,8 @@ export type TopologyView = {
   edges: EdgeView[];
   rules: RuleView[];
   positions: NodePosition[];
+  /** SHA-256 of the topology file this view was made from. */
+  digest: string;
 };
 
 export type ProposedActionView = {

@@ -165,31 +165,75 @@ fn kind_view(kind: CapabilityKind) -> KindView {
 
 /// The section as the operator reads it: a short guide, then the YAML.
 fn section_text(section: &Value, t: &Topology) -> String {
-    let joinable: Vec<String> = t
-        .rules
-        .iter()
-        .map(|r| {
-            format!(
-                "{{ capability: {}, provider: {} }}",
-                r.capability, r.provider
-            )
-        })
-        .collect();
-    let yaml = serde_yaml_ng::to_value(section)
-        .map(|v| render(&v))
-        .unwrap_or_default();
+    let mut parts = section.clone();
+    if let Some(map) = parts.as_object_mut() {
+        map.remove("calls");
+    }
     let mut out = String::from(
         "# Proposed from the system's agent card. Confirm each capability's `kind`\n\
          # (data-share, consult, negotiation, task); `response_schema` accepts any\n\
          # object and, with no `contract`, nothing of an answer reaches a browser.\n\
-         # `rules`: who may call what it provides. `calls`: rules it joins as a\n\
-         # consumer, e.g.\n",
+         # `rules`: who may call what it provides.\n",
     );
-    for j in joinable.iter().take(8) {
-        out.push_str(&format!("#   - {j}\n"));
+    out.push_str(&render(&in_file_order(&parts)));
+    out.push_str("# `calls`: rules it joins as a consumer, e.g.\n");
+    for r in t.rules.iter().take(8) {
+        out.push_str(&format!(
+            "#   - {{ capability: {}, provider: {} }}\n",
+            r.capability, r.provider
+        ));
     }
-    out.push_str(&yaml);
+    out.push_str("calls: []\n");
     out
+}
+
+/// The order keys take in a topology file (`config/topology.yaml`): the
+/// section's parts, then a system's, a rule's and a capability's fields.
+/// A key not listed follows, alphabetically.
+const FILE_ORDER: [&str; 18] = [
+    "system",
+    "capabilities",
+    "rules",
+    "id",
+    "name",
+    "node_type",
+    "capability",
+    "provider",
+    "consumers",
+    "kind",
+    "negotiates",
+    "base_url",
+    "token_env",
+    "ip_allowlist",
+    "provides",
+    "consumes",
+    "description",
+    "response_schema",
+];
+
+/// `v` as YAML with every mapping's keys in [`FILE_ORDER`] (a JSON object
+/// keeps its keys sorted, which reads backwards here: `system` last).
+fn in_file_order(v: &Value) -> serde_yaml_ng::Value {
+    use serde_yaml_ng::{Mapping, Value as Yaml};
+    match v {
+        Value::Object(map) => {
+            let rank = |k: &str| {
+                FILE_ORDER
+                    .iter()
+                    .position(|o| *o == k)
+                    .unwrap_or(FILE_ORDER.len())
+            };
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by_key(|k| (rank(k), k.as_str()));
+            let mut out = Mapping::new();
+            for k in keys {
+                out.insert(Yaml::String(k.clone()), in_file_order(&map[k.as_str()]));
+            }
+            Yaml::Mapping(out)
+        }
+        Value::Array(items) => Yaml::Sequence(items.iter().map(in_file_order).collect()),
+        other => serde_yaml_ng::to_value(other).unwrap_or(Yaml::Null),
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +259,42 @@ mod tests {
                 ]
             }),
         }
+    }
+
+    #[test]
+    fn the_section_reads_in_the_topology_files_order() {
+        let t: Topology = serde_yaml_ng::from_str(DEMO).expect("demo");
+        let p = propose(&fetched(), &t, "digest");
+        let at = |line: &str| {
+            p.section
+                .lines()
+                .position(|l| l.starts_with(line))
+                .unwrap_or_else(|| panic!("no line {line:?} in\n{}", p.section))
+        };
+        // Each line found by its start.
+        let order = [
+            at("system:"),
+            at("  id: logistics"),
+            at("  name: "),
+            at("capabilities:"),
+            at("  - id: shipments.query"),
+            at("    kind: data-share"),
+            at("rules:"),
+            at("  - capability: shipments.query"),
+            at("calls: []"),
+        ];
+        assert!(
+            order.windows(2).all(|w| w[0] < w[1]),
+            "{order:?}\n{}",
+            p.section
+        );
+        // The examples of `calls` sit just above it.
+        let calls = at("calls: []");
+        assert!(p
+            .section
+            .lines()
+            .nth(calls - 1)
+            .is_some_and(|l| l.starts_with("#   - {")));
     }
 
     #[test]
