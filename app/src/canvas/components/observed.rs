@@ -16,7 +16,7 @@ use leptos::prelude::*;
 
 use super::edge::{short_label, LinePlace, TrafficLine};
 use crate::canvas::css;
-use crate::canvas::graph::{lanes, observed_route, ObservedGeom, Point};
+use crate::canvas::graph::{lanes, observed_route, ObservedGeom, Point, Rect};
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
@@ -57,12 +57,21 @@ fn arc(scene: &SceneCtx, drawn: &DrawnObserved) -> Memo<Option<ObservedGeom>> {
     let from = scene.model.root_of(&drawn.edge.consumer).to_string();
     let to = scene.model.root_of(&drawn.edge.provider).to_string();
     let lane = drawn.lane;
+    let model = scene.model.clone();
     Memo::new(move |_| {
         let at = |root: &str| -> Option<Point> {
             drag.with(|d| d.as_ref().filter(|d| d.root == root).map(|d| d.at))
                 .or_else(|| positions.with(|p| p.get(root).copied()))
         };
-        Some(observed_route(at(&from)?, at(&to)?, lane))
+        let (a, b) = (at(&from)?, at(&to)?);
+        // The other roots' blocks, which the label keeps off.
+        let blocks: Vec<Rect> = positions.with(|p| {
+            p.iter()
+                .filter(|(root, _)| **root != from && **root != to)
+                .filter_map(|(root, pos)| Some(model.block_rect(model.index_of(root)?, *pos)))
+                .collect()
+        });
+        Some(observed_route(a, b, lane, &blocks))
     })
 }
 
