@@ -138,19 +138,21 @@ fn run(input: &[u8]) -> Result<Class, Broken> {
 }
 
 /// A location prints neither its URL's password nor any query value
-/// (where `password=` goes), unless the same text also stands in a part
-/// of the URL that is shown (the host, the database name).
+/// (where `password=` goes) nor its fragment, unless the same text also
+/// stands in what may be shown: the URL without those three (user, host,
+/// port, database name; a secret may span the port and the path).
 fn check_secrets(url: &str, location: &Location) -> Result<(), Broken> {
     let Ok(parsed) = url::Url::parse(url) else {
         return Ok(());
     };
     let shown = format!("{location} {location:?}");
-    let public = format!(
-        "{}{}{}",
-        parsed.username(),
-        parsed.host_str().unwrap_or(""),
-        parsed.path()
-    );
+    let public = {
+        let mut open = parsed.clone();
+        let _ = open.set_password(None);
+        open.set_query(None);
+        open.set_fragment(None);
+        open.to_string()
+    };
     let secrets = parsed
         .password()
         .map(str::to_string)
@@ -195,6 +197,11 @@ mod tests {
             run(b"postgres://ws:hunter22@127.0.0.1:5433/hub\n203.0.113.7"),
             Ok("client: a forwarded hop, location ok, proxies ok, proxies refused".to_string())
         );
+        // A fragment whose text the shown port and path spell is not a
+        // leak: the location printed no fragment.
+        let url = "postgresql://ws:secret@127.0.0.1:5433/hub#5433/hub";
+        let location: Location = url.parse().expect("a postgres location");
+        assert_eq!(check_secrets(url, &location), Ok(()));
         // Garbage where the balancer writes: nothing further left counts.
         assert_eq!(
             run(b"203.0.113.7\nnot-an-address"),
