@@ -30,14 +30,17 @@ use crate::canvas::state::{CanvasCtx, EdgeTraffic, Selection};
 use crate::canvas::traffic;
 use crate::dto::EdgeView;
 
-/// Per-edge reactive facts both halves of an edge need.
+/// Per-edge reactive facts both halves of an edge need (an established
+/// edge's, an observed edge's).
 #[derive(Clone, Copy)]
-struct EdgeState {
-    health: Memo<Health>,
-    active: Memo<bool>,
+pub(crate) struct EdgeState {
+    /// Its health, from its ends' and its own.
+    pub health: Memo<Health>,
+    /// Whether it is highlighted or selected.
+    pub active: Memo<bool>,
 }
 
-fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
+pub(crate) fn edge_state(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> EdgeState {
     let health = {
         let (scene, edge) = (scene.clone(), edge.clone());
         Memo::new(move |_| scene.edge_health(&ctx, &edge))

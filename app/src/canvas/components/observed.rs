@@ -14,7 +14,7 @@
 use leptos::ev::PointerEvent;
 use leptos::prelude::*;
 
-use super::edge::{short_label, LinePlace, TrafficLine};
+use super::edge::{edge_state, short_label, EdgeState, LinePlace, TrafficLine};
 use crate::canvas::css;
 use crate::canvas::graph::{lanes, observed_route, ObservedGeom, Point, Rect};
 use crate::canvas::health::Health;
@@ -85,16 +85,7 @@ struct Facts {
 }
 
 fn facts(ctx: CanvasCtx, scene: &SceneCtx, edge: &EdgeView) -> Facts {
-    let health = {
-        let (scene, edge) = (scene.clone(), edge.clone());
-        Memo::new(move |_| scene.edge_health(&ctx, &edge))
-    };
-    let active = {
-        let (scene, id) = (scene.clone(), edge.id.clone());
-        Memo::new(move |_| {
-            scene.is_highlighted(&id) || scene.is_selected(Selection::Edge(id.clone()))
-        })
-    };
+    let EdgeState { health, active } = edge_state(ctx, scene, edge);
     let cell = ctx.traffic.cell(&edge.id);
     let state = Memo::new(move |_| {
         cell.with(|t| t.view().map_or(ObservedState::Answered, ObservedState::of))
