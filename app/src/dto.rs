@@ -241,6 +241,13 @@ pub struct TopologyView {
     pub digest: String,
 }
 
+impl TopologyView {
+    /// The capability with id `id`.
+    pub fn capability(&self, id: &str) -> Option<&CapabilityView> {
+        self.capabilities.iter().find(|c| c.id == id)
+    }
+}
+
 /// A node's position on the canvas, in canvas coordinates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodePosition {

@@ -72,11 +72,7 @@ pub fn drawable(set: &ObservedSet, view: &TopologyView) -> Vec<EdgeView> {
         .filter(|o| !established.contains(o.id.as_str()))
         .filter(|o| nodes.contains(o.consumer.as_str()) && nodes.contains(o.provider.as_str()))
         .filter_map(|o| {
-            let kind = view
-                .capabilities
-                .iter()
-                .find(|c| c.id == o.capability)?
-                .kind;
+            let kind = view.capability(&o.capability)?.kind;
             Some(EdgeView {
                 id: o.id.clone(),
                 consumer: o.consumer.clone(),

@@ -310,12 +310,7 @@ fn EdgeDrawer(edge: EdgeView) -> impl IntoView {
         Memo::new(move |_| scene.edge_health(&ctx, &edge))
     };
     let kind = kind_label(edge.kind);
-    let capability = scene
-        .view
-        .capabilities
-        .iter()
-        .find(|c| c.id == edge.capability)
-        .cloned();
+    let capability = scene.view.capability(&edge.capability).cloned();
     let panel = match edge.kind {
         CapabilityKind::DataShare => view! {
             <QueryPanel edge=edge.clone()/>
@@ -389,9 +384,7 @@ fn ObservedDrawer(edge: EdgeView) -> impl IntoView {
     let kind = kind_label(edge.kind);
     let deadline = scene
         .view
-        .capabilities
-        .iter()
-        .find(|c| c.id == edge.capability)
+        .capability(&edge.capability)
         .map(|c| c.deadline_ms);
     let metrics = Refresher::<MetricsView>::new(routes::edge_metrics(&edge.id));
     metrics.follow(ctx, vec![edge.id.clone()]);

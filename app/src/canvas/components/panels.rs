@@ -64,9 +64,7 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     // suggestions and said in words (the hub refuses anything else).
     let grants: Vec<InputGrant> = scene
         .view
-        .capabilities
-        .iter()
-        .find(|c| c.id == edge.capability)
+        .capability(&edge.capability)
         .map(|c| c.input_grants.clone())
         .unwrap_or_default();
     let allowed = |field: &str| -> Vec<String> {
