@@ -42,6 +42,7 @@
 //! | [`store`] | where the hub's state lives: a SQLite file, or the PostgreSQL database replicas share; its migrations |
 //! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
 //! | [`hub`] | wiring it all into one process |
+//! | [`networks`] | the networks an operator lists in a variable: trusted balancers, `/metrics` scrapers, onboarding's private reach |
 //! | [`listen`] | how connections are accepted: header timeout, connection caps, TLS; who is at the other end ([`listen::Peer`]) |
 //! | [`tls`] | the hub's TLS: its listener's configuration, the client certificate a member presents, `hub certs` |
 //! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page |
@@ -66,6 +67,7 @@ pub mod identity;
 pub mod listen;
 pub mod machine;
 pub mod negotiations;
+pub mod networks;
 pub mod onboarding;
 pub mod quotas;
 pub mod redaction;

@@ -41,6 +41,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::networks::Networks;
 use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 use axum::Router;
@@ -49,7 +50,6 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
@@ -67,38 +67,21 @@ pub const TRUSTED_PROXIES_ENV: &str = "WS_TRUSTED_PROXIES";
 /// The load balancers whose `X-Forwarded-For` names the client (none by
 /// default: then every request's client is its TCP peer).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustedProxies(Vec<IpNet>);
+pub struct TrustedProxies(Networks);
 
 impl TrustedProxies {
     /// From [`TRUSTED_PROXIES_ENV`]; a bad entry is named.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var(TRUSTED_PROXIES_ENV) {
-            Err(_) => Ok(Self::default()),
-            Ok(list) => Self::parse(&list),
-        }
+        Networks::from_env(TRUSTED_PROXIES_ENV, Networks::default()).map(Self)
     }
 
     /// `10.0.0.0/8, 127.0.0.1` (a bare address is one host).
     pub fn parse(list: &str) -> Result<Self, String> {
-        list.split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-            .map(|e| {
-                e.parse::<IpNet>()
-                    .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| {
-                        format!(
-                            "{TRUSTED_PROXIES_ENV}: `{}` is not an address or a CIDR",
-                            exchange::text::clip(e, 64)
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Self)
+        Networks::parse(TRUSTED_PROXIES_ENV, list).map(Self)
     }
 
     fn trusts(&self, ip: IpAddr) -> bool {
-        self.0.iter().any(|net| net.contains(&ip))
+        self.0.contains(ip)
     }
 
     /// The client of a request that arrived from `remote` with `headers`

@@ -13,12 +13,12 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 
+use crate::networks::Networks;
 use app::dto::{InspectorView, MetricsView, TrafficView};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use ipnet::IpNet;
 
 use super::drawers::system_of_node;
 use super::BffState;
@@ -200,49 +200,33 @@ impl Stored {
 /// traffic pattern of an exchange is its members' business.
 #[derive(Debug, Clone)]
 pub struct MetricsDoor {
-    allow: Vec<IpNet>,
+    allow: Networks,
 }
 
 /// The env var listing who may scrape `/metrics`.
 pub const METRICS_ALLOW_ENV: &str = "WS_METRICS_ALLOW";
 
 impl MetricsDoor {
-    /// From `WS_METRICS_ALLOW`; an entry that is not a CIDR is an error
-    /// naming it.
+    /// From `WS_METRICS_ALLOW`, loopback when unset; an entry that is not
+    /// a network is an error naming it.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var(METRICS_ALLOW_ENV) {
-            Err(_) => Ok(Self::loopback()),
-            Ok(v) => Self::parse(&v),
-        }
+        Networks::from_env(METRICS_ALLOW_ENV, Networks::loopback()).map(|allow| Self { allow })
     }
 
     /// Loopback only.
     pub fn loopback() -> Self {
         Self {
-            allow: vec![
-                "127.0.0.0/8".parse().expect("literal CIDR"),
-                "::1/128".parse().expect("literal CIDR"),
-            ],
+            allow: Networks::loopback(),
         }
     }
 
     /// `10.0.0.0/8, 127.0.0.1/32`.
     pub fn parse(list: &str) -> Result<Self, String> {
-        let allow = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.parse::<IpNet>().map_err(|e| {
-                    format!("{METRICS_ALLOW_ENV}: `{}` is not a CIDR: {e}", clip(s, 64))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { allow })
+        Networks::parse(METRICS_ALLOW_ENV, list).map(|allow| Self { allow })
     }
 
     fn admits(&self, addr: Option<SocketAddr>) -> bool {
-        addr.is_some_and(|a| self.allow.iter().any(|n| n.contains(&a.ip())))
+        addr.is_some_and(|a| self.allow.contains(a.ip()))
     }
 }
 

@@ -17,6 +17,8 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use crate::networks::Networks;
+
 /// The environment variable listing the private networks onboarding may
 /// reach.
 pub const NETWORKS_ENV: &str = "WS_ONBOARD_NETWORKS";
@@ -24,7 +26,7 @@ pub const NETWORKS_ENV: &str = "WS_ONBOARD_NETWORKS";
 /// The private networks a card may be fetched from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddressPolicy {
-    allowed: Vec<IpNet>,
+    allowed: Networks,
 }
 
 impl Default for AddressPolicy {
@@ -35,37 +37,21 @@ impl Default for AddressPolicy {
 
 impl AddressPolicy {
     /// From `WS_ONBOARD_NETWORKS`; unset: loopback only. An entry that is
-    /// not a CIDR is an error naming it.
+    /// not a network is an error naming it.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var(NETWORKS_ENV) {
-            Err(_) => Ok(Self::loopback()),
-            Ok(v) => Self::parse(&v),
-        }
+        Networks::from_env(NETWORKS_ENV, Networks::loopback()).map(|allowed| Self { allowed })
     }
 
     /// Loopback only.
     pub fn loopback() -> Self {
-        Self::parse("127.0.0.0/8, ::1/128").unwrap_or(Self {
-            allowed: Vec::new(),
-        })
+        Self {
+            allowed: Networks::loopback(),
+        }
     }
 
     /// `10.20.0.0/16, 127.0.0.1/32` (empty: no private address at all).
     pub fn parse(list: &str) -> Result<Self, String> {
-        let allowed = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.parse::<IpNet>().map_err(|e| {
-                    format!(
-                        "{NETWORKS_ENV}: `{}` is not a CIDR: {e}",
-                        exchange::text::clip(s, 64)
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { allowed })
+        Networks::parse(NETWORKS_ENV, list).map(|allowed| Self { allowed })
     }
 
     /// Whether `ip` may be reached; the refusal says why.
@@ -80,7 +66,7 @@ impl AddressPolicy {
             ));
         }
         match private(ip) {
-            Some(kind) if !self.allowed.iter().any(|n| n.contains(&ip)) => Err(format!(
+            Some(kind) if !self.allowed.contains(ip) => Err(format!(
                 "{ip} is {kind}, which the hub's onboarding policy does not allow \
                  (the operator lists the private networks it may reach in {NETWORKS_ENV})"
             )),
