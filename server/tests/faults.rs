@@ -473,8 +473,12 @@ async fn a_peer_that_streams_an_endless_answer_is_cut_off_and_others_go_on() {
         .min()
         .unwrap_or(first);
     let last = rss_after_round[rss_after_round.len() - 1];
+    // The first round: eight capped reads (32 MiB) and the allocator's
+    // slack, seen up to 67 MiB on top (a round can sit 40 MiB above its
+    // neighbours); an uncapped read streams at loopback speed until the
+    // deadline, gigabytes, far past this.
     assert!(
-        first <= rss_before + 8 * 4 * 3 * 1024,
+        first <= rss_before + 8 * 4 * 4 * 1024,
         "hub RSS {rss_before} → {first} KiB after eight endless answers"
     );
     assert!(
