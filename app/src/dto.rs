@@ -293,6 +293,10 @@ pub struct LoginRequest {
 pub struct SessionView {
     pub username: String,
     pub csrf_token: String,
+    /// What the person may do.
+    pub role: crate::access::Role,
+    /// The member system a member-scoped person is bound to.
+    pub system: Option<String>,
 }
 
 /// How a call through the hub ended, as the browser may see it.
@@ -928,9 +932,8 @@ pub struct SystemAdded {
     pub system: String,
     /// The environment variable the system's token is read from.
     pub token_env: String,
-    /// The generated token, shown this once; `None` when the hub's
-    /// environment already sets `token_env` (that token is the system's).
-    pub credential: Option<String>,
+    /// The token the hub made for it, shown this once.
+    pub credential: String,
     /// The topology file's digest now (the next change's base).
     pub base: String,
 }
@@ -982,4 +985,76 @@ mod tests {
         let v = serde_json::to_value(HubEvent::TopologyChanged).unwrap_or_default();
         assert_eq!(v["type"], "topology_changed");
     }
+}
+
+/// A person of the hub, as the people page shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PersonView {
+    pub username: String,
+    pub role: crate::access::Role,
+    /// The member system they are bound to; `None`: exchange-wide.
+    pub system: Option<String>,
+    /// Who made the entry: `file` (the UI users file), `admin`, `oidc`
+    /// (a member's identity provider, at their login).
+    pub origin: String,
+}
+
+/// `GET /api/people`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeopleView {
+    pub people: Vec<PersonView>,
+}
+
+/// `POST /api/people`: a new person; the hub makes their password.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewPersonRequest {
+    pub username: String,
+    pub role: crate::access::Role,
+    /// Bind them to this member system; `None`: exchange-wide.
+    #[serde(default)]
+    pub system: Option<String>,
+}
+
+/// `PUT /api/people/{id}`: a person's new role and scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PersonUpdate {
+    pub role: crate::access::Role,
+    #[serde(default)]
+    pub system: Option<String>,
+}
+
+/// A password the hub made for a person, shown this once
+/// (`Cache-Control: no-store`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PasswordIssued {
+    pub username: String,
+    pub password: String,
+}
+
+/// `POST /api/systems/{id}/credential`: the system's new credential,
+/// shown this once (`Cache-Control: no-store`); the old one no longer
+/// authenticates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialIssued {
+    pub system: String,
+    /// The variable the system's peer reads it from.
+    pub token_env: String,
+    pub credential: String,
+    /// The topology file's digest (unchanged: the credential lives in the
+    /// hub's credential store).
+    pub base: String,
+}
+
+/// A member whose own identity provider lets its people log in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginProviderView {
+    pub system: String,
+    /// Its display name.
+    pub name: String,
+}
+
+/// `GET /api/login/providers` (public): who offers a login.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginProvidersView {
+    pub providers: Vec<LoginProviderView>,
 }

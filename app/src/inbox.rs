@@ -91,6 +91,7 @@ pub fn InboxPage() -> impl IntoView {
             <nav class="nav" aria-label="Pages">
                 <a href="/" data-testid="nav-canvas">"Canvas"</a>
                 <a href="/inbox" aria-current="page" data-testid="nav-inbox">"Inbox"</a>
+                {crate::session::people_link()}
             </nav>
             <UserMenu/>
         </header>
@@ -176,7 +177,12 @@ fn Entry(entry: ProposedActionView) -> impl IntoView {
                 .map(|(_, why)| view! { <p class="not-connected" role="alert" data-testid="decision-error">{why}</p> })
         }
     };
+    let may_decide = crate::session::can(routes::ApiRoute::InboxApprove);
     let decision = match entry.status {
+        ApprovalStatus::Pending if !may_decide.get_untracked() => view! {
+            <p class="muted" data-testid="decision-pending">"Waiting for an approver."</p>
+        }
+        .into_any(),
         ApprovalStatus::Pending => {
             let (a, r) = (id.clone(), id.clone());
             view! {

@@ -4,12 +4,14 @@
 //! with it) and to wasm with `hydrate` (the browser takes those pages over).
 //! Anything that must never reach a browser does not belong here.
 
+pub mod access;
 pub mod api;
 pub mod canvas;
 pub mod dto;
 pub mod format;
 pub mod inbox;
 pub mod login;
+pub mod people;
 pub mod routes;
 pub mod session;
 pub mod untrusted;
@@ -80,6 +82,7 @@ pub fn App() -> impl IntoView {
     match current_page() {
         Page::Canvas => view! { <canvas::CanvasPage/> }.into_any(),
         Page::Inbox => view! { <inbox::InboxPage/> }.into_any(),
+        Page::People => view! { <people::PeoplePage/> }.into_any(),
         Page::Login => view! { <login::LoginPage/> }.into_any(),
         Page::NotFound => view! { <p class="not-found">"Page not found."</p> }.into_any(),
     }

@@ -104,7 +104,47 @@ pub fn LoginPage() -> impl IntoView {
                 <noscript>
                     <p class="muted">"The canvas needs JavaScript (WebAssembly) to log in."</p>
                 </noscript>
+                <ProviderLogins/>
             </form>
         </main>
+    }
+}
+
+/// "Log in with BuyerCorp": the members whose own identity provider lets
+/// their people log in (each bound to its member's part of the exchange).
+#[component]
+fn ProviderLogins() -> impl IntoView {
+    let providers = RwSignal::new(Vec::<crate::dto::LoginProviderView>::new());
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(v) =
+                api::probe_json::<crate::dto::LoginProvidersView>(routes::LOGIN_PROVIDERS).await
+            {
+                providers.try_set(v.providers);
+            }
+        });
+    });
+    move || {
+        let list = providers.get();
+        (!list.is_empty()).then(|| {
+            let next = routes::encode_segment(&safe_next(
+                routes::query_param(&api::current_query(), "next").as_deref(),
+            ));
+            view! {
+                <div class="login-providers" data-testid="login-providers">
+                    {list
+                        .into_iter()
+                        .map(|p| {
+                            let href = format!("/login/oidc/{}?next={next}", p.system);
+                            view! {
+                                <a class="login-provider" href=href data-testid="login-provider">
+                                    {format!("Log in with {}", p.name)}
+                                </a>
+                            }
+                        })
+                        .collect_view()}
+                </div>
+            }
+        })
     }
 }

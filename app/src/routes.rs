@@ -7,6 +7,10 @@
 //! the functions build from those same templates, with each parameter
 //! percent-encoded as one segment ([`encode_segment`]: an edge id holds
 //! `->` and `:`). A route changed here changes on both sides at once.
+//! Each route also names its [`Rights`]: the role it needs and how far a
+//! member-scoped person reaches with it ([`crate::access`]).
+
+use crate::access::{Need, Reach, Rights, Role};
 
 /// The prefix of everything the browser calls; the session guard covers
 /// it (401 without a session), the login excepted.
@@ -71,8 +75,23 @@ pub const SYSTEM: &str = "/api/systems/{id}";
 /// `PUT`: adds a consumer to a connection rule, or takes it off.
 pub const RULE_CONSUMERS: &str = "/api/rules/consumers";
 
-/// `POST`: logs in (the only public `/api` route).
+/// `POST`: makes a new credential for a system (an admin's rotation).
+pub const SYSTEM_CREDENTIAL: &str = "/api/systems/{id}/credential";
+/// `GET`: a system's part of the hub's trail, as a verifiable export.
+pub const NODE_TRAIL: &str = "/api/nodes/{id}/trail";
+
+/// `GET`: every person who may log in, with their role; `POST`: adds one.
+pub const PEOPLE: &str = "/api/people";
+/// `PUT`: changes a person's role or scope; `DELETE`: removes them.
+pub const PERSON: &str = "/api/people/{id}";
+/// `POST`: gives a person a new password (shown once).
+pub const PERSON_PASSWORD: &str = "/api/people/{id}/password";
+
+/// `POST`: logs in (public).
 pub const LOGIN: &str = "/api/login";
+/// `GET`: the members whose identity provider lets their people log in
+/// (public: the login page lists them).
+pub const LOGIN_PROVIDERS: &str = "/api/login/providers";
 /// `POST`: ends the session.
 pub const LOGOUT: &str = "/api/logout";
 /// `GET`: who is logged in, and the session's CSRF token.
@@ -117,15 +136,16 @@ impl Verb {
     }
 }
 
-/// Declares [`ApiRoute`]: one variant per `/api` route, with its method and
-/// template, and [`ApiRoute::ALL`] listing every variant (the macro writes
-/// the list, so a variant cannot be left out of it).
+/// Declares [`ApiRoute`]: one variant per `/api` route, with its method,
+/// template and [`Rights`], and [`ApiRoute::ALL`] listing every variant
+/// (the macro writes the list, so a variant cannot be left out of it).
 macro_rules! api_routes {
-    ($( $(#[$doc:meta])* $variant:ident = $verb:ident $template:ident, )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $verb:ident $template:ident, $need:expr, $reach:ident; )*) => {
         /// Every `/api` route the hub serves, as one table. The hub builds
-        /// its router from this table and its security tests walk it, so a
-        /// route added here is covered by the session, CSRF and origin
-        /// tests without anyone listing it again.
+        /// its router from this table, guards each route with the rights
+        /// named here, and its security tests walk it, so a route added
+        /// here is covered by the session, role, CSRF and origin tests
+        /// without anyone listing it again.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ApiRoute {
             $( $(#[$doc])* $variant, )*
@@ -148,83 +168,140 @@ macro_rules! api_routes {
                     $( ApiRoute::$variant => $template, )*
                 }
             }
+
+            /// Who may call it, and how far a member-scoped person reaches
+            /// with it.
+            pub fn rights(self) -> Rights {
+                match self {
+                    $( ApiRoute::$variant => Rights { need: $need, reach: Reach::$reach }, )*
+                }
+            }
         }
     };
 }
 
+const VIEWER: Need = Need::Role(Role::Viewer);
+const OPERATOR: Need = Need::Role(Role::Operator);
+const APPROVER: Need = Need::Role(Role::Approver);
+const ADMIN: Need = Need::Role(Role::Admin);
+
 api_routes! {
     /// [`TOPOLOGY`].
-    Topology = Get TOPOLOGY,
+    Topology = Get TOPOLOGY, VIEWER, Part;
     /// [`EVENTS`].
-    Events = Get EVENTS,
+    Events = Get EVENTS, VIEWER, Part;
     /// [`EDGES`].
-    CreateEdge = Post EDGES,
+    CreateEdge = Post EDGES, OPERATOR, Body;
     /// [`EDGE`].
-    RemoveEdge = Delete EDGE,
-    /// [`POSITIONS`].
-    SavePositions = Put POSITIONS,
+    RemoveEdge = Delete EDGE, OPERATOR, OwnEdge;
+    /// [`POSITIONS`]: the layout every canvas shares.
+    SavePositions = Put POSITIONS, OPERATOR, Exchange;
     /// [`EDGE_QUERY`].
-    EdgeQuery = Post EDGE_QUERY,
+    EdgeQuery = Post EDGE_QUERY, OPERATOR, OwnEdge;
     /// [`EDGE_ASK`].
-    EdgeAsk = Post EDGE_ASK,
+    EdgeAsk = Post EDGE_ASK, OPERATOR, OwnEdge;
     /// [`EDGE_CONTRACT`].
-    EdgeContract = Get EDGE_CONTRACT,
+    EdgeContract = Get EDGE_CONTRACT, VIEWER, OwnEdge;
     /// [`EDGE_NEGOTIATE`].
-    EdgeNegotiate = Post EDGE_NEGOTIATE,
+    EdgeNegotiate = Post EDGE_NEGOTIATE, OPERATOR, OwnEdge;
     /// [`INBOX`].
-    Inbox = Get INBOX,
+    Inbox = Get INBOX, VIEWER, Part;
     /// [`INBOX_PAGE`].
-    InboxPage = Get INBOX_PAGE,
+    InboxPage = Get INBOX_PAGE, VIEWER, Part;
     /// [`INBOX_PENDING`].
-    InboxPending = Get INBOX_PENDING,
-    /// [`INBOX_APPROVE`].
-    InboxApprove = Post INBOX_APPROVE,
+    InboxPending = Get INBOX_PENDING, VIEWER, Part;
+    /// [`INBOX_APPROVE`]: a decision of the hub's own inbox.
+    InboxApprove = Post INBOX_APPROVE, APPROVER, Exchange;
     /// [`INBOX_REJECT`].
-    InboxReject = Post INBOX_REJECT,
+    InboxReject = Post INBOX_REJECT, APPROVER, Exchange;
     /// [`NODE_AUDIT`].
-    NodeAudit = Get NODE_AUDIT,
+    NodeAudit = Get NODE_AUDIT, VIEWER, OwnNode;
+    /// [`NODE_TRAIL`].
+    NodeTrail = Get NODE_TRAIL, VIEWER, OwnNode;
     /// [`TRAFFIC`].
-    Traffic = Get TRAFFIC,
+    Traffic = Get TRAFFIC, VIEWER, Part;
     /// [`EDGE_METRICS`].
-    EdgeMetrics = Get EDGE_METRICS,
+    EdgeMetrics = Get EDGE_METRICS, VIEWER, OwnEdge;
     /// [`EDGE_INSPECTOR`].
-    EdgeInspector = Get EDGE_INSPECTOR,
+    EdgeInspector = Get EDGE_INSPECTOR, VIEWER, OwnEdge;
     /// [`NODE_METRICS`].
-    NodeMetrics = Get NODE_METRICS,
+    NodeMetrics = Get NODE_METRICS, VIEWER, OwnNode;
     /// [`AGENTS`].
-    Agents = Get AGENTS,
+    Agents = Get AGENTS, VIEWER, Part;
     /// [`RECOMMENDATIONS`].
-    Recommendations = Get RECOMMENDATIONS,
+    Recommendations = Get RECOMMENDATIONS, VIEWER, Part;
     /// [`NODE_INTERPRET`].
-    NodeInterpret = Post NODE_INTERPRET,
+    NodeInterpret = Post NODE_INTERPRET, VIEWER, OwnNode;
     /// [`SYSTEMS_DISCOVER`].
-    DiscoverSystem = Post SYSTEMS_DISCOVER,
+    DiscoverSystem = Post SYSTEMS_DISCOVER, OPERATOR, Exchange;
     /// [`SYSTEMS`].
-    AddSystem = Post SYSTEMS,
+    AddSystem = Post SYSTEMS, OPERATOR, Exchange;
     /// [`SYSTEM`].
-    RemoveSystem = Delete SYSTEM,
-    /// [`RULE_CONSUMERS`].
-    SetRuleConsumer = Put RULE_CONSUMERS,
-    /// [`LOGIN`]: the one route served without a session.
-    Login = Post LOGIN,
+    RemoveSystem = Delete SYSTEM, OPERATOR, Exchange;
+    /// [`SYSTEM_CREDENTIAL`].
+    RotateCredential = Post SYSTEM_CREDENTIAL, ADMIN, Exchange;
+    /// [`RULE_CONSUMERS`]: the rule's provider decides who may call it.
+    SetRuleConsumer = Put RULE_CONSUMERS, OPERATOR, Body;
+    /// [`PEOPLE`].
+    People = Get PEOPLE, ADMIN, Exchange;
+    /// [`PEOPLE`].
+    AddPerson = Post PEOPLE, ADMIN, Exchange;
+    /// [`PERSON`].
+    UpdatePerson = Put PERSON, ADMIN, Exchange;
+    /// [`PERSON`].
+    RemovePerson = Delete PERSON, ADMIN, Exchange;
+    /// [`PERSON_PASSWORD`].
+    ResetPassword = Post PERSON_PASSWORD, ADMIN, Exchange;
+    /// [`LOGIN`]: served without a session.
+    Login = Post LOGIN, Need::Public, Part;
+    /// [`LOGIN_PROVIDERS`]: served without a session.
+    LoginProviders = Get LOGIN_PROVIDERS, Need::Public, Part;
     /// [`LOGOUT`].
-    Logout = Post LOGOUT,
+    Logout = Post LOGOUT, VIEWER, Part;
     /// [`SESSION`].
-    Session = Get SESSION,
+    Session = Get SESSION, VIEWER, Part;
     /// [`TOPOLOGY_FN`]: registered by Leptos from its `#[server]` attribute.
-    TopologyFn = Post TOPOLOGY_FN,
+    TopologyFn = Post TOPOLOGY_FN, VIEWER, Part;
 }
 
 impl ApiRoute {
-    /// Whether the route is served without a session ([`LOGIN`] only).
+    /// Whether the route is served without a session (the login and the
+    /// list of the members' logins).
     pub fn is_public(self) -> bool {
-        self == ApiRoute::Login
+        self.rights().need == Need::Public
+    }
+
+    /// The route `method` and `path` name (a concrete path: each `{id}`
+    /// matches one segment), with the `{id}` it names.
+    pub fn matching<'p>(method: &str, path: &'p str) -> Option<(ApiRoute, Option<&'p str>)> {
+        ApiRoute::ALL.iter().find_map(|&route| {
+            if route.verb().as_str() != method {
+                return None;
+            }
+            match_template(route.template(), path).map(|id| (route, id))
+        })
     }
 
     /// A concrete path of the route: each `{id}` replaced by `id`, encoded
     /// as one segment.
     pub fn path_with(self, id: &str) -> String {
         self.template().replace("{id}", &encode_segment(id))
+    }
+}
+
+/// `path` against `template` segment by segment; `Some(id)` (the segment
+/// at `{id}`, still percent-encoded) when it matches.
+fn match_template<'p>(template: &str, path: &'p str) -> Option<Option<&'p str>> {
+    let mut id = None;
+    let mut t = template.split('/');
+    let mut p = path.split('/');
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return Some(id),
+            (Some("{id}"), Some(seg)) if !seg.is_empty() => id = Some(seg),
+            (Some(a), Some(b)) if a == b && !a.starts_with('{') => {}
+            _ => return None,
+        }
     }
 }
 
@@ -239,6 +316,8 @@ pub enum Page {
     Canvas,
     /// `/inbox`: the approval inbox.
     Inbox,
+    /// `/people`: people and roles (an admin's).
+    People,
     /// [`LOGIN_PAGE`].
     Login,
     /// Any other path.
@@ -247,7 +326,7 @@ pub enum Page {
 
 impl Page {
     /// Every page with a path.
-    pub const ALL: [Page; 3] = [Page::Canvas, Page::Inbox, Page::Login];
+    pub const ALL: [Page; 4] = [Page::Canvas, Page::Inbox, Page::People, Page::Login];
 
     /// The page of `path` (a trailing `/` is ignored).
     pub fn from_path(path: &str) -> Page {
@@ -258,6 +337,7 @@ impl Page {
         {
             "/" | "" => Page::Canvas,
             "/inbox" => Page::Inbox,
+            "/people" => Page::People,
             p if p == LOGIN_PAGE => Page::Login,
             _ => Page::NotFound,
         }
@@ -268,6 +348,7 @@ impl Page {
         match self {
             Page::Canvas | Page::NotFound => "/",
             Page::Inbox => "/inbox",
+            Page::People => "/people",
             Page::Login => LOGIN_PAGE,
         }
     }
@@ -277,6 +358,7 @@ impl Page {
         match self {
             Page::Canvas => "Wall Street",
             Page::Inbox => "Inbox — Wall Street",
+            Page::People => "People — Wall Street",
             Page::Login => "Log in — Wall Street",
             Page::NotFound => "Not found — Wall Street",
         }
@@ -392,6 +474,32 @@ pub fn node_metrics(id: &str) -> String {
     with_id(NODE_METRICS, id)
 }
 
+/// [`SYSTEM_CREDENTIAL`] of system `id`.
+pub fn system_credential(id: &str) -> String {
+    with_id(SYSTEM_CREDENTIAL, id)
+}
+
+/// [`NODE_TRAIL`] of node `id`.
+pub fn node_trail(id: &str) -> String {
+    with_id(NODE_TRAIL, id)
+}
+
+/// [`PERSON`] of username `id`.
+pub fn person(id: &str) -> String {
+    with_id(PERSON, id)
+}
+
+/// [`PERSON_PASSWORD`] of username `id`.
+pub fn person_password(id: &str) -> String {
+    with_id(PERSON_PASSWORD, id)
+}
+
+/// One path segment as [`encode_segment`] wrote it, decoded; `None` when
+/// it is not UTF-8 once decoded.
+pub fn decode_segment(segment: &str) -> Option<String> {
+    percent_decode(&segment.replace('+', "%2B"))
+}
+
 /// [`NODE_AUDIT`] of node `id`, asking for at most `limit` entries.
 pub fn node_audit(id: &str, limit: usize) -> String {
     format!("{}?limit={limit}", with_id(NODE_AUDIT, id))
@@ -446,6 +554,61 @@ mod tests {
         // Broken escapes stay as they are; non-UTF-8 is refused.
         assert_eq!(query_param("?next=%2", "next").as_deref(), Some("%2"));
         assert_eq!(query_param("?next=%ff", "next"), None);
+    }
+
+    #[test]
+    fn a_concrete_path_finds_its_route_and_id() {
+        let edge = "hub->vendorcorp:orders.query";
+        assert_eq!(
+            ApiRoute::matching("POST", &edge_query(edge)),
+            Some((
+                ApiRoute::EdgeQuery,
+                Some("hub-%3Evendorcorp%3Aorders.query")
+            ))
+        );
+        assert_eq!(
+            decode_segment("hub-%3Evendorcorp%3Aorders.query").as_deref(),
+            Some(edge)
+        );
+        assert_eq!(
+            ApiRoute::matching("GET", TOPOLOGY),
+            Some((ApiRoute::Topology, None))
+        );
+        assert_eq!(ApiRoute::matching("DELETE", TOPOLOGY), None);
+        assert_eq!(ApiRoute::matching("GET", "/api/nodes//metrics"), None);
+        assert_eq!(ApiRoute::matching("GET", "/api/nodes/a/b/metrics"), None);
+        assert_eq!(
+            ApiRoute::matching("PUT", &person("ann")),
+            Some((ApiRoute::UpdatePerson, Some("ann")))
+        );
+        for &route in ApiRoute::ALL {
+            let path = route.path_with("x");
+            assert_eq!(
+                ApiRoute::matching(route.verb().as_str(), &path).map(|(r, _)| r),
+                Some(route),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_changing_route_needs_a_role_and_the_login_alone_is_public() {
+        for &route in ApiRoute::ALL {
+            let rights = route.rights();
+            if matches!(route, ApiRoute::Login | ApiRoute::LoginProviders) {
+                assert_eq!(rights.need, Need::Public);
+                assert!(route == ApiRoute::Login || !route.verb().changes_state());
+                continue;
+            }
+            assert!(matches!(rights.need, Need::Role(_)), "{route:?}");
+            if route.template().contains("{id}") {
+                assert_ne!(
+                    rights.reach,
+                    Reach::Part,
+                    "{route:?} names an id: it must check it"
+                );
+            }
+        }
     }
 
     #[test]
@@ -505,7 +668,13 @@ mod tests {
             AGENTS,
             RECOMMENDATIONS,
             NODE_INTERPRET,
+            SYSTEM_CREDENTIAL,
+            NODE_TRAIL,
+            PEOPLE,
+            PERSON,
+            PERSON_PASSWORD,
             LOGIN,
+            LOGIN_PROVIDERS,
             LOGOUT,
             SESSION,
             FN_PREFIX,

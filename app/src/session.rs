@@ -66,6 +66,41 @@ pub fn require_session() {
     });
 }
 
+/// Whether the logged-in person may use `route` at all (their role grants
+/// what it needs, and a member-scoped person is not asked for an
+/// exchange-wide action): the pages leave out the controls they could not
+/// use. The hub decides again on every request; this only spares a
+/// person buttons that would answer 403.
+pub fn can(route: crate::routes::ApiRoute) -> Signal<bool> {
+    // Without a session context (a component rendered on its own) nobody
+    // may do anything.
+    let Some(ctx) = use_context::<SessionCtx>() else {
+        return Signal::derive(|| false);
+    };
+    Signal::derive(move || {
+        ctx.session.with(|s| {
+            s.as_ref().is_some_and(|s| {
+                let rights = route.rights();
+                let role_ok = match rights.need {
+                    crate::access::Need::Public => true,
+                    crate::access::Need::Role(needed) => s.role.grants(needed),
+                };
+                role_ok && (s.system.is_none() || rights.reach != crate::access::Reach::Exchange)
+            })
+        })
+    })
+}
+
+/// The top bar's People link, shown to those who may manage people.
+pub fn people_link() -> impl IntoView {
+    let allowed = can(crate::routes::ApiRoute::People);
+    move || {
+        allowed
+            .get()
+            .then(|| view! { <a href="/people" data-testid="nav-people">"People"</a> })
+    }
+}
+
 /// True once the wasm bundle has taken over the page (never on the
 /// server): controls that need code stay disabled until then.
 pub fn use_hydrated() -> ReadSignal<bool> {
@@ -91,10 +126,22 @@ pub fn UserMenu() -> impl IntoView {
         });
     };
     let name = move || ctx.session.get().map(|s| s.username).unwrap_or_default();
+    let role = move || {
+        ctx.session
+            .get()
+            .map(|s| match s.system {
+                Some(system) => format!("{} of {system}", s.role),
+                None => s.role.to_string(),
+            })
+            .unwrap_or_default()
+    };
     view! {
         <div class="user-menu">
             <span class="username" data-testid="username" title="Logged in as">
                 {name}
+            </span>
+            <span class="role muted" data-testid="role" title="What you may do">
+                {role}
             </span>
             <button
                 type="button"

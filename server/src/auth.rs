@@ -360,7 +360,7 @@ mod tests {
             AuthChain::standard().layer_names(),
             ["ip_allowlist", "bearer_token", "mtls"]
         );
-        let env = "WS_TEST_TOKEN_ORDER";
+        let env = "WS_TOKEN_TEST_ORDER";
         std::env::set_var(env, "s3cret-order");
         let t = topology(env, false);
         // Wrong IP *and* wrong token: the IP layer speaks first.
@@ -416,7 +416,7 @@ mod tests {
                 .expect("read");
             ClientCertificate::presented(&chain)
         };
-        let env = "WS_TEST_TOKEN_MTLS";
+        let env = "WS_TOKEN_TEST_MTLS";
         std::env::set_var(env, "s3cret-mtls");
         let ok = |t: &Loaded, c| check_with(t, "buyercorp", "127.0.0.1", Some("s3cret-mtls"), c);
         let by_pin = with_mtls(
@@ -449,7 +449,7 @@ mod tests {
 
     #[test]
     fn unknown_caller_missing_header_and_unset_env_are_rejected() {
-        let env = "WS_TEST_TOKEN_MISSING";
+        let env = "WS_TOKEN_TEST_MISSING";
         std::env::set_var(env, "tok-missing");
         let t = topology(env, false);
         for caller in ["", "nobody", "hub"] {
@@ -463,7 +463,7 @@ mod tests {
             reason(check(&t, "buyercorp", "127.0.0.1", None)),
             Some(ReasonCode::AuthRejected)
         );
-        let unset = topology("WS_TEST_TOKEN_NEVER_SET", false);
+        let unset = topology("WS_TOKEN_TEST_NEVER_SET", false);
         // Even an empty presented token must not match an unset variable.
         assert_eq!(
             reason(check(&unset, "buyercorp", "127.0.0.1", Some(""))),
@@ -473,7 +473,7 @@ mod tests {
 
     #[test]
     fn tokens_never_appear_in_errors() {
-        let env = "WS_TEST_TOKEN_LEAK";
+        let env = "WS_TOKEN_TEST_LEAK";
         std::env::set_var(env, "very-secret-token");
         let t = topology(env, false);
         let err =

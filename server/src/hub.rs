@@ -34,6 +34,7 @@ use crate::registry::Registry;
 use crate::task_owners::TaskOwners;
 use crate::task_records::TaskRecords;
 use crate::ui_auth::headers::HeaderPolicy;
+use crate::ui_auth::people::People;
 use crate::ui_auth::session::{SessionSettings, SessionStore};
 use crate::ui_auth::users::UiUsers;
 use crate::ui_auth::UiAuth;
@@ -70,6 +71,9 @@ pub enum HubError {
     /// The UI users file is missing or invalid.
     #[error(transparent)]
     UiUsers(#[from] crate::ui_auth::users::UsersError),
+    /// The people store could not be read or provisioned.
+    #[error(transparent)]
+    People(#[from] crate::ui_auth::people::PeopleError),
     /// The database could not be opened or migrated.
     #[error(transparent)]
     Database(#[from] exchange::db::OpenError),
@@ -185,6 +189,7 @@ impl Hub {
         let edges = Arc::new(EdgeStore::open(store.clone(), &loaded.topology.initial_edges).await?);
         let inbox = Inbox::open(store.clone(), Arc::new(HubPlans));
         let sessions = SessionStore::open(&config.database).await?;
+        let people = People::open(store.clone(), &users, cluster.clone()).await?;
         let board = Arc::new(StatusBoard::new(events.clone()));
         let provider_tls =
             crate::tls::client::ProviderTls::from_env().map_err(HubError::ProviderTls)?;
@@ -203,11 +208,6 @@ impl Hub {
             .with_provider_tls(provider_tls.as_ref()),
         );
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
-        // The public URL is the hub's resource identifier: the audience a
-        // member's access token names (else the address a caller used).
-        if let Ok(url) = std::env::var(crate::ui_auth::session::PUBLIC_URL_ENV) {
-            gateway.identity().set_resource_base(url.trim());
-        }
         Ok(Self {
             registry,
             board,
@@ -218,7 +218,7 @@ impl Hub {
             edges,
             inbox,
             ui: UiAuth {
-                users: Arc::new(users),
+                people: people.clone(),
                 store: sessions,
                 settings: SessionSettings::from_env().map_err(HubError::PublicUrl)?,
                 throttle: Arc::new(login_throttle(&cluster, &store)?),
@@ -256,6 +256,30 @@ impl Hub {
                 }
             },
         );
+        // The credential store beside the topology file: a credential an
+        // admin rotated on the command line (or another replica kept)
+        // authenticates from the next generation on.
+        let registry = self.registry.clone();
+        let credentials = crate::registry::watch::spawn_for(
+            crate::registry::credentials::path_beside(self.registry.source()),
+            "the credential store",
+            move || {
+                let _ = registry.reload();
+            },
+        );
+        // People changed on the command line reach this replica within
+        // seconds (a change made on the canvas is announced at once).
+        let people = self.ui.people.clone();
+        let people = tokio::spawn(async move {
+            let mut every = tokio::time::interval(crate::ui_auth::people::RELOAD_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                if let Err(e) = people.reload().await {
+                    tracing::warn!(error = %e, "re-reading the people store");
+                }
+            }
+        });
         let (agents, cluster) = (self.agents.clone(), self.cluster.clone());
         let agents = crate::agents::watch(agents, move || cluster.announce(Change::Agents));
         let cluster = self.cluster.clone();
@@ -268,6 +292,8 @@ impl Hub {
         let mut handles = vec![
             self.cluster.spawn_prober(prober),
             topology,
+            credentials,
+            people,
             agents,
             tokio::spawn(self.ui.store.clone().sweep_expired()),
             traffic,
@@ -302,6 +328,7 @@ impl Hub {
                 })
             },
             traffic: self.gateway.traffic().clone(),
+            people: self.ui.people.clone(),
         }));
         Ok(BackgroundTasks { handles })
     }
@@ -319,6 +346,7 @@ impl Hub {
             agents: self.agents.clone(),
             cluster: self.cluster.clone(),
             onboarding: self.onboarding.clone(),
+            people: self.ui.people.clone(),
         }
     }
 
@@ -348,7 +376,19 @@ impl Hub {
             // answer plain text, and every gateway answer is JSON).
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY))
             .with_state(self.gateway.clone());
-        let browser = bff::router(self.bff_state()).merge(self.ui.routes());
+        let oidc_login = crate::ui_auth::oidc::OidcLogin {
+            registry: self.registry.clone(),
+            identity: self.gateway.identity().clone(),
+            people: self.ui.people.clone(),
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap_or_default(),
+        };
+        let browser = bff::router(self.bff_state())
+            .merge(self.ui.routes())
+            .merge(oidc_login.routes());
         let browser = match ui {
             Some(ui) => browser.merge(ui),
             None => browser,
@@ -443,9 +483,9 @@ mod tests {
         };
         let text = include_str!("../../config/topology.yaml")
             .replace("127.0.0.1:3101", &format!("127.0.0.1:{dead_port}"))
-            .replace("WS_TOKEN_", &format!("WS_TEST_HUB_{tag}_"));
+            .replace("WS_TOKEN_", &format!("WS_TOKEN_TESTHUB{tag}_"));
         for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
-            std::env::set_var(format!("WS_TEST_HUB_{tag}_{sys}"), format!("tok-{sys}"));
+            std::env::set_var(format!("WS_TOKEN_TESTHUB{tag}_{sys}"), format!("tok-{sys}"));
         }
         let topology = dir.path().join("topology.yaml");
         std::fs::write(&topology, text).expect("write");
@@ -453,7 +493,7 @@ mod tests {
         let hash = crate::ui_auth::users::hash_password("pw").expect("hash");
         std::fs::write(
             &ui_users,
-            format!("users:\n  - username: op\n    password_hash: \"{hash}\"\n"),
+            format!("users:\n  - username: op\n    password_hash: \"{hash}\"\n    role: admin\n"),
         )
         .expect("write");
         let hub = Hub::build(&HubConfig {
@@ -467,7 +507,11 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let bound = listener.local_addr().expect("addr");
+        hub.gateway
+            .identity()
+            .set_public(crate::machine::PublicUrls::listening(bound, None));
+        let url = format!("http://{bound}");
         let app = hub
             .api_router()
             .into_make_service_with_connect_info::<SocketAddr>();

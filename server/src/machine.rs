@@ -30,20 +30,139 @@ use tower::ServiceExt;
 /// The path prefixes that are machine paths (each also as a whole path).
 pub const PREFIXES: [&str; 5] = ["/a2a", "/mcp", "/gateway", "/.well-known", "/metrics"];
 
-/// The base URL the caller reached the hub at (`http://{Host}`), for the
-/// URLs a card advertises and the resource identifiers of the hub's doors
-/// (unless `WS_PUBLIC_URL` names the hub's public address). A forged `Host` misleads only its sender.
-pub fn hub_base(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            !h.is_empty()
-                && h.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+/// The variable naming the hub's public address(es).
+pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";
+
+/// The addresses the hub is known by: what its cards name, what its
+/// signatures bind to (a card's interfaces and its JWS header's `jku`),
+/// and the audience a member's access token must name.
+///
+/// They are configured, never taken from a request: `WS_PUBLIC_URL` (one
+/// or more `http(s)://host[:port]`, comma-separated, the first the
+/// primary), else the hub's own listening addresses (`http://` its plain
+/// one, `https://` its TLS one; an unspecified listening address stands
+/// for `127.0.0.1`). A request whose `Host` is one of them is answered
+/// with that one (a client that came over TLS gets the TLS door's URLs);
+/// any other `Host` — a forged one, or a name the operator did not list —
+/// gets the primary. So the hub never signs a card naming an address
+/// that is not its own, and never refuses a card for the name it was
+/// reached by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrls {
+    /// `scheme://authority`, lowercase, no trailing slash; the primary
+    /// first.
+    urls: Vec<String>,
+}
+
+impl PublicUrls {
+    /// From [`PUBLIC_URL_ENV`], else the listening addresses `plain` and
+    /// `tls`; an entry that is not an `http(s)://` origin is an error
+    /// naming it.
+    pub fn from_env(
+        plain: std::net::SocketAddr,
+        tls: Option<std::net::SocketAddr>,
+    ) -> Result<Self, String> {
+        match std::env::var(PUBLIC_URL_ENV) {
+            Ok(list) => Self::parse(&list),
+            Err(_) => Ok(Self::listening(plain, tls)),
+        }
+    }
+
+    /// The hub's own listening addresses as its public ones.
+    pub fn listening(plain: std::net::SocketAddr, tls: Option<std::net::SocketAddr>) -> Self {
+        let origin = |scheme: &str, addr: std::net::SocketAddr| {
+            let ip = if addr.ip().is_unspecified() {
+                std::net::IpAddr::from([127, 0, 0, 1])
+            } else {
+                addr.ip()
+            };
+            format!("{scheme}://{}", std::net::SocketAddr::new(ip, addr.port()))
+        };
+        let mut urls = vec![origin("http", plain)];
+        urls.extend(tls.map(|t| origin("https", t)));
+        Self { urls }
+    }
+
+    /// `list`: comma-separated `http(s)://host[:port]` origins.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let urls = list
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(|entry| {
+                let bad = || {
+                    format!(
+                        "{PUBLIC_URL_ENV}: `{}` is not an http:// or https:// address (scheme, host, port; no path)",
+                        exchange::text::clip(entry, 64)
+                    )
+                };
+                let url = url::Url::parse(entry).map_err(|_| bad())?;
+                let path_ok = matches!(url.path(), "" | "/");
+                if !matches!(url.scheme(), "http" | "https")
+                    || url.host_str().is_none()
+                    || !path_ok
+                    || url.query().is_some()
+                    || url.fragment().is_some()
+                    || !url.username().is_empty()
+                {
+                    return Err(bad());
+                }
+                Ok(url.origin().ascii_serialization())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if urls.is_empty() {
+            return Err(format!("{PUBLIC_URL_ENV}: names no address"));
+        }
+        Ok(Self { urls })
+    }
+
+    /// The primary address.
+    pub fn primary(&self) -> &str {
+        &self.urls[0]
+    }
+
+    /// Every address, the primary first.
+    pub fn all(&self) -> &[String] {
+        &self.urls
+    }
+
+    /// Whether the primary is `https://` (the UI cookie is then `Secure`).
+    pub fn is_tls(&self) -> bool {
+        self.primary().starts_with("https://")
+    }
+
+    /// The address a request reached the hub by, when its `Host` is one
+    /// of the hub's; otherwise the primary (never the `Host` itself).
+    pub fn for_request(&self, headers: &HeaderMap) -> &str {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        host.and_then(|host| {
+            self.urls.iter().find(|u| {
+                let authority = u.split_once("://").map_or(u.as_str(), |(_, a)| a);
+                authority == host
+                    || default_port(u).is_some_and(|port| format!("{authority}:{port}") == host)
+            })
         })
-        .unwrap_or("127.0.0.1");
-    format!("http://{host}")
+        .map_or(self.primary(), String::as_str)
+    }
+}
+
+/// The port an origin leaves out (`http`: 80, `https`: 443), when it does.
+fn default_port(origin: &str) -> Option<u16> {
+    let (scheme, authority) = origin.split_once("://")?;
+    if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        return None;
+    }
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    }
 }
 
 /// Whether `path` is a machine path.
@@ -200,6 +319,46 @@ fn status_name(status: StatusCode) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn host(h: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert(header::HOST, h.parse().expect("header"));
+        m
+    }
+
+    #[test]
+    fn a_request_gets_one_of_the_hubs_own_addresses_never_its_host() {
+        let p = PublicUrls::parse("https://hub.example, http://127.0.0.1:3000").expect("valid");
+        assert_eq!(p.for_request(&host("evil.example")), "https://hub.example");
+        assert_eq!(p.for_request(&host("hub.example")), "https://hub.example");
+        assert_eq!(
+            p.for_request(&host("hub.example:443")),
+            "https://hub.example"
+        );
+        assert_eq!(
+            p.for_request(&host("127.0.0.1:3000")),
+            "http://127.0.0.1:3000"
+        );
+        assert_eq!(
+            p.for_request(&host("127.0.0.1:3001")),
+            "https://hub.example"
+        );
+        assert_eq!(p.for_request(&HeaderMap::new()), "https://hub.example");
+        assert!(p.is_tls());
+        let l = PublicUrls::listening(
+            "0.0.0.0:3000".parse().expect("addr"),
+            Some("127.0.0.1:3443".parse().expect("addr")),
+        );
+        assert_eq!(l.all(), ["http://127.0.0.1:3000", "https://127.0.0.1:3443"]);
+        assert_eq!(
+            l.for_request(&host("127.0.0.1:3443")),
+            "https://127.0.0.1:3443"
+        );
+        for bad in ["ftp://x", "http://x/path", "nonsense", "", "http://u:p@x"] {
+            let e = PublicUrls::parse(bad).expect_err(bad);
+            assert!(e.starts_with("WS_PUBLIC_URL: "), "{e}");
+        }
+    }
     use axum::body::Body;
     use axum::http::HeaderValue;
 

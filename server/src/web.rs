@@ -61,8 +61,8 @@ impl HubTopology {
 }
 
 impl TopologySource for HubTopology {
-    fn topology_view(&self) -> TopologyView {
-        self.state.view()
+    fn topology_view(&self, scope: &app::access::Scope) -> TopologyView {
+        self.state.view(scope)
     }
 }
 
@@ -114,9 +114,33 @@ mod tests {
         }
     }
 
+    /// The pages, each request carrying an exchange-wide person's scope as
+    /// the session guard would put it there.
     fn router(view: TopologyView) -> Router {
         let options = LeptosOptions::builder().output_name("wall-street").build();
-        ui_router(options, Arc::new(StaticTopology(view)))
+        ui_router(options, Arc::new(StaticTopology(view))).layer(axum::middleware::from_fn(
+            |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
+                request
+                    .extensions_mut()
+                    .insert(app::access::Scope::Exchange);
+                next.run(request).await
+            },
+        ))
+    }
+
+    #[tokio::test]
+    async fn the_server_function_answers_nothing_without_a_persons_scope() {
+        let options = LeptosOptions::builder().output_name("wall-street").build();
+        let req = Request::post(TOPOLOGY_FN_PATH)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::empty())
+            .unwrap_or_default();
+        let res = ui_router(options, Arc::new(StaticTopology(view())))
+            .oneshot(req)
+            .await;
+        let Ok(res) = res;
+        assert_ne!(res.status(), StatusCode::OK);
+        assert!(!body(res).await.contains("vendorcorp"));
     }
 
     async fn body(res: axum::response::Response) -> String {

@@ -226,6 +226,35 @@ async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_t
             "{case}: a refusal never repeats the token"
         );
     }
+    // A token whose audience is the host the request names, sent with
+    // that `Host`: the audience is the hub's configured address, never
+    // what a request says it reached.
+    let at_forged_host = issuer.sign(base_claims(
+        json!({"aud": "http://evil.example/a2a/vendorcorp"}),
+    ));
+    let refused = stack
+        .call("buyercorp", "vendorcorp", "orders.query")
+        .header("authorization", &format!("Bearer {at_forged_host}"))
+        .header("host", "evil.example")
+        .body(serde_json::from_str(COUNT_BY_REGION).expect("json"))
+        .send()
+        .await;
+    assert_eq!(refused.reason(), "AUTH_REJECTED", "{}", refused.json);
+    assert!(
+        refused
+            .json
+            .to_string()
+            .contains("the access token is not for this hub (aud)"),
+        "{}",
+        refused.json
+    );
+    // The same claims naming the hub's own address are fine.
+    let at_hub = issuer.sign(base_claims(
+        json!({"aud": format!("{}/a2a/vendorcorp", stack.hub_url())}),
+    ));
+    let accepted = query(&stack, &at_hub, "buyercorp").await;
+    assert_eq!(accepted.json["status"], "connected", "{}", accepted.json);
+
     // The same token of VendorCorp is fine as VendorCorp: it names a
     // member, just not the one claimed above (and VendorCorp may not call
     // its own orders through the hub, which the rule check says).

@@ -160,18 +160,14 @@ async fn an_operator_onboards_a_system_from_its_card_and_its_call_crosses() {
     );
     assert!(section.contains("negotiates: shipments.query"), "{section}");
 
-    // The operator lets it read VendorCorp's orders.
-    // The operator lets it ask BuyerCorp's budget consult, and names the
-    // variable the hub keeps its token under (one the harness never sets).
-    let edited = section
-        .replace(
-            "calls: []",
-            "calls:\n  - { capability: budget.consult, provider: buyercorp }",
-        )
-        .replace(
-            "token_env: WS_TOKEN_LOGISTICS",
-            "token_env: WS_TOKEN_NEWCOMER",
-        );
+    // The operator lets it ask BuyerCorp's budget consult. The hub's
+    // environment already sets WS_TOKEN_LOGISTICS (the harness gives every
+    // process every token): the hub makes a credential of its own anyway
+    // and never adopts that one.
+    let edited = section.replace(
+        "calls: []",
+        "calls:\n  - { capability: budget.consult, provider: buyercorp }",
+    );
     let before = topology_text(&stack);
     let (status, added) = save(&ui, proposal["base"].as_str().expect("base"), &edited).await;
     assert_eq!(status, 201, "{added}");
@@ -179,7 +175,8 @@ async fn an_operator_onboards_a_system_from_its_card_and_its_call_crosses() {
         .as_str()
         .unwrap_or_else(|| panic!("a generated token: {added}"));
     assert_eq!(credential.len(), 64);
-    assert_eq!(added["token_env"], "WS_TOKEN_NEWCOMER");
+    assert_ne!(credential, "not-yet-a-member");
+    assert_eq!(added["token_env"], "WS_TOKEN_LOGISTICS");
 
     // The file on disk: the new section, the old text kept beside it, the
     // token in the hub's credentials file only.
@@ -188,7 +185,7 @@ async fn an_operator_onboards_a_system_from_its_card_and_its_call_crosses() {
         .as_array()
         .expect("systems")
         .iter()
-        .any(|s| s["id"] == "logistics" && s["token_env"] == "WS_TOKEN_NEWCOMER"));
+        .any(|s| s["id"] == "logistics" && s["token_env"] == "WS_TOKEN_LOGISTICS"));
     assert_eq!(
         consumers(&stack, "budget.consult", "buyercorp"),
         ["hub", "helpdesk", "logistics"]
@@ -200,7 +197,17 @@ async fn an_operator_onboards_a_system_from_its_card_and_its_call_crosses() {
         before
     );
     let held = std::fs::read_to_string(dir.join("credentials.env")).expect("credentials");
-    assert!(held.contains(&format!("WS_TOKEN_NEWCOMER={credential}\n")));
+    assert!(held.contains(&format!("WS_TOKEN_LOGISTICS={credential}\n")));
+
+    // The value the environment holds under that name authenticates
+    // nobody: the store's credential is the system's.
+    let stale = stack
+        .call("logistics", "buyercorp", "budget.consult")
+        .header("authorization", "Bearer not-yet-a-member")
+        .body(json!({ "question": "How much is left?" }))
+        .send()
+        .await;
+    assert_eq!(stale.reason(), "AUTH_REJECTED", "{:?}", stale.json);
 
     // The company sets the token in its peer's environment; its call
     // through the hub connects, the hub never restarted.
@@ -366,7 +373,9 @@ async fn bad_onboarding_input_is_refused_by_name_and_nothing_is_written() {
     let section = proposal["section"].as_str().expect("section").to_string();
 
     // Identity mismatch: the server at that address is `logistics`.
-    let renamed = section.replace("  id: logistics\n", "  id: shipping\n");
+    let renamed = section
+        .replace("  id: logistics\n", "  id: shipping\n")
+        .replace("WS_TOKEN_LOGISTICS", "WS_TOKEN_SHIPPING");
     let (status, e) = save(&ui, &base, &renamed).await;
     assert_eq!(status, 422, "{e}");
     assert_eq!(

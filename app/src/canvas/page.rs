@@ -21,7 +21,7 @@ use super::commands::traffic::follow_traffic;
 use super::components::announcer::Announcer;
 use super::components::messages::{LoadError, ReloadError};
 use super::components::toolbar::Toolbar;
-use super::components::topbar::{InboxLink, LiveIndicator};
+use super::components::topbar::{InboxLink, LiveIndicator, PeopleLink};
 use super::graph::GraphModel;
 use super::scene::Scene;
 use super::state::{CanvasCtx, TopologyLoad};
@@ -85,6 +85,7 @@ pub fn CanvasPage() -> impl IntoView {
             <nav class="nav" aria-label="Pages">
                 <a href="/" aria-current="page" data-testid="nav-canvas">"Canvas"</a>
                 <InboxLink/>
+                <PeopleLink/>
             </nav>
             <LiveIndicator/>
             <UserMenu/>

@@ -15,8 +15,9 @@ use crate::dto::TopologyView;
 /// of the registry, already reduced to what a browser may see.
 #[cfg(feature = "ssr")]
 pub trait TopologySource: Send + Sync + 'static {
-    /// The topology as `GET /api/topology` would answer it right now.
-    fn topology_view(&self) -> TopologyView;
+    /// The topology as `GET /api/topology` would answer it right now to a
+    /// person of `scope` (a member-scoped person sees its part only).
+    fn topology_view(&self, scope: &crate::access::Scope) -> TopologyView;
 }
 
 /// The context value the hub provides (`provide_context`) both to page
@@ -32,7 +33,7 @@ pub struct StaticTopology(pub TopologyView);
 
 #[cfg(feature = "ssr")]
 impl TopologySource for StaticTopology {
-    fn topology_view(&self) -> TopologyView {
+    fn topology_view(&self, _scope: &crate::access::Scope) -> TopologyView {
         self.0.clone()
     }
 }
@@ -46,7 +47,12 @@ pub async fn get_topology() -> Result<TopologyView, ServerFnError> {
     let source = use_context::<SharedTopologySource>().ok_or_else(|| {
         ServerFnError::new("the hub did not provide its topology source to the canvas")
     })?;
-    Ok(source.topology_view())
+    // The hub's session guard puts the person's scope on every request it
+    // lets through; without one there is nobody to show anything to.
+    let scope = use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::access::Scope>().cloned())
+        .ok_or_else(|| ServerFnError::new("no person's scope on this request"))?;
+    Ok(source.topology_view(&scope))
 }
 
 #[cfg(test)]

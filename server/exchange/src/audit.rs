@@ -249,6 +249,11 @@ impl AuditTrail {
         &self.system
     }
 
+    /// The store it lives in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Appends one record and returns once it is committed (with the
     /// other records waiting at the same moment: see the module doc).
     /// `record.system` is overwritten with the trail's owner: a trail only

@@ -35,15 +35,19 @@ pub async fn agents(State(state): State<BffState>) -> Json<AgentsView> {
 /// `GET /api/recommendations`.
 pub async fn recommendations(
     State(state): State<BffState>,
+    axum::Extension(person): axum::Extension<crate::ui_auth::people::Person>,
     headers: HeaderMap,
 ) -> Result<Json<RecommendationsView>, ApiFailure> {
     if !state.agents.view().recommender {
         return Err(ApiFailure::not_found("the recommender is switched off"));
     }
     let lang = agents::request_language(&headers);
-    Ok(Json(
-        recommender::recommend(&state.agents, &tool_context(&state), &lang).await,
-    ))
+    let mut view = recommender::recommend(&state.agents, &tool_context(&state), &lang).await;
+    if person.scope.member().is_some() {
+        // The orchestrator's run reads the whole exchange: not a member's.
+        view.transcript = None;
+    }
+    Ok(Json(super::part::recommendations(view, &person.scope)))
 }
 
 /// `POST /api/nodes/{id}/interpret`.

@@ -18,9 +18,11 @@ use axum::http::StatusCode;
 use axum::Extension;
 
 use super::inbox_view::{action_view, inbox_page_view, inbox_view};
-use super::BffState;
+use super::{part, BffState};
 use crate::api::{ApiFailure, ApiPath};
+use crate::ui_auth::people::Person;
 use crate::ui_auth::session::SessionUser;
+use app::access::Scope;
 use axum::Json;
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::inbox::{InboxEntry, InboxError, Status};
@@ -29,26 +31,34 @@ use exchange::text::clip;
 /// Most inbox entries one listing shows.
 const MAX_INBOX: usize = 500;
 
-/// `GET /api/inbox/page`: the hub's entries and its own budget plans.
-pub async fn page(State(state): State<BffState>) -> Result<Json<InboxPageView>, ApiFailure> {
-    let (entries, hub_id) = inbox_entries(&state).await?;
-    let plans = crate::budget_plans::list(state.inbox.store().pool())
+/// `GET /api/inbox/page`: the hub's entries and its own budget plans (a
+/// member-scoped person's part: what its system proposed).
+pub async fn page(
+    State(state): State<BffState>,
+    Extension(person): Extension<Person>,
+) -> Result<Json<InboxPageView>, ApiFailure> {
+    let (entries, hub_id) = inbox_entries(&state, &person.scope).await?;
+    let mut plans = crate::budget_plans::list(state.inbox.store().pool())
         .await
         .map_err(|e| ApiFailure::internal("reading the budget plans", &e))?;
+    part::budget_plans(&mut plans, &person.scope);
     Ok(Json(inbox_page_view(&entries, &hub_id, &plans)))
 }
 
 /// `GET /api/inbox`: the hub's approval inbox, newest first.
 pub async fn inbox(
     State(state): State<BffState>,
+    Extension(person): Extension<Person>,
 ) -> Result<Json<Vec<ProposedActionView>>, ApiFailure> {
-    let (entries, hub_id) = inbox_entries(&state).await?;
+    let (entries, hub_id) = inbox_entries(&state, &person.scope).await?;
     Ok(Json(inbox_view(&entries, &hub_id)))
 }
 
-/// The hub's inbox entries (newest first, at most [`MAX_INBOX`]) and its id.
+/// The hub's inbox entries of `scope`'s part (newest first, at most
+/// [`MAX_INBOX`]) and its id.
 pub(super) async fn inbox_entries(
     state: &BffState,
+    scope: &Scope,
 ) -> Result<(Vec<exchange::inbox::InboxEntry>, String), ApiFailure> {
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
     let mut entries = state
@@ -56,19 +66,25 @@ pub(super) async fn inbox_entries(
         .list(None)
         .await
         .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
+    part::inbox_entries(&mut entries, scope);
     entries.truncate(MAX_INBOX);
     Ok((entries, hub_id))
 }
 
-/// `GET /api/inbox/pending`: the count the canvas's Inbox link shows.
+/// `GET /api/inbox/pending`: the count the canvas's Inbox link shows (a
+/// member-scoped person's: its own proposals that wait).
 pub async fn pending(
     State(state): State<BffState>,
+    Extension(person): Extension<Person>,
 ) -> Result<axum::Json<InboxPendingView>, ApiFailure> {
-    let pending = state
-        .inbox
-        .pending_count()
-        .await
-        .map_err(|e| ApiFailure::internal("counting the inbox", &e))?;
+    let pending = match person.scope.member() {
+        None => state.inbox.pending_count().await,
+        Some(_) => state.inbox.list(Some(Status::Pending)).await.map(|mut e| {
+            part::inbox_entries(&mut e, &person.scope);
+            e.len() as u64
+        }),
+    }
+    .map_err(|e| ApiFailure::internal("counting the inbox", &e))?;
     Ok(axum::Json(InboxPendingView { pending }))
 }
 

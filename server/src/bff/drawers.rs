@@ -199,6 +199,60 @@ pub async fn audit(
     ))
 }
 
+/// What `GET /api/nodes/{id}/trail` answers: the export `hub trail
+/// export --counterparty <system>` writes as four files, in one
+/// document. `hub trail verify --bundle FILE` checks it with no access to
+/// the hub.
+pub const TRAIL_BUNDLE_FORMAT: &str = "wall-street-trail-bundle/1";
+
+/// `GET /api/nodes/{id}/trail`: the system's part of the hub's trail as a
+/// verifiable export (its own records in full, everybody else's as the
+/// hashes that keep the chain whole, the signed checkpoints, the keys).
+/// 409 while its newest record is newer than the newest checkpoint.
+pub async fn trail(
+    State(state): State<BffState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<axum::response::Response, ApiFailure> {
+    use axum::response::IntoResponse;
+    use exchange::audit::export::ExportError;
+    let system = {
+        let loaded = state.registry.snapshot();
+        system_of_node(&loaded.topology, &id)
+            .ok_or_else(|| ApiFailure::not_found(format!("no node {}", clip(&id, 200))))?
+    };
+    let jwks = state
+        .gateway
+        .keys()
+        .map(|k| k.jwks())
+        .ok_or_else(|| ApiFailure::not_found("this hub signs no checkpoints"))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| ApiFailure::internal("a directory for the export", &e))?;
+    let store = state.gateway.audit().store().clone();
+    let chain = state.gateway.audit().system().to_string();
+    match exchange::audit::export::export(&store, Some(&chain), &system, &jwks, dir.path()).await {
+        Ok(_) => {}
+        Err(e @ (ExportError::NotCovered { .. } | ExportError::NoRecords { .. })) => {
+            return Err(ApiFailure::new(
+                axum::http::StatusCode::CONFLICT,
+                e.to_string(),
+            ))
+        }
+        Err(e) => return Err(ApiFailure::internal("exporting the trail", &e)),
+    }
+    let bundle = exchange::audit::export::read_bundle(dir.path(), TRAIL_BUNDLE_FORMAT)
+        .map_err(|e| ApiFailure::internal("reading the export", &e))?;
+    let mut response = Json(bundle).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_DISPOSITION,
+        axum::http::HeaderValue::from_str(&format!(
+            "attachment; filename=\"trail-{}.json\"",
+            exchange::text::clip(&system, 64)
+        ))
+        .unwrap_or_else(|_| axum::http::HeaderValue::from_static("attachment")),
+    );
+    Ok(response)
+}
+
 /// The system a canvas node belongs to: itself for a system or the hub,
 /// its owner for an agent or datasource (`<system>/agent/<id>`).
 pub(crate) fn system_of_node(t: &crate::registry::model::Topology, id: &str) -> Option<String> {

@@ -12,12 +12,16 @@ use super::BffState;
 use crate::api::{ApiFailure, ApiJson, ApiPath};
 use crate::cluster::Change;
 use crate::edges::EdgeError;
+use crate::ui_auth::people::Person;
+use axum::Extension;
 
 /// `POST /api/edges`: 201 with the edge, or the reason it was refused.
 pub async fn create(
     State(state): State<BffState>,
+    Extension(person): Extension<Person>,
     ApiJson(req): ApiJson<CreateEdgeRequest>,
 ) -> Result<(StatusCode, Json<EdgeView>), ApiFailure> {
+    super::part::may_touch(&person, &[&req.consumer, &req.provider])?;
     let loaded = state.registry.snapshot();
     let t = &loaded.topology;
     let edge = state

@@ -23,15 +23,28 @@
 //!   `POST /api/inbox/{id}/approve|reject`
 //!   ([`approvals`]): the hub's inbox page and a human's decision.
 //!
-//! Every answer is an `app::dto` type built field by field; no peer JSON
-//! and no registry struct is ever passed through to a browser.
+//! * `POST /api/systems/{id}/credential` ([`systems`]): an admin rotates a
+//!   system's credential; `GET /api/nodes/{id}/trail` ([`drawers`]): a
+//!   system's part of the hub's trail, verifiable offline;
+//! * `GET|POST /api/people`, `PUT|DELETE /api/people/{name}`,
+//!   `POST /api/people/{name}/password` ([`people`]): an admin manages
+//!   people and roles.
+//!
+//! Who may call each route is the route table's (`app::routes`), checked by
+//! the session guard before a handler runs; a member-scoped person gets
+//! their part of every answer ([`part`]). Every answer is an `app::dto`
+//! type built field by field; no peer JSON and no registry struct is ever
+//! passed through to a browser.
 
 pub mod agents;
 pub mod approvals;
+pub mod audit;
 pub mod contracts;
 pub mod drawers;
 pub mod edges;
 pub mod inbox_view;
+pub mod part;
+pub mod people;
 pub mod systems;
 pub mod topology;
 pub mod traffic;
@@ -40,6 +53,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use app::access::Scope;
 use app::dto::{HubEvent, TopologyView};
 use app::routes::{self, ApiRoute};
 use axum::extract::State;
@@ -55,6 +69,8 @@ use crate::events::{EventBus, Shutdown};
 use crate::gateway::Gateway;
 use crate::health::StatusBoard;
 use crate::registry::Registry;
+use crate::ui_auth::people::{People, Person, Revocation};
+use axum::Extension;
 use exchange::inbox::Inbox;
 
 pub use topology::topology_view;
@@ -82,19 +98,23 @@ pub struct BffState {
     pub cluster: crate::cluster::Cluster,
     /// Where onboarding may fetch a card from.
     pub onboarding: crate::onboarding::AddressPolicy,
+    /// Who may use the canvas, and what each may do.
+    pub people: People,
 }
 
 impl BffState {
-    /// The canvas view right now: registry, health, edges, positions.
-    pub fn view(&self) -> TopologyView {
+    /// The canvas view right now — registry, health, edges, positions — of
+    /// a person of `scope` (their part only, [`part::topology`]).
+    pub fn view(&self, scope: &Scope) -> TopologyView {
         let loaded = self.registry.snapshot();
-        topology_view(
+        let view = topology_view(
             &loaded,
             &self.board,
             &self.edges.visible(&loaded.topology),
             &self.edges.positions(),
             self.registry.reload_error(),
-        )
+        );
+        part::topology(view, scope)
     }
 }
 
@@ -145,9 +165,18 @@ fn handler(route: ApiRoute) -> Option<MethodRouter<BffState>> {
         ApiRoute::AddSystem => on(verb, systems::add),
         ApiRoute::RemoveSystem => on(verb, systems::remove),
         ApiRoute::SetRuleConsumer => on(verb, systems::set_consumer),
-        ApiRoute::Login | ApiRoute::Logout | ApiRoute::Session | ApiRoute::TopologyFn => {
-            return None
-        }
+        ApiRoute::RotateCredential => on(verb, systems::rotate_credential),
+        ApiRoute::NodeTrail => on(verb, drawers::trail),
+        ApiRoute::People => on(verb, people::list),
+        ApiRoute::AddPerson => on(verb, people::add),
+        ApiRoute::UpdatePerson => on(verb, people::update),
+        ApiRoute::RemovePerson => on(verb, people::remove),
+        ApiRoute::ResetPassword => on(verb, people::reset_password),
+        ApiRoute::Login
+        | ApiRoute::LoginProviders
+        | ApiRoute::Logout
+        | ApiRoute::Session
+        | ApiRoute::TopologyFn => return None,
     };
     Some(h)
 }
@@ -159,17 +188,28 @@ async fn unknown_route(uri: axum::http::Uri) -> crate::api::ApiFailure {
     ))
 }
 
-async fn topology(State(state): State<BffState>) -> Json<TopologyView> {
-    Json(state.view())
+async fn topology(
+    State(state): State<BffState>,
+    Extension(person): Extension<Person>,
+) -> Json<TopologyView> {
+    Json(state.view(&person.scope))
 }
 
 /// `GET /api/events`: one SSE `message` per hub event, its data the JSON
-/// of an `app::dto::HubEvent`. A listener that falls behind gets a
-/// `topology_changed` (refetch everything) instead of the events it missed.
+/// of an `app::dto::HubEvent`, of the person's part only
+/// ([`part::event`]). A listener that falls behind gets a
+/// `topology_changed` (refetch everything) instead of the events it
+/// missed. The stream ends when the hub stops, when its session logs out,
+/// and when its person is removed or given another role or scope (the
+/// canvas reconnects and sees what it may see now).
 async fn events(
     State(state): State<BffState>,
+    Extension(person): Extension<Person>,
+    session: tower_sessions::Session,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.events.subscribe();
+    let scope = person.scope.clone();
+    let registry = state.registry.clone();
     let live = stream::unfold(rx, |mut rx| async move {
         match rx.recv().await {
             Ok(ev) => Some((ev, rx)),
@@ -177,11 +217,40 @@ async fn events(
             Err(RecvError::Closed) => None,
         }
     })
+    .filter_map(move |ev| {
+        let shown = part::event(&registry.snapshot().topology, &scope, ev);
+        async move { shown }
+    })
     .map(|ev| {
         Ok(Event::default()
             .json_data(&ev)
             .unwrap_or_else(|_| Event::default().data("{\"type\":\"topology_changed\"}")))
     })
-    .take_until(state.shutdown.wait());
+    .take_until(state.shutdown.wait())
+    .take_until(revoked(
+        state.people.revocations(),
+        person.username,
+        crate::ui_auth::session::stream_key(&session),
+    ));
     Sse::new(live).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// Resolves when `username`'s streams, or the session keyed `session`'s,
+/// must end.
+async fn revoked(
+    mut revocations: tokio::sync::broadcast::Receiver<Revocation>,
+    username: String,
+    session: Option<String>,
+) {
+    loop {
+        match revocations.recv().await {
+            Ok(Revocation::Person(who)) if who == username => return,
+            Ok(Revocation::Session(key)) if Some(&key) == session.as_ref() => return,
+            Ok(_) => {}
+            // Missed revocations may have been this stream's: end it (the
+            // canvas reconnects under the current rights).
+            Err(RecvError::Lagged(_)) => return,
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
+    }
 }

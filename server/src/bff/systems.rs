@@ -16,14 +16,13 @@
 //! trail naming the operator.
 
 use app::dto::{
-    AddSystemRequest, DiscoverRequest, OnboardingProposal, RuleConsumerRequest, SystemAdded,
-    TopologyBase,
+    AddSystemRequest, CredentialIssued, DiscoverRequest, OnboardingProposal, RuleConsumerRequest,
+    SystemAdded, TopologyBase,
 };
 use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::{Extension, Json};
-use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::text::clip;
 
 use super::BffState;
@@ -32,6 +31,7 @@ use crate::onboarding::fetch::{self, FetchError};
 use crate::onboarding::section::Section;
 use crate::onboarding::{changes, proposal};
 use crate::registry::write::{WriteError, Written};
+use crate::ui_auth::people::Person;
 use crate::ui_auth::session::SessionUser;
 
 /// What the audit trail names as the capability of a topology write.
@@ -72,6 +72,21 @@ pub async fn add(
         .map_err(|e| ApiFailure::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
     let id = section.system.id.clone();
     let token_env = section.system.token_env.clone();
+    // Everything that can refuse the change without a request to the
+    // system is asked first: a section that will not be written sends
+    // nothing to the address it names.
+    let dry = section.clone();
+    let planned = state
+        .registry
+        .check_change(&req.base, move |loaded| {
+            changes::join(&loaded.topology, dry, None)
+        })
+        .await;
+    if let Err(e) = planned {
+        let failure = write_failure(e);
+        audit(&state, &user, "add", &id, Err(&failure.body.error)).await;
+        return Err(failure);
+    }
     let checked = async {
         let base = fetch::base_url(&section.system.base_url)?;
         let answered = fetch::identity(&state.onboarding, &base).await?;
@@ -90,14 +105,10 @@ pub async fn add(
         audit(&state, &user, "add", &id, Err(&failure.body.error)).await;
         return Err(failure);
     }
-    // A variable the hub's environment sets already names the system's
-    // token; otherwise the hub makes one and keeps it.
-    let credential = std::env::var(&token_env)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .is_none()
-        .then(crate::ui_auth::csrf::new_token);
-    let kept = credential.clone();
+    // The hub makes the system's credential and keeps it in its store;
+    // whatever its environment holds under that name is never adopted.
+    let credential = crate::registry::credentials::new_credential();
+    let kept = Some(credential.clone());
     let written = state
         .registry
         .change(&req.base, move |loaded| {
@@ -105,17 +116,93 @@ pub async fn add(
         })
         .await;
     let written = audited(&state, &user, "add", &id, written).await?;
-    let body = SystemAdded {
-        system: id,
-        token_env,
-        credential,
-        base: written.after,
-    };
-    let mut response = (StatusCode::CREATED, Json(body)).into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+    credential_line(
+        &state,
+        &user.username,
+        &id,
+        &format!("make the credential {token_env} of"),
+        Ok(""),
+    )
+    .await;
+    Ok(super::people::shown_once(
+        StatusCode::CREATED,
+        SystemAdded {
+            system: id,
+            token_env,
+            credential,
+            base: written.after,
+        },
+    ))
+}
+
+/// `POST /api/systems/{id}/credential` (an admin's): the system's new
+/// credential, kept in the hub's credential store and shown in this
+/// answer only; the old one stops authenticating at once.
+pub async fn rotate_credential(
+    State(state): State<BffState>,
+    Extension(admin): Extension<Person>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Response, ApiFailure> {
+    let credential = crate::registry::credentials::new_credential();
+    let kept = state
+        .registry
+        .keep_credential(&id, credential.clone())
+        .await;
+    let action = "rotate the credential of";
+    match kept {
+        Ok(token_env) => {
+            let note = format!("{token_env} replaced");
+            credential_line(&state, &admin.username, &id, action, Ok(&note)).await;
+            let base = file_digest(&state).await?;
+            Ok(super::people::shown_once(
+                StatusCode::OK,
+                CredentialIssued {
+                    system: id,
+                    token_env,
+                    credential,
+                    base,
+                },
+            ))
+        }
+        Err(e) => {
+            let failure = match e {
+                WriteError::Refused(_) => ApiFailure::not_found(e.to_string()),
+                e => write_failure(e),
+            };
+            credential_line(
+                &state,
+                &admin.username,
+                &id,
+                action,
+                Err(&failure.body.error),
+            )
+            .await;
+            Err(failure)
+        }
+    }
+}
+
+/// A credential event of system `system` in the hub's trail (never the
+/// credential).
+async fn credential_line(
+    state: &BffState,
+    who: &str,
+    system: &str,
+    action: &str,
+    outcome: Result<&str, &str>,
+) {
+    let action = format!("{action} {system}");
+    super::audit::append(
+        state,
+        super::audit::Line {
+            who,
+            capability: "credential",
+            subject: system,
+            action: &action,
+            outcome,
+        },
+    )
+    .await;
 }
 
 /// `DELETE /api/systems/{id}`: 200 with the file's new digest.
@@ -133,6 +220,14 @@ pub async fn remove(
         })
         .await;
     let written = audited(&state, &user, "remove", &id, written).await?;
+    credential_line(
+        &state,
+        &user.username,
+        &id,
+        "forget the credential of",
+        Ok(""),
+    )
+    .await;
     Ok(Json(TopologyBase {
         base: written.after,
     }))
@@ -142,8 +237,12 @@ pub async fn remove(
 pub async fn set_consumer(
     State(state): State<BffState>,
     Extension(user): Extension<SessionUser>,
+    Extension(person): Extension<Person>,
     ApiJson(req): ApiJson<RuleConsumerRequest>,
 ) -> Result<Json<TopologyBase>, ApiFailure> {
+    // A rule's provider decides who may call it: a member-scoped operator
+    // edits the rules of what its own system provides.
+    super::part::may_touch(&person, &[&req.provider])?;
     let action = if req.member {
         format!("let call {} of {}", req.capability, req.provider)
     } else {
@@ -211,32 +310,18 @@ async fn audit(
     system: &str,
     outcome: Result<&str, &str>,
 ) {
-    let hub = state.registry.snapshot().topology.hub.id.clone();
-    let (outcome, note) = match outcome {
-        Ok(note) => (Outcome::Executed, note),
-        Err(why) => (Outcome::Refused, why),
-    };
-    let id = uuid::Uuid::new_v4().to_string();
-    let record = AuditRecord {
-        system: state.gateway.audit().system().to_string(),
-        role: Role::Hub,
-        at: exchange::audit::now(),
-        caller: hub,
-        provider: clip(system, 64),
-        capability: AUDIT_CAPABILITY.to_string(),
-        request_id: format!("topology-{id}"),
-        trace_id: id,
-        outcome,
-        reason: None,
-        duration_ms: 0,
-        detail: clip(
-            &format!("operator {} {action} {system}: {note}", user.username),
-            600,
-        ),
-    };
-    if let Err(e) = state.gateway.audit().append(record).await {
-        tracing::error!(error = %e, "auditing a topology write");
-    }
+    let action = format!("{action} {system}");
+    super::audit::append(
+        state,
+        super::audit::Line {
+            who: &format!("operator {}", user.username),
+            capability: AUDIT_CAPABILITY,
+            subject: system,
+            action: &action,
+            outcome,
+        },
+    )
+    .await;
 }
 
 fn fetch_failure(e: FetchError) -> ApiFailure {

@@ -32,7 +32,10 @@ use exchange::text::clip;
 /// `GET /api/traffic`: every established edge's traffic, and every
 /// observed edge's ([`observed`](crate::traffic::observed)) with its ends,
 /// as the whole hub counted them.
-pub async fn traffic(State(state): State<BffState>) -> Json<TrafficView> {
+pub async fn traffic(
+    State(state): State<BffState>,
+    axum::Extension(person): axum::Extension<crate::ui_auth::people::Person>,
+) -> Json<TrafficView> {
     let loaded = state.registry.snapshot();
     let t = &loaded.topology;
     let traffic = state.gateway.traffic();
@@ -46,7 +49,10 @@ pub async fn traffic(State(state): State<BffState>) -> Json<TrafficView> {
     let observed = crate::traffic::observed::observed(t, &recent);
     let listed: HashSet<String> = edges.iter().map(|e| e.edge.clone()).collect();
     edges.extend(recent.into_iter().filter(|v| !listed.contains(&v.edge)));
-    Json(TrafficView { edges, observed })
+    Json(super::part::traffic(
+        TrafficView { edges, observed },
+        &person.scope,
+    ))
 }
 
 /// The labels of edge `id`: an established edge, or an observed one (the

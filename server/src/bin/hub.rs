@@ -13,6 +13,9 @@
 //!
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
+//!
+//! `hub people …` and `hub credentials …`: an admin's people, roles and
+//! system credentials from the command line (`hub/people.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,6 +28,8 @@ use leptos::prelude::get_configuration;
 use server::hub::{Hub, HubConfig};
 use trail::{trail, TrailArgs};
 
+#[path = "hub/people.rs"]
+mod people;
 #[path = "hub/trail.rs"]
 mod trail;
 
@@ -55,6 +60,10 @@ enum Command {
     Trail(TrailArgs),
     /// Read a password from stdin, print its argon2 hash (UI users file).
     HashPassword,
+    /// People and roles: list, add, set, password, remove.
+    People(people::PeopleArgs),
+    /// Systems' credentials: list (never a value), rotate, set from stdin.
+    Credentials(people::CredentialsArgs),
     /// Write demo certificates: the hub's, and a CA and a client
     /// certificate per system (never for production).
     Certs(CertsArgs),
@@ -118,6 +127,8 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
         Some(Command::HashPassword) => hash_password(),
+        Some(Command::People(args)) => runtime.block_on(people::people(args)),
+        Some(Command::Credentials(args)) => runtime.block_on(people::credentials(args)),
         Some(Command::Certs(args)) => certs(args),
     };
     telemetry.shutdown();
@@ -156,12 +167,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("starting the hub")?;
-    if hub.ui.users.is_empty() {
+    if hub.ui.people.is_empty() {
         tracing::warn!(
-            "no UI users file (--ui-users / WS_UI_USERS): nobody can log in to the canvas"
+            "nobody in the people store and no UI users file (--ui-users / WS_UI_USERS): \
+             nobody can log in to the canvas (`hub people add` makes an admin)"
         );
     } else {
-        tracing::info!(users = hub.ui.users.len(), "UI users loaded");
+        tracing::info!(people = hub.ui.people.list().len(), "people loaded");
     }
     let conf = get_configuration(None).context("reading the LEPTOS_* configuration")?;
     let addr = conf.leptos_options.site_addr;
@@ -184,7 +196,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
     // The TLS listener, beside the plain one: the same routes, each
     // request with the certificate its client presented.
-    let tls_server = match (&args.tls_addr, &args.tls_cert, &args.tls_key) {
+    let (tls_server, tls_bound) = match (&args.tls_addr, &args.tls_cert, &args.tls_key) {
         (Some(tls_addr), Some(cert), Some(key)) => {
             let tls = server::tls::ServerTls::from_pem_files(cert, key)?;
             let tls_listener = tokio::net::TcpListener::bind(tls_addr)
@@ -195,17 +207,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .context("reading the hub's bound TLS address")?;
             tracing::info!(%tls_addr, "hub listening on https://{tls_addr}");
             let stopping = hub.shutdown.wait();
-            Some(tokio::spawn(server::listen::serve_with(
+            let serving = tokio::spawn(server::listen::serve_with(
                 tls_listener,
                 app.clone(),
                 limits,
                 proxies.clone(),
                 Some(tls),
                 stopping,
-            )))
+            ));
+            (Some(serving), Some(tls_addr))
         }
-        _ => None,
+        _ => (None, None),
     };
+    // What the hub's cards name and its signatures bind to: its configured
+    // public addresses, else the ones it listens on (never a request's Host).
+    let public =
+        server::machine::PublicUrls::from_env(addr, tls_bound).map_err(anyhow::Error::msg)?;
+    tracing::info!(public = ?public.all(), "the hub's public addresses");
+    hub.gateway.identity().set_public(public);
     let shutdown = hub.shutdown.clone();
     let server = server::listen::serve(listener, app, limits, proxies, async move {
         stop_signal().await;

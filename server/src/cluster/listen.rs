@@ -25,6 +25,7 @@ use crate::events::EventBus;
 use crate::health::StatusBoard;
 use crate::registry::Registry;
 use crate::traffic::Traffic;
+use crate::ui_auth::people::People;
 
 /// What a replica keeps in memory of the shared state, and its canvases'
 /// event bus: what a notification updates.
@@ -46,6 +47,8 @@ pub struct Replicated {
     /// The edge labels' traffic (the other replicas' counts are kept
     /// there).
     pub traffic: Arc<Traffic>,
+    /// The people who may use the canvas.
+    pub people: People,
 }
 
 /// What a replica runs to re-read a file of its own when another replica
@@ -126,6 +129,9 @@ async fn resync(store: &Store, state: &Replicated) {
         apply_health(store, state, &system).await;
     }
     count_inbox(state).await;
+    if let Err(e) = state.people.reload().await {
+        tracing::warn!(error = %e, "re-reading the people store");
+    }
     state.events.publish(HubEvent::TopologyChanged);
 }
 
@@ -164,6 +170,12 @@ async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
             let reload = state.reload_agents.clone();
             let _ = tokio::task::spawn_blocking(move || reload.run()).await;
         }
+        Change::People => {
+            if let Err(e) = state.people.reload().await {
+                tracing::warn!(error = %e, "re-reading the people another replica changed");
+            }
+        }
+        Change::SessionEnded { key } => state.people.session_ended(key),
         Change::Traffic { edges } => {
             let edges = state.traffic.apply_remote(from, edges);
             if !edges.is_empty() {

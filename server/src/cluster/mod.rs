@@ -14,6 +14,7 @@
 //! | live events reach every canvas | what one replica changes is announced with `NOTIFY` ([`Cluster::announce`]); every replica `LISTEN`s and re-reads it (`listen`) |
 //! | the prober does not multiply its load | one replica probes, the holder of an advisory lock (`leader`); its results are rows of `peer_health`, announced to the others |
 //! | topology and agent reloads reach every replica | a reload is announced; the others reload their own file and compare its digest |
+//! | a person's new role, removal or logout closes their event streams everywhere | the change is announced; each replica re-reads the people store (or ends the session's streams) |
 //!
 //! **Liveness.** Every replica holds a session-level advisory lock keyed by
 //! its instance id on a connection of its own, for as long as it runs.
@@ -89,6 +90,14 @@ pub enum Change {
     },
     /// A replica reloaded the agent config.
     Agents,
+    /// A replica changed the people store: re-read it.
+    People,
+    /// A session logged out on a replica: its event streams end on every
+    /// replica. `key` is a digest of the session id, never the id.
+    SessionEnded {
+        /// The session's stream key.
+        key: String,
+    },
     /// What a replica counted on some edges lately (its own counts).
     Traffic {
         /// Its views of the edges that changed.

@@ -151,9 +151,9 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
         .replace("http://127.0.0.1:3101", &format!("http://127.0.0.1:{port}"))
         .replace("http://127.0.0.1:3102", &format!("http://127.0.0.1:{port}"))
         .replace("deadline_ms: 2000", &format!("deadline_ms: {deadline_ms}"))
-        .replace("WS_TOKEN_", &format!("WS_TEST_GW_{tag}_"));
+        .replace("WS_TOKEN_", &format!("WS_TOKEN_TESTGW{tag}_"));
     for sys in ["VENDORCORP", "BUYERCORP", "HELPDESK"] {
-        std::env::set_var(format!("WS_TEST_GW_{tag}_{sys}"), format!("tok-{sys}"));
+        std::env::set_var(format!("WS_TOKEN_TESTGW{tag}_{sys}"), format!("tok-{sys}"));
     }
     let loaded = crate::registry::load::load_str("t.yaml", &text).expect("valid");
     let bus = EventBus::new();

@@ -42,6 +42,9 @@ pub struct KeySet {
     /// Its token endpoint, as its discovery document names it (what the
     /// hub's cards advertise for the client-credentials flow).
     pub token_endpoint: Option<String>,
+    /// Its authorization endpoint (where a person logs in, for the canvas's
+    /// login through a member's identity provider).
+    pub authorization_endpoint: Option<String>,
     /// When the set was last read (or last tried).
     fetched_at: Instant,
 }
@@ -110,6 +113,8 @@ struct Discovery {
     jwks_uri: String,
     #[serde(default)]
     token_endpoint: Option<String>,
+    #[serde(default)]
+    authorization_endpoint: Option<String>,
 }
 
 impl IssuerKeys {
@@ -161,15 +166,22 @@ impl IssuerKeys {
             }
             Err(e) => {
                 tracing::warn!(issuer, error = %e, "could not read the issuer's keys");
-                let (keys, token_endpoint) = sets
+                let (keys, token_endpoint, authorization_endpoint) = sets
                     .get(issuer)
-                    .map(|s| (s.keys.clone(), s.token_endpoint.clone()))
+                    .map(|s| {
+                        (
+                            s.keys.clone(),
+                            s.token_endpoint.clone(),
+                            s.authorization_endpoint.clone(),
+                        )
+                    })
                     .unwrap_or_default();
                 sets.insert(
                     issuer.to_string(),
                     Arc::new(KeySet {
                         keys,
                         token_endpoint,
+                        authorization_endpoint,
                         fetched_at: Instant::now(),
                     }),
                 );
@@ -206,6 +218,7 @@ impl IssuerKeys {
         Ok(KeySet {
             keys,
             token_endpoint: discovery.token_endpoint,
+            authorization_endpoint: discovery.authorization_endpoint,
             fetched_at: Instant::now(),
         })
     }

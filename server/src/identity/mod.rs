@@ -49,7 +49,7 @@ pub use token::Member;
 #[derive(Debug, Default)]
 pub struct Identity {
     keys: IssuerKeys,
-    resource_base: OnceLock<String>,
+    public: OnceLock<crate::machine::PublicUrls>,
     /// Tokens already verified, by their exact text: a client sends one
     /// token for many calls, and a call on the A2A surface asks twice
     /// (who calls, then the chain). See [`Identity::verify`].
@@ -62,9 +62,10 @@ struct Verified {
     member: Member,
     /// The registry generation it was verified under.
     digest: String,
-    /// The hub base its audience was checked against.
-    base: String,
 }
+
+/// The base URL of a hub whose public addresses are not set yet.
+const UNSET_BASE: &str = "http://public-url-not-set.invalid";
 
 /// How many verified tokens are kept; past it the cache starts afresh.
 const VERIFIED_KEPT: usize = 4096;
@@ -75,26 +76,26 @@ impl Identity {
         &self.keys
     }
 
-    /// Sets the hub's public base URL (`WS_PUBLIC_URL`, else the address it
-    /// listens on), once; later calls are ignored.
-    pub fn set_resource_base(&self, base: &str) {
-        let _ = self
-            .resource_base
-            .set(base.trim_end_matches('/').to_string());
+    /// Sets the hub's public addresses (`WS_PUBLIC_URL`, else the
+    /// addresses it listens on), once; later calls are ignored.
+    pub fn set_public(&self, public: crate::machine::PublicUrls) {
+        let _ = self.public.set(public);
     }
 
-    /// The hub's public base URL, when known.
-    pub fn resource_base(&self) -> Option<&str> {
-        self.resource_base.get().map(String::as_str)
+    /// The hub's public addresses, when set.
+    pub fn public(&self) -> Option<&crate::machine::PublicUrls> {
+        self.public.get()
     }
 
-    /// The hub's base URL for a request: its public URL when configured,
-    /// else the address the caller reached it at
-    /// ([`hub_base`](crate::machine::hub_base)).
+    /// The hub's base URL for a request: the public address it reached
+    /// the hub by when that is one of the hub's, else the primary
+    /// ([`PublicUrls::for_request`](crate::machine::PublicUrls::for_request));
+    /// never the request's `Host` as such. Before the addresses are set
+    /// (a hub not listening yet), a placeholder no client could use.
     pub fn base(&self, headers: &axum::http::HeaderMap) -> String {
-        self.resource_base()
-            .map(str::to_string)
-            .unwrap_or_else(|| crate::machine::hub_base(headers))
+        self.public()
+            .map(|p| p.for_request(headers).to_string())
+            .unwrap_or_else(|| UNSET_BASE.to_string())
     }
 
     /// Checks a presented access token against the registry generation
@@ -106,7 +107,7 @@ impl Identity {
         registry: &Loaded,
         headers: &axum::http::HeaderMap,
     ) -> Result<Member, exchange::reason::NotConnected> {
-        let base = self.base(headers);
+        let _ = headers;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -114,13 +115,13 @@ impl Identity {
             if let Some(hit) = cache.get(token) {
                 // The same signed bytes, under the same topology and base,
                 // before their `exp` (no skew granted here): the same answer.
-                if hit.digest == registry.digest && hit.base == base && hit.member.expires_at > now
-                {
+                if hit.digest == registry.digest && hit.member.expires_at > now {
                     return Ok(hit.member.clone());
                 }
             }
         }
-        let member = token::verify(token, registry, &self.keys, &base)?;
+        let bases = self.public().map(|p| p.all().to_vec()).unwrap_or_default();
+        let member = token::verify(token, registry, &self.keys, &bases)?;
         if let Ok(mut cache) = self.verified.lock() {
             if cache.len() >= VERIFIED_KEPT {
                 cache.clear();
@@ -130,7 +131,6 @@ impl Identity {
                 Verified {
                     member: member.clone(),
                     digest: registry.digest.clone(),
-                    base,
                 },
             );
         }

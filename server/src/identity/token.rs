@@ -131,15 +131,16 @@ fn rejected(why: impl Into<String>) -> NotConnected {
 }
 
 /// Checks `token` (see the module doc) and names the member system it
-/// speaks for. `hub_base` is the hub's base URL (its public URL, see
-/// [`Identity::base`](super::Identity::base)): an audience equal to it, or
-/// to any URL under it (`{base}/a2a/vendorcorp`, `{base}/mcp/…`), is this
-/// hub; so is any audience the member's `oidc.audience` lists.
+/// speaks for. `hub_bases` are the hub's public addresses (configured,
+/// never a request's `Host`: [`crate::machine::PublicUrls`]): an audience
+/// equal to one, or to any URL under one (`{base}/a2a/vendorcorp`,
+/// `{base}/mcp/…`), is this hub; so is any audience the member's
+/// `oidc.audience` lists.
 pub fn verify(
     token: &str,
     registry: &Loaded,
     keys: &IssuerKeys,
-    hub_base: &str,
+    hub_bases: &[String],
 ) -> Result<Member, NotConnected> {
     let peek = Peek::of(token).ok_or_else(|| rejected("the access token is not a signed JWT"))?;
     let alg: Algorithm = match peek.alg.parse() {
@@ -203,11 +204,13 @@ pub fn verify(
         .ok_or_else(|| rejected("the access token's client is not a member system's"))?;
     let for_this_hub = claims.aud.as_ref().is_some_and(|aud| {
         aud.iter().any(|a| {
-            let base = hub_base.trim_end_matches('/');
             oidc.audience.iter().any(|accepted| accepted == a)
-                || a.trim_end_matches('/') == base
-                || a.strip_prefix(base)
-                    .is_some_and(|rest| rest.starts_with('/'))
+                || hub_bases.iter().any(|base| {
+                    let base = base.trim_end_matches('/');
+                    a.trim_end_matches('/') == base
+                        || a.strip_prefix(base)
+                            .is_some_and(|rest| rest.starts_with('/'))
+                })
         })
     });
     if !for_this_hub {

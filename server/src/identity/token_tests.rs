@@ -50,8 +50,13 @@ fn unsigned_and_shared_secret_tokens_are_refused_before_any_key_is_looked_up() {
         ("RS999 with-space", "RS999with-space"),
     ] {
         let header = format!(r#"{{"alg":"{alg}"}}"#);
-        let err =
-            verify(&jwt(&header, claims), &registry, &keys, "http://hub").expect_err("refused");
+        let err = verify(
+            &jwt(&header, claims),
+            &registry,
+            &keys,
+            &["http://hub".to_string()],
+        )
+        .expect_err("refused");
         assert_eq!(err.reason, ReasonCode::AuthRejected);
         assert_eq!(
             err.detail,
@@ -65,7 +70,7 @@ fn a_token_of_an_issuer_no_member_names_or_without_cached_keys_is_refused() {
     let registry = member_topology();
     let keys = IssuerKeys::default();
     let other = jwt(r#"{"alg":"RS256"}"#, r#"{"iss":"http://elsewhere"}"#);
-    let err = verify(&other, &registry, &keys, "http://hub").expect_err("refused");
+    let err = verify(&other, &registry, &keys, &["http://hub".to_string()]).expect_err("refused");
     assert_eq!(
         err.detail,
         "no member system trusts the access token's issuer"
@@ -74,7 +79,7 @@ fn a_token_of_an_issuer_no_member_names_or_without_cached_keys_is_refused() {
         r#"{"alg":"RS256","kid":"k"}"#,
         r#"{"iss":"http://idp.example"}"#,
     );
-    let err = verify(&member, &registry, &keys, "http://hub").expect_err("refused");
+    let err = verify(&member, &registry, &keys, &["http://hub".to_string()]).expect_err("refused");
     assert_eq!(
         err.detail,
         "the issuer's keys do not include the access token's key"

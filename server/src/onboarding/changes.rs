@@ -64,6 +64,15 @@ pub fn join(
             c.id
         )));
     }
+    if let Some(r) = rules
+        .iter()
+        .find(|r| r.provider != system.id || !system.provides.contains(&r.capability))
+    {
+        return Err(WriteError::refused(format!(
+            "the rule for `{}` of `{}` is not for what `{}` provides; a joining system adds rules for its own capabilities only",
+            r.capability, r.provider, system.id
+        )));
+    }
     if let Some(r) = rules.iter().find(|r| {
         t.rules
             .iter()

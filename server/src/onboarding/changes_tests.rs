@@ -118,6 +118,10 @@ fn what_a_change_can_tell_is_wrong_is_refused_by_name() {
     s.capabilities[0].id = "orders.query".into();
     assert!(refused(join(&t, s, None)).contains("capability `orders.query` already exists"));
     let mut s = logistics();
+    s.rules[0].provider = "vendorcorp".into();
+    assert!(refused(join(&t, s, None))
+        .contains("a joining system adds rules for its own capabilities only"));
+    let mut s = logistics();
     s.calls[0].provider = "helpdesk".into();
     assert!(refused(join(&t, s, None))
         .contains("no rule lets anyone call `orders.query` of `helpdesk`"));

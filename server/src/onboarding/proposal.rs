@@ -91,7 +91,7 @@ pub fn propose(fetched: &Fetched, t: &Topology, base: &str) -> OnboardingProposa
         "name": if name.is_empty() { id.clone() } else { name.clone() },
         "node_type": "system",
         "base_url": fetched.base_url,
-        "token_env": token_env_for(&id),
+        "token_env": crate::registry::credentials::variable_for(&id),
         "ip_allowlist": allow,
         "provides": skills.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>(),
         "consumes": [],
@@ -126,22 +126,6 @@ pub fn propose(fetched: &Fetched, t: &Topology, base: &str) -> OnboardingProposa
 /// A string field of the card, trimmed ("" when absent).
 fn text(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or_default().trim()
-}
-
-/// The variable a new system's token is read from: `WS_TOKEN_` and its id
-/// in capitals, every other character `_`.
-pub fn token_env_for(id: &str) -> String {
-    let upper: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("WS_TOKEN_{upper}")
 }
 
 /// The kind a skill's tags name, if one does.

@@ -14,9 +14,11 @@
 //! Parsing is serde's with the field path located in the section's own
 //! text; the merged file is then validated by the loader like any edit.
 
-use exchange::located::parse_yaml;
+use exchange::located::{parse_yaml, Issue, Locator, Seg};
+use exchange::text::clip;
 use serde::{Deserialize, Serialize};
 
+use crate::registry::credentials;
 use crate::registry::model::{Capability, ConnectionRule, System};
 
 /// One system's section.
@@ -41,15 +43,65 @@ pub struct Call {
 }
 
 impl Section {
-    /// Parses the operator's text; the refusal names the line, the column
-    /// and the field of the section.
+    /// Parses the operator's text and checks what a section may bring;
+    /// the refusal names the line, the column and the field of the
+    /// section:
+    ///
+    /// - its credential variable is the one the hub assigns to its id
+    ///   (`WS_TOKEN_<ID>`), never another system's nor any other variable
+    ///   of the hub's environment;
+    /// - its rules are for capabilities it provides itself: a joining
+    ///   system says who may call *it*, never who may call another.
     pub fn parse(text: &str) -> Result<Self, String> {
-        parse_yaml::<Section>(text).map_err(|i| {
+        let located = |i: Issue| {
             format!(
                 "the section, line {} column {}: {}: {}",
                 i.line, i.column, i.field, i.message
             )
-        })
+        };
+        let section = parse_yaml::<Section>(text).map_err(located)?;
+        match section.problems(&Locator::new(text)).into_iter().next() {
+            Some(issue) => Err(located(issue)),
+            None => Ok(section),
+        }
+    }
+
+    fn problems(&self, loc: &Locator) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        let system = &self.system;
+        let variable = credentials::variable_for(&system.id);
+        if system.token_env != variable {
+            issues.push(loc.issue(
+                &[Seg::key("system"), Seg::key("token_env")],
+                format!(
+                    "must be `{variable}`: the hub makes the credential of a system it onboards \
+                     and keeps it under the variable its id names"
+                ),
+            ));
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.provider != system.id {
+                issues.push(loc.issue(
+                    &[Seg::key("rules"), Seg::Index(i), Seg::key("provider")],
+                    format!(
+                        "must be `{}`: a joining system adds rules for what it provides, \
+                         never for `{}`'s capabilities",
+                        system.id,
+                        clip(&rule.provider, 64)
+                    ),
+                ));
+            } else if !system.provides.contains(&rule.capability) {
+                issues.push(loc.issue(
+                    &[Seg::key("rules"), Seg::Index(i), Seg::key("capability")],
+                    format!(
+                        "`{}` is not in `system.provides`: a joining system adds rules for \
+                         what it provides only",
+                        clip(&rule.capability, 64)
+                    ),
+                ));
+            }
+        }
+        issues
     }
 }
 
@@ -65,5 +117,41 @@ mod tests {
         assert!(e.contains("system.ip_allowlist"), "{e}");
         let e = Section::parse("system: {}\nextra: 1\n").expect_err("refused");
         assert!(e.contains("the section, line"), "{e}");
+    }
+
+    const GOOD: &str = "system:\n  id: shipping\n  name: Shipping\n  base_url: http://127.0.0.1:1\n  token_env: WS_TOKEN_SHIPPING\n  ip_allowlist: [127.0.0.1/32]\n  provides: [ship.quote]\nrules:\n  - capability: ship.quote\n    provider: shipping\n    consumers: [hub]\n";
+
+    #[test]
+    fn a_section_names_its_own_credential_variable_only() {
+        assert!(Section::parse(GOOD).is_ok());
+        for other in ["WS_TOKEN_VENDORCORP", "WS_HUB_DB", "WS_TOKEN_SHIPPING2"] {
+            let text = GOOD.replace(
+                "token_env: WS_TOKEN_SHIPPING",
+                &format!("token_env: {other}"),
+            );
+            let e = Section::parse(&text).expect_err(other);
+            assert!(
+                e.starts_with(
+                    "the section, line 5 column 3: system.token_env: must be `WS_TOKEN_SHIPPING`"
+                ),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_section_adds_rules_for_what_it_provides_only() {
+        let text = GOOD.replace("    provider: shipping", "    provider: vendorcorp");
+        let e = Section::parse(&text).expect_err("another's rule");
+        assert!(
+            e.starts_with("the section, line 10 column 5: rules[0].provider: must be `shipping`"),
+            "{e}"
+        );
+        let text = GOOD.replace("  - capability: ship.quote", "  - capability: orders.query");
+        let e = Section::parse(&text).expect_err("not provided");
+        assert!(
+            e.contains("rules[0].capability: `orders.query` is not in `system.provides`"),
+            "{e}"
+        );
     }
 }

@@ -1,18 +1,29 @@
-//! The tokens the hub generated itself, kept beside the topology file.
+//! The credential store: the tokens the hub made (or was given once) for
+//! systems, kept beside the topology file.
 //!
-//! A system's token is named by its `token_env`. The hub's environment is
-//! read first (an operator who exported the variable decides); a variable
-//! the environment does not set is looked up in this file,
-//! `credentials.env` in the topology file's directory. The hub writes it
-//! when an operator onboards a system from the canvas: the new system's
-//! token is generated, shown to the operator once, and kept here (mode
-//! 600), never in the topology file, never in a browser answer after that
-//! one.
+//! A system's credential is named by its `token_env`, a variable of the
+//! hub's reserved namespace ([`NAMESPACE`], checked when the topology
+//! loads; each system has its own). Where its value comes from:
 //!
+//! 1. this store, `credentials.env` in the topology file's directory,
+//!    when it holds the name: the hub wrote it when the system was
+//!    onboarded from the canvas, or when an admin rotated or set the
+//!    system's credential (`POST /api/systems/{id}/credential`, `hub
+//!    credentials rotate|set`);
+//! 2. else the hub's environment, for a system an operator wrote into
+//!    the topology file by hand and provisioned at start.
+//!
+//! The store wins: a credential the hub made is never replaced by a
+//! variable that happens to be set in its environment, and onboarding
+//! always makes a new one rather than adopting whatever the environment
+//! holds under the proposed name.
+//!
+//! No topology file, page, API answer or log line carries a value, except
+//! the one answer that shows a new credential to the person who made it.
 //! The format is the env-file one, `NAME=value` per line, `#` comments;
 //! nothing else is understood. Writes replace the file atomically (a
-//! temporary file renamed over it), so a reader sees the old file or the
-//! new one.
+//! temporary file renamed over it, mode 600), so a reader sees the old
+//! file or the new one.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -20,6 +31,10 @@ use std::path::{Path, PathBuf};
 
 /// The file name, in the topology file's directory.
 pub const FILE_NAME: &str = "credentials.env";
+
+/// The prefix of every credential variable: a system's `token_env` is
+/// `WS_TOKEN_` and capitals, digits or `_`.
+pub const NAMESPACE: &str = "WS_TOKEN_";
 
 /// Why the credentials file could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +45,33 @@ pub enum CredentialsError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// A new credential: 32 random bytes from the operating system, as 64
+/// hex digits (the hub's one secret maker: a session's CSRF token is one
+/// too).
+pub fn new_credential() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The credential variable of system `id`: [`NAMESPACE`] and the id in
+/// capitals, every other character `_` (`logistics` → `WS_TOKEN_LOGISTICS`).
+/// A system onboarded from the canvas has exactly this one.
+pub fn variable_for(id: &str) -> String {
+    let upper: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{NAMESPACE}{upper}")
 }
 
 /// The hub-held tokens, by environment variable name. `Debug` names the
@@ -89,9 +131,9 @@ impl HeldTokens {
         let mut names: Vec<&String> = self.by_name.keys().collect();
         names.sort();
         let mut out = String::from(
-            "# Tokens the hub generated for systems onboarded from the canvas\n\
-             # (NOTES.md, \"Onboarding a system\"). The hub's environment wins\n\
-             # over this file. Keep it private: mode 600.\n",
+            "# The hub's credential store: the systems' tokens it made or was given\n\
+             # (NOTES.md, \"Credentials\"). It wins over the hub's environment.\n\
+             # Keep it private: mode 600.\n",
         );
         for name in names {
             out.push_str(&format!("{name}={}\n", self.by_name[name]));

@@ -179,6 +179,32 @@ pub struct OidcMember {
     /// The OAuth clients of this system at its issuer (`client_id`, or
     /// `azp` when a token has no `client_id`).
     pub client_ids: Vec<String>,
+    /// The company's people log in to the canvas through this issuer:
+    /// bound to this system, with the role its claim names
+    /// (`ui_auth::oidc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_login: Option<UiLogin>,
+}
+
+/// How a member company's people log in to the canvas through its own
+/// identity provider (OpenID Connect's authorization code flow with PKCE;
+/// the hub is a public client: it holds no secret of the company's).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiLogin {
+    /// The hub's client at the issuer (registered there with the redirect
+    /// URI `{hub}/login/oidc/callback`).
+    pub client_id: String,
+    /// The ID token claim naming the person's role (`viewer`, `operator`
+    /// or `approver`; absent: `viewer`; never `admin`).
+    #[serde(default = "UiLogin::default_role_claim")]
+    pub role_claim: String,
+}
+
+impl UiLogin {
+    fn default_role_claim() -> String {
+        "ws_role".into()
+    }
 }
 
 /// Where a system's MCP data plane listens and which data-share it serves:

@@ -45,6 +45,7 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
 
     let mut seen = HashSet::new();
     let mut clients = std::collections::HashMap::new();
+    let mut credential_names = std::collections::HashMap::new();
     for (i, s) in t.systems.iter().enumerate() {
         let at = |rest: &[Seg<'static>]| -> Vec<Seg<'static>> {
             let mut p = vec![key("systems"), Seg::Index(i)];
@@ -94,19 +95,16 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                 );
             }
         }
-        if s.token_env.trim().is_empty() {
+        if let Err(why) = credential_variable(&s.token_env) {
+            push(&at(&[key("token_env")]), why);
+        } else if let Some(other) = credential_names.insert(s.token_env.as_str(), i) {
             push(
                 &at(&[key("token_env")]),
-                "must name the environment variable holding this system's token".into(),
-            );
-        } else if !s
-            .token_env
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        {
-            push(
-                &at(&[key("token_env")]),
-                "must be an environment variable name (letters, digits, _)".into(),
+                format!(
+                    "`{}` is already the credential variable of systems[{other}] (`{}`); \
+                     each system has a credential of its own",
+                    s.token_env, t.systems[other].id
+                ),
             );
         }
         if let Some(mtls) = &s.mtls {
@@ -147,6 +145,20 @@ pub(super) fn validate(t: &Topology, loc: &Locator) -> Vec<Issue> {
                     push(
                         &place,
                         format!("client `{client}` of this issuer already names system `{other}`"),
+                    );
+                }
+            }
+            if let Some(login) = &oidc.ui_login {
+                if login.client_id.trim().is_empty() {
+                    push(
+                        &at(&[key("oidc"), key("ui_login"), key("client_id")]),
+                        "must name the hub's client at the issuer".into(),
+                    );
+                }
+                if login.role_claim.trim().is_empty() {
+                    push(
+                        &at(&[key("oidc"), key("ui_login"), key("role_claim")]),
+                        "must name a claim (or leave it out: `ws_role`)".into(),
                     );
                 }
             }
@@ -429,4 +441,25 @@ fn check_base_url(raw: &str) -> Result<(), String> {
     } else {
         Err(rule.to_string())
     }
+}
+
+/// Whether `name` may be a system's credential variable: one of the
+/// hub's reserved namespace, `WS_TOKEN_` followed by capitals, digits and
+/// `_` (`super::credentials::NAMESPACE`). No system can name any other
+/// variable of the hub's environment (its database URL, a model key) as
+/// its credential.
+pub(super) fn credential_variable(name: &str) -> Result<(), String> {
+    use super::credentials::NAMESPACE;
+    let rest = name.strip_prefix(NAMESPACE).unwrap_or_default();
+    if rest.is_empty()
+        || !rest
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Err(format!(
+            "must be a credential variable of the hub's reserved namespace: `{NAMESPACE}` \
+             then capitals, digits or `_` (like `{NAMESPACE}VENDORCORP`)"
+        ));
+    }
+    Ok(())
 }

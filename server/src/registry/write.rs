@@ -118,36 +118,98 @@ impl Registry {
     }
 }
 
-fn write_locked<F>(source: &Path, base: &str, plan: F) -> Result<Written, WriteError>
-where
-    F: FnOnce(&Loaded) -> Result<Change, WriteError>,
-{
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| WriteError::Io { path, source }
-    };
+impl Registry {
+    /// Whether the change `plan` decides would be written now: the same
+    /// checks as [`Registry::change`] (the file is still `base`, `plan`
+    /// accepts, the result validates), writing nothing. What a caller
+    /// runs before anything with an outside effect (a request to the
+    /// system being added), so a change that will be refused has none.
+    pub async fn check_change<F>(&self, base: &str, plan: F) -> Result<(), WriteError>
+    where
+        F: FnOnce(&Loaded) -> Result<Change, WriteError> + Send + 'static,
+    {
+        let source = self.source.clone();
+        let base = base.to_string();
+        tokio::task::spawn_blocking(move || planned(&source, &base, plan).map(|_| ()))
+            .await
+            .map_err(|_| WriteError::Stopped)?
+    }
+}
+
+impl Registry {
+    /// Keeps `token` as system `id`'s credential in the hub's credential
+    /// store (an admin's rotation, or a credential given once), under the
+    /// writers' lock, and reloads: from the next call on, `token` is the
+    /// only one that authenticates `id`. Returns the system's credential
+    /// variable. The topology file is not touched.
+    pub async fn keep_credential(&self, id: &str, token: String) -> Result<String, WriteError> {
+        let source = self.source.clone();
+        let id = id.to_string();
+        let name = tokio::task::spawn_blocking(move || keep_credential_in(&source, &id, &token))
+            .await
+            .map_err(|_| WriteError::Stopped)??;
+        if let Err(e) = self.reload() {
+            tracing::warn!(error = %e, "the topology did not reload after a credential was kept");
+        }
+        Ok(name)
+    }
+}
+
+/// Keeps `token` as system `id`'s credential in the store beside the
+/// topology file `source`, under the writers' lock (what
+/// [`Registry::keep_credential`] and `hub credentials` do); the system's
+/// credential variable is returned. A running hub reads the store again
+/// when it changes.
+pub fn keep_credential_in(source: &Path, id: &str, token: &str) -> Result<String, WriteError> {
+    let lock = lock_file(source)?;
+    let text = std::fs::read_to_string(source).map_err(|e| WriteError::Io {
+        path: source.display().to_string(),
+        source: e,
+    })?;
+    let current = load_str(&source.display().to_string(), &text)
+        .map_err(|e| WriteError::CurrentInvalid(e.public_message()))?;
+    let name = current
+        .topology
+        .system(id)
+        .map(|s| s.token_env.clone())
+        .ok_or_else(|| WriteError::refused(format!("no system `{id}`")))?;
+    credentials::set(source, &name, Some(token))?;
+    drop(lock);
+    Ok(name)
+}
+
+/// The writers' advisory lock on `.<file>.lock` beside `source`, held
+/// until the returned file is dropped.
+fn lock_file(source: &Path) -> Result<std::fs::File, WriteError> {
     let lock_path = sibling(source, ".", ".lock");
+    let io = |e| WriteError::Io {
+        path: lock_path.display().to_string(),
+        source: e,
+    };
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(io(&lock_path))?;
-    lock.lock().map_err(io(&lock_path))?;
+        .map_err(io)?;
+    lock.lock().map_err(io)?;
+    Ok(lock)
+}
 
-    let text = std::fs::read_to_string(source).map_err(io(source))?;
-    let before = exchange::wire::text_digest(&text);
-    if before != base {
-        return Err(WriteError::Changed);
-    }
-    let file = source.display().to_string();
-    let current =
-        load_str(&file, &text).map_err(|e| WriteError::CurrentInvalid(e.public_message()))?;
-    let change = plan(&current)?;
-    let new_text = edit::apply(&text, &current.topology, change.edits)?;
-    load_str(&file, &new_text).map_err(WriteError::Invalid)?;
+fn write_locked<F>(source: &Path, base: &str, plan: F) -> Result<Written, WriteError>
+where
+    F: FnOnce(&Loaded) -> Result<Change, WriteError>,
+{
+    let lock = lock_file(source)?;
 
-    let restore = match &change.credential {
+    let Planned {
+        text,
+        before,
+        new_text,
+        credential,
+    } = planned(source, base, plan)?;
+
+    let restore = match &credential {
         Some(CredentialChange::Set { name, token }) => {
             Some(credentials::set(source, name, Some(token))?)
         }
@@ -165,6 +227,42 @@ where
     Ok(Written {
         before,
         after: exchange::wire::text_digest(&new_text),
+    })
+}
+
+/// A change made and validated, not yet written.
+struct Planned {
+    text: String,
+    before: String,
+    new_text: String,
+    credential: Option<CredentialChange>,
+}
+
+/// Reads the file, checks it is still `base`, makes `plan`'s change of it
+/// and validates the result as the loader would.
+fn planned<F>(source: &Path, base: &str, plan: F) -> Result<Planned, WriteError>
+where
+    F: FnOnce(&Loaded) -> Result<Change, WriteError>,
+{
+    let text = std::fs::read_to_string(source).map_err(|e| WriteError::Io {
+        path: source.display().to_string(),
+        source: e,
+    })?;
+    let before = exchange::wire::text_digest(&text);
+    if before != base {
+        return Err(WriteError::Changed);
+    }
+    let file = source.display().to_string();
+    let current =
+        load_str(&file, &text).map_err(|e| WriteError::CurrentInvalid(e.public_message()))?;
+    let change = plan(&current)?;
+    let new_text = edit::apply(&text, &current.topology, change.edits)?;
+    load_str(&file, &new_text).map_err(WriteError::Invalid)?;
+    Ok(Planned {
+        text,
+        before,
+        new_text,
+        credential: change.credential,
     })
 }
 

@@ -35,7 +35,6 @@ use super::errors::SurfaceError;
 use super::ops::Request as SurfaceRequest;
 use crate::auth::AuthContext;
 use crate::gateway::Gateway;
-use crate::machine::hub_base;
 use exchange::envelope::{A2aVersion, Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 use exchange::text::clip;
@@ -59,7 +58,11 @@ enum Audience {
 /// `GET /.well-known/agent-card.json`.
 pub async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
     let loaded = gateway.registry().snapshot();
-    let card = card::hub_card(&hub_base(&headers), &loaded.topology, gateway.identity());
+    let card = card::hub_card(
+        &gateway.identity().base(&headers),
+        &loaded.topology,
+        gateway.identity(),
+    );
     // One shape for every version: the hub's card names no interface, so
     // there is no v0.3 form (a v0.3 card needs a `url`).
     let mut body = serde_json::to_value(&card).unwrap_or_default();
@@ -78,10 +81,16 @@ pub async fn jwks(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Re
 }
 
 /// Signs a card the hub serves with its current key ([`crate::signing`]),
-/// naming the JWKS at the base the caller reached.
+/// naming the JWKS at the hub's public address the request reached it by
+/// (one of the configured ones, never the request's `Host` as such: the
+/// card's URLs name the same one, [`crate::machine::PublicUrls`]).
 pub fn sign(gateway: &Gateway, headers: &HeaderMap, card: &mut Value) {
     if let Some(keys) = gateway.keys() {
-        let jku = format!("{}{}", hub_base(headers), crate::signing::JWKS_PATH);
+        let jku = format!(
+            "{}{}",
+            gateway.identity().base(headers),
+            crate::signing::JWKS_PATH
+        );
         keys.sign_card(card, &jku);
     }
 }
@@ -90,7 +99,7 @@ pub fn sign(gateway: &Gateway, headers: &HeaderMap, card: &mut Value) {
 pub async fn catalog(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
     let loaded = gateway.registry().snapshot();
     let body = card::catalog(
-        &hub_base(&headers),
+        &gateway.identity().base(&headers),
         &loaded.topology,
         gateway.identity(),
         gateway.board(),
@@ -111,7 +120,7 @@ pub async fn provider_card(
     }
     let loaded = gateway.registry().snapshot();
     let card = card::provider_card(
-        &hub_base(&asked.headers),
+        &gateway.identity().base(&asked.headers),
         &loaded.topology,
         gateway.identity(),
         gateway.board(),
@@ -172,7 +181,7 @@ pub fn extended_card(
         SurfaceError::call(nc.reason, nc.detail, status)
     })?;
     card::provider_card(
-        &hub_base(&asked.headers),
+        &gateway.identity().base(&asked.headers),
         &loaded.topology,
         gateway.identity(),
         gateway.board(),

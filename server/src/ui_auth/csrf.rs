@@ -12,7 +12,6 @@
 //!   its token is looked at.
 
 use axum::http::{header, HeaderMap, Method};
-use rand::RngCore;
 use subtle::ConstantTimeEq;
 
 /// The header carrying the session's CSRF token.
@@ -21,12 +20,9 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// The message of every CSRF refusal (403).
 pub const CSRF_REFUSED: &str = "missing or wrong CSRF token";
 
-/// A fresh secret: 32 random bytes from the OS, hex (a session's CSRF
-/// token; a system's token when it is onboarded from the canvas).
+/// A session's CSRF token: a fresh secret from the hub's one maker.
 pub fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::registry::credentials::new_credential()
 }
 
 /// Whether `method` changes state (everything but GET, HEAD, OPTIONS).

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use tower_sessions::Session;
 
+use super::people::{People, Person};
 use super::session::{self, SessionUser};
 use super::throttle::{ClientAddress, LoginThrottle, Throttled};
-use super::users::UiUsers;
 use crate::api::{ApiFailure, ApiJson};
 
 /// The one message for an unknown user and a wrong password alike: which of
@@ -26,7 +26,7 @@ static CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 #[derive(Debug, Clone)]
 pub struct LoginState {
     /// Who may log in.
-    pub users: Arc<UiUsers>,
+    pub people: People,
     /// The per-address and per-username limits.
     pub throttle: Arc<LoginThrottle>,
 }
@@ -54,10 +54,10 @@ pub async fn login(
             .into_response();
     };
     let check = {
-        let users = state.users.clone();
+        let people = state.people.clone();
         let username = username.clone();
         // argon2 is CPU work by design: keep it off the async workers.
-        tokio::task::spawn_blocking(move || users.verify(&username, &req.password))
+        tokio::task::spawn_blocking(move || people.verify(&username, &req.password))
     };
     let ok = check.await.unwrap_or(false);
     drop(slot);
@@ -66,10 +66,14 @@ pub async fn login(
         tracing::info!(username = %exchange::text::clip(&username, 64), "UI login refused");
         return ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED).into_response();
     }
+    let Some(person) = state.people.get(&username) else {
+        // Removed between the check and now.
+        return ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED).into_response();
+    };
     match session::log_in(&session, &username).await {
         Ok(user) => {
-            tracing::info!(username = %username, "UI login");
-            Json(user.view()).into_response()
+            tracing::info!(username = %username, role = %person.role, "UI login");
+            Json(user.view(&person)).into_response()
         }
         Err(e) => ApiFailure::internal("logging in", &e).into_response(),
     }
@@ -86,16 +90,27 @@ fn too_many(throttled: &Throttled) -> Response {
     response
 }
 
-/// `POST /api/logout`: 204, the session is gone.
-pub async fn logout(session: Session) -> Response {
+/// `POST /api/logout`: 204, the session is gone, and so are its open
+/// event streams (on every replica).
+pub async fn logout(State(state): State<LoginState>, session: Session) -> Response {
+    let key = session::stream_key(&session);
     match session::log_out(&session).await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(()) => {
+            if let Some(key) = key {
+                state.people.end_session(key);
+            }
+            StatusCode::NO_CONTENT.into_response()
+        }
         Err(e) => ApiFailure::internal("logging out", &e).into_response(),
     }
 }
 
-/// `GET /api/session`: who is logged in, and the CSRF token. The guard
-/// has already refused requests without a session.
-pub async fn current(user: axum::Extension<SessionUser>) -> Json<SessionView> {
-    Json(user.view())
+/// `GET /api/session`: who is logged in, with their role and scope, and
+/// the CSRF token. The guard has already refused requests without a
+/// session.
+pub async fn current(
+    user: axum::Extension<SessionUser>,
+    person: axum::Extension<Person>,
+) -> Json<SessionView> {
+    Json(user.view(&person))
 }

@@ -1,23 +1,33 @@
 //! The UI login: who may use the canvas and the `/api` routes behind it
-//! (DESIGN.md §3, "browser": it holds only a UI session cookie).
+//! (DESIGN.md §3, "browser": it holds only a UI session cookie), and what
+//! each of them may do there.
 //!
-//! Separate from the A2A auth chain: UI users and their argon2 hashes come
-//! from their own file ([`users`]), sessions live in the hub's database
-//! ([`session`]), and state-changing requests are guarded against CSRF
-//! ([`csrf`]); logins are rate-limited per address and per username
-//! ([`throttle`]); every answer carries the standard security headers and a
-//! Content-Security-Policy ([`headers`]). [`UiAuth::protect`] wraps the canvas and `/api` routes (never
-//! the gateway, which has the peer auth chain) in one guard:
+//! Separate from the A2A auth chain: the people, their roles and their
+//! argon2 hashes live in the people store ([`people`], provisioned from
+//! the UI users file, [`users`], managed by admins), sessions live in the
+//! hub's database ([`session`]), and state-changing requests are guarded
+//! against CSRF ([`csrf`]); logins are rate-limited per address and per
+//! username ([`throttle`]); every answer carries the standard security
+//! headers and a Content-Security-Policy ([`headers`]). [`UiAuth::protect`]
+//! wraps the canvas and `/api` routes (never the gateway, which has the
+//! peer auth chain) in one guard:
 //!
 //! * `/api/login` is public; every other `/api` route answers 401 without a
 //!   session, and 403 for a state-changing request without the session's
-//!   `X-CSRF-Token` or from a foreign `Origin`.
-//! * Pages answer 303 to `/login?next=<path>` without a session; `/login`
-//!   and static assets (`/pkg/*`, the favicon) are public.
+//!   `X-CSRF-Token` or from a foreign `Origin`;
+//! * then the route's rights from the one route table
+//!   (`app::routes::ApiRoute::rights`): 403 when the person's role does
+//!   not grant what the route needs, or when a member-scoped person names
+//!   something outside their part (`app::access::Reach`);
+//! * pages answer 303 to `/login?next=<path>` without a session; `/login`
+//!   and static assets (`/pkg/*`, the favicon) are public; the people page
+//!   is an admin's.
 
 pub mod csrf;
 pub mod headers;
 pub mod login;
+pub mod oidc;
+pub mod people;
 pub mod session;
 pub mod throttle;
 pub mod users;
@@ -32,11 +42,12 @@ use axum::routing::on;
 use axum::Router;
 use tower_sessions::Session;
 
-use app::routes::{self, ApiRoute, LOGIN_PAGE};
+use app::access::Need;
+use app::routes::{self, ApiRoute, Page, LOGIN_PAGE};
 
 use crate::api::ApiFailure;
-use session::{SessionSettings, SessionStore};
-use users::UiUsers;
+use people::{People, Person};
+use session::{SessionSettings, SessionStore, SessionUser};
 
 /// The message of every 401 from the guard.
 pub const NOT_LOGGED_IN: &str = "not logged in";
@@ -44,8 +55,8 @@ pub const NOT_LOGGED_IN: &str = "not logged in";
 /// Everything the UI login needs.
 #[derive(Debug, Clone)]
 pub struct UiAuth {
-    /// Who may log in.
-    pub users: Arc<UiUsers>,
+    /// Who may log in, and what each may do.
+    pub people: People,
     /// Where sessions live.
     pub store: SessionStore,
     /// Cookie settings.
@@ -66,7 +77,7 @@ impl UiAuth {
             .route(logout, on(logout_verb, login::logout))
             .route(session, on(session_verb, login::current))
             .with_state(login::LoginState {
-                users: self.users.clone(),
+                people: self.people.clone(),
                 throttle: self.throttle.clone(),
             })
     }
@@ -75,7 +86,7 @@ impl UiAuth {
     /// route and the fallback of `router` are covered.
     pub fn protect(&self, router: Router) -> Router {
         router
-            .layer(middleware::from_fn_with_state(self.users.clone(), guard))
+            .layer(middleware::from_fn_with_state(self.people.clone(), guard))
             .layer(self.store.layer(self.settings))
     }
 }
@@ -84,6 +95,7 @@ impl UiAuth {
 /// static assets it needs.
 fn is_public_page(path: &str) -> bool {
     path == LOGIN_PAGE
+        || path.starts_with(oidc::PREFIX)
         || path.starts_with("/pkg/")
         || path == "/favicon.ico"
         || path == "/robots.txt"
@@ -98,7 +110,7 @@ pub(crate) fn is_api(path: &str) -> bool {
 
 /// The guard in front of the canvas and `/api` (see the module doc).
 async fn guard(
-    State(users): State<Arc<UiUsers>>,
+    State(people): State<People>,
     session: Session,
     mut request: Request,
     next: Next,
@@ -112,11 +124,12 @@ async fn guard(
                 return ApiFailure::new(StatusCode::FORBIDDEN, why).into_response();
             }
         }
-        if path == ApiRoute::Login.template() {
+        let route = ApiRoute::matching(request.method().as_str(), &path);
+        if route.is_some_and(|(r, _)| r.is_public()) {
             return next.run(request).await;
         }
-        let user = match logged_in(&users, &session).await {
-            Ok(Some(user)) => user,
+        let (user, person) = match logged_in(&people, &session).await {
+            Ok(Some(who)) => who,
             Ok(None) => {
                 return ApiFailure::new(StatusCode::UNAUTHORIZED, NOT_LOGGED_IN).into_response()
             }
@@ -125,18 +138,31 @@ async fn guard(
         if changing && !csrf::token_matches(request.headers(), &user.csrf_token) {
             return ApiFailure::new(StatusCode::FORBIDDEN, csrf::CSRF_REFUSED).into_response();
         }
+        if let Some((route, id)) = route {
+            if let Err(why) = authorize(&person, route, id) {
+                return ApiFailure::new(StatusCode::FORBIDDEN, why).into_response();
+            }
+        }
+        request.extensions_mut().insert(person.scope.clone());
         request.extensions_mut().insert(user);
+        request.extensions_mut().insert(person);
         return next.run(request).await;
     }
     if is_public_page(&path) {
         return next.run(request).await;
     }
-    match logged_in(&users, &session).await {
-        Ok(Some(user)) => {
+    match logged_in(&people, &session).await {
+        Ok(Some((user, person))) => {
+            if Page::from_path(&path) == Page::People && person.role != app::access::Role::Admin {
+                return ApiFailure::new(StatusCode::FORBIDDEN, "the people page is an admin's")
+                    .into_response();
+            }
             // The page is rendered knowing who is logged in (the top bar
             // shows the name before any script runs; see app::session).
-            request.extensions_mut().insert(user.view());
+            request.extensions_mut().insert(user.view(&person));
+            request.extensions_mut().insert(person.scope.clone());
             request.extensions_mut().insert(user);
+            request.extensions_mut().insert(person);
             next.run(request).await
         }
         Ok(None) => {
@@ -151,24 +177,70 @@ async fn guard(
     }
 }
 
-/// The session's user, if it is still a user (one removed from the users
-/// file is logged out at its next request).
+/// Whether `person` may call `route` naming `id` (its encoded `{id}`);
+/// the refusal says why.
+pub fn authorize(person: &Person, route: ApiRoute, id: Option<&str>) -> Result<(), String> {
+    let rights = route.rights();
+    if let Need::Role(needed) = rights.need {
+        if !person.role.grants(needed) {
+            return Err(format!(
+                "{} {} needs the {needed} role; {} is {} {}",
+                route.verb().as_str(),
+                route.template(),
+                person.username,
+                article(person.role.as_str()),
+                person.role
+            ));
+        }
+    }
+    let id = id.and_then(routes::decode_segment);
+    if !rights.reach.admits(&person.scope, id.as_deref()) {
+        let own = person.scope.member().unwrap_or_default();
+        return Err(match id {
+            Some(id) => format!(
+                "{} is bound to {own}: `{}` is not part of {own}",
+                person.username,
+                exchange::text::clip(&id, 120)
+            ),
+            None => format!(
+                "{} is bound to {own}: {} {} is for people of the whole exchange",
+                person.username,
+                route.verb().as_str(),
+                route.template()
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// The session's user and who they are now, if they are still a person
+/// of this hub (one removed is logged out at their next request).
 async fn logged_in(
-    users: &UiUsers,
+    people: &People,
     session: &Session,
-) -> Result<Option<session::SessionUser>, ApiFailure> {
+) -> Result<Option<(SessionUser, Person)>, ApiFailure> {
     let user = session::current_user(session)
         .await
         .map_err(|e| ApiFailure::internal("reading the session", &e))?;
-    match user {
-        Some(u) if users.contains(&u.username) => Ok(Some(u)),
-        Some(_) => {
+    let Some(user) = user else {
+        return Ok(None);
+    };
+    match people.get(&user.username) {
+        Some(person) => Ok(Some((user, person))),
+        None => {
             session::log_out(session)
                 .await
                 .map_err(|e| ApiFailure::internal("ending the session", &e))?;
             Ok(None)
         }
-        None => Ok(None),
     }
 }
 

@@ -39,8 +39,8 @@ pub struct SessionSettings {
     pub secure: bool,
 }
 
-/// The address people open the hub at; `https://…` means TLS.
-pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";
+/// The hub's public address(es); an `https://` primary means TLS.
+pub use crate::machine::PUBLIC_URL_ENV;
 
 impl SessionSettings {
     /// From [`PUBLIC_URL_ENV`]: unset means the loopback demo (plain HTTP).
@@ -51,18 +51,10 @@ impl SessionSettings {
         }
     }
 
-    /// For a hub people reach at `url` (`http://…` or `https://…`).
-    pub fn for_public_url(url: &str) -> Result<Self, String> {
-        let url = url.trim();
-        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-        match scheme.as_deref() {
-            Some("https") => Ok(Self { secure: true }),
-            Some("http") => Ok(Self { secure: false }),
-            _ => Err(format!(
-                "{PUBLIC_URL_ENV}: `{}` is not an http:// or https:// address",
-                exchange::text::clip(url, 64)
-            )),
-        }
+    /// For a hub people reach at `urls` (its public addresses, the
+    /// primary first: `http://…` or `https://…`).
+    pub fn for_public_url(urls: &str) -> Result<Self, String> {
+        crate::machine::PublicUrls::parse(urls).map(|p| Self { secure: p.is_tls() })
     }
 }
 
@@ -76,13 +68,25 @@ pub struct SessionUser {
 }
 
 impl SessionUser {
-    /// What `GET /api/session` answers.
-    pub fn view(&self) -> SessionView {
+    /// What `GET /api/session` answers, for the session's `person` as the
+    /// people store knows them now.
+    pub fn view(&self, person: &super::people::Person) -> SessionView {
         SessionView {
             username: self.username.clone(),
             csrf_token: self.csrf_token.clone(),
+            role: person.role,
+            system: person.scope.member().map(str::to_string),
         }
     }
+}
+
+/// What a session's event streams are known by when it ends: a digest of
+/// its id (the id itself is the cookie's secret and travels nowhere else).
+pub fn stream_key(session: &Session) -> Option<String> {
+    use sha2::Digest;
+    let id = session.id()?.to_string();
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    Some(digest.iter().take(16).map(|b| format!("{b:02x}")).collect())
 }
 
 /// Why the session store failed.
@@ -259,7 +263,7 @@ mod tests {
         );
         for bad in ["hub.example", "ftp://hub.example", ""] {
             let err = SessionSettings::for_public_url(bad).expect_err(bad);
-            assert!(err.starts_with("WS_PUBLIC_URL: `"), "{err}");
+            assert!(err.starts_with("WS_PUBLIC_URL: "), "{err}");
         }
     }
 }

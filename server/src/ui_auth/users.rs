@@ -1,4 +1,7 @@
-//! The UI users file: who may log in to the canvas, with argon2 hashes.
+//! The UI users file: the people an operator provisions at start, with
+//! their roles and argon2 hashes (the hub copies them into its people
+//! store, `super::people`, where people added from the canvas or the CLI
+//! live too).
 //!
 //! Separate from A2A tokens on purpose (DESIGN.md §2, "auth chain"): a
 //! person's password opens the canvas and nothing else, and no peer token
@@ -8,15 +11,22 @@
 //! users:
 //!   - username: operator
 //!     password_hash: "$argon2id$v=19$m=19456,t=2,p=1$..."
+//!     role: admin              # viewer | operator | approver | admin
+//!   - username: ann
+//!     password_hash: "$argon2id$..."
+//!     role: operator
+//!     system: buyercorp        # member-scoped: BuyerCorp's part only
 //! ```
 //!
-//! Hashes are argon2 PHC strings (`hub hash-password` prints one). The file
-//! is validated at load, every problem named by file and field, so a typo
+//! Hashes are argon2 PHC strings (`hub hash-password` prints one). Every
+//! entry names its role: nobody gets a power by default. The file is
+//! validated at load, every problem named by file and field, so a typo
 //! stops the hub instead of locking everybody out at the first login.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
+use app::access::{Role, Scope};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use serde::Deserialize;
@@ -69,22 +79,39 @@ struct UsersFile {
 struct UserEntry {
     username: String,
     password_hash: String,
+    role: String,
+    #[serde(default)]
+    system: Option<String>,
 }
 
-/// The loaded users: username → PHC hash string (validated).
-#[derive(Clone)]
+/// One person of the file, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileUser {
+    /// The username.
+    pub username: String,
+    /// The argon2 PHC hash.
+    pub password_hash: String,
+    /// What the person may do.
+    pub role: Role,
+    /// The part of the exchange the person is bound to.
+    pub scope: Scope,
+}
+
+/// The loaded users file (validated).
+#[derive(Clone, Default)]
 pub struct UiUsers {
-    hashes: BTreeMap<String, String>,
-    /// Verified against when the username is unknown, so that an unknown
-    /// user costs the same argon2 run as a wrong password.
-    dummy: String,
+    /// Every person of the file, in its order.
+    people: Vec<FileUser>,
 }
 
 impl std::fmt::Debug for UiUsers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Hashes are not secrets in the token sense, but logs need none.
         f.debug_struct("UiUsers")
-            .field("usernames", &self.hashes.keys().collect::<Vec<_>>())
+            .field(
+                "usernames",
+                &self.people.iter().map(|p| &p.username).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -92,10 +119,7 @@ impl std::fmt::Debug for UiUsers {
 impl UiUsers {
     /// No users: nobody can log in (a hub started without a users file).
     pub fn none() -> Self {
-        Self {
-            hashes: BTreeMap::new(),
-            dummy: dummy_hash(),
-        }
+        Self::default()
     }
 
     /// Reads and validates the users file at `path`.
@@ -121,7 +145,7 @@ impl UiUsers {
             )])
         })?;
         let mut problems = Vec::new();
-        let mut hashes = BTreeMap::new();
+        let mut people = Vec::new();
         let mut seen = HashSet::new();
         for (i, u) in parsed.users.iter().enumerate() {
             if !valid_username(&u.username) {
@@ -147,7 +171,35 @@ impl UiUsers {
                 )),
                 Ok(_) => {}
             }
-            hashes.insert(u.username.clone(), u.password_hash.clone());
+            let role = Role::parse(&u.role).unwrap_or_else(|| {
+                problems.push(format!(
+                    "users[{i}].role: `{}` is not a role; one of viewer, operator, approver, admin",
+                    exchange::text::clip(&u.role, 32)
+                ));
+                Role::Viewer
+            });
+            let scope = match &u.system {
+                None => Scope::Exchange,
+                Some(system) if exchange::id::is_valid(system) => Scope::Member(system.clone()),
+                Some(_) => {
+                    problems.push(format!(
+                        "users[{i}].system: {}",
+                        exchange::id::rule_for("a system id")
+                    ));
+                    Scope::Exchange
+                }
+            };
+            if role == Role::Admin && scope != Scope::Exchange {
+                problems.push(format!(
+                    "users[{i}].role: an admin is exchange-wide; a member-scoped person is a viewer, operator or approver"
+                ));
+            }
+            people.push(FileUser {
+                username: u.username.clone(),
+                password_hash: u.password_hash.clone(),
+                role,
+                scope,
+            });
         }
         if parsed.users.is_empty() {
             problems.push("users: must list at least one user".into());
@@ -155,49 +207,47 @@ impl UiUsers {
         if !problems.is_empty() {
             return Err(invalid(problems));
         }
-        Ok(Self {
-            hashes,
-            dummy: dummy_hash(),
-        })
+        Ok(Self { people })
     }
 
-    /// How many users may log in.
+    /// Every person of the file, in its order.
+    pub fn people(&self) -> &[FileUser] {
+        &self.people
+    }
+
+    /// How many users the file lists.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        self.people.len()
     }
 
-    /// Whether nobody may log in.
+    /// Whether the file lists nobody.
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.people.is_empty()
     }
+}
 
-    /// Whether `username` is (still) a user: sessions of a user removed
-    /// from the file end at the hub's next start.
-    pub fn contains(&self, username: &str) -> bool {
-        self.hashes.contains_key(username)
+/// Whether `password` matches `hash` (`None`: a person without a password,
+/// or nobody: the check still runs, against a hash of a random password,
+/// so an unknown username costs the same argon2 run as a wrong password and
+/// timing does not tell them apart). Slow by design (argon2): call it off
+/// the async runtime.
+pub fn verify_password(hash: Option<&str>, password: &str) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if password.len() > MAX_PASSWORD_BYTES {
+        return false;
     }
-
-    /// Whether `password` is `username`'s. Slow by design (argon2): call
-    /// it off the async runtime. An unknown user runs the same argon2
-    /// verification against a dummy hash, so timing does not tell a wrong
-    /// username from a wrong password.
-    pub fn verify(&self, username: &str, password: &str) -> bool {
-        if password.len() > MAX_PASSWORD_BYTES {
-            return false;
-        }
-        let (hash, known) = match self.hashes.get(username) {
-            Some(h) => (h.as_str(), true),
-            None => (self.dummy.as_str(), false),
-        };
-        let ok = PasswordHash::new(hash)
-            .map(|h| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &h)
-                    .is_ok()
-            })
-            .unwrap_or(false);
-        ok && known
-    }
+    let (hash, known) = match hash {
+        Some(h) => (h, true),
+        None => (DUMMY.get_or_init(dummy_hash).as_str(), false),
+    };
+    let ok = PasswordHash::new(hash)
+        .map(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        })
+        .unwrap_or(false);
+    ok && known
 }
 
 /// Hashes `password` with argon2id and a fresh random salt, as a PHC
@@ -225,7 +275,8 @@ fn dummy_hash() -> String {
     hash_password(&secret).unwrap_or_default()
 }
 
-fn valid_username(name: &str) -> bool {
+/// Whether `name` may be a username.
+pub fn valid_username(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -243,29 +294,43 @@ mod tests {
         assert!(hash.starts_with("$argon2id$"), "{hash}");
         let users = UiUsers::parse(
             "ui-users.yaml",
-            &format!("users:\n  - username: operator\n    password_hash: \"{hash}\"\n"),
+            &format!("users:\n  - username: operator\n    password_hash: \"{hash}\"\n    role: admin\n  - username: ann\n    password_hash: \"{hash}\"\n    role: viewer\n    system: buyercorp\n"),
         )
         .expect("valid");
-        assert_eq!(users.len(), 1);
-        assert!(users.verify("operator", "correct horse"));
-        assert!(!users.verify("operator", "wrong"));
-        assert!(!users.verify("nobody", "correct horse"));
-        assert!(!users.verify("operator", &"x".repeat(MAX_PASSWORD_BYTES + 1)));
+        assert_eq!(users.len(), 2);
+        assert_eq!(users.people()[0].role, Role::Admin);
+        assert_eq!(users.people()[0].scope, Scope::Exchange);
+        assert_eq!(users.people()[1].scope, Scope::Member("buyercorp".into()));
+        let stored = Some(users.people()[0].password_hash.as_str());
+        assert!(verify_password(stored, "correct horse"));
+        assert!(!verify_password(stored, "wrong"));
+        assert!(!verify_password(None, "correct horse"));
+        assert!(!verify_password(
+            stored,
+            &"x".repeat(MAX_PASSWORD_BYTES + 1)
+        ));
         assert!(matches!(hash_password(""), Err(HashError::BadLength)));
         assert!(UiUsers::none().is_empty());
-        assert!(!UiUsers::none().verify("operator", ""));
     }
 
     #[test]
     fn errors_name_the_file_and_field() {
         let err = UiUsers::parse(
             "cfg/ui-users.yaml",
-            "users:\n  - username: a\n    password_hash: nope\n  - username: a\n    password_hash: \"$pbkdf2-sha256$i=1000$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo\"\n",
+            "users:\n  - username: a\n    password_hash: nope\n    role: admin\n  - username: a\n    password_hash: \"$pbkdf2-sha256$i=1000$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo\"\n    role: root\n  - username: b\n    password_hash: nope\n    role: admin\n    system: buyercorp\n",
         )
         .expect_err("invalid");
         let msg = err.to_string();
         let lines: Vec<&str> = msg.lines().collect();
-        assert_eq!(lines.len(), 3, "{msg}");
+        assert_eq!(lines.len(), 6, "{msg}");
+        assert!(
+            lines[3].contains("users[1].role: `root` is not a role"),
+            "{msg}"
+        );
+        assert!(
+            lines[5].contains("users[2].role: an admin is exchange-wide"),
+            "{msg}"
+        );
         assert!(
             lines[0].starts_with("cfg/ui-users.yaml: users[0].password_hash: not a PHC"),
             "{msg}"
@@ -276,8 +341,11 @@ mod tests {
             "{msg}"
         );
 
-        let err = UiUsers::parse("u.yaml", "users:\n  - username: a\n    pasword_hash: x\n")
-            .expect_err("unknown field");
+        let err = UiUsers::parse(
+            "u.yaml",
+            "users:\n  - username: a\n    pasword_hash: x\n    role: admin\n",
+        )
+        .expect_err("unknown field");
         let msg = err.to_string();
         assert!(msg.starts_with("u.yaml: 3:"), "{msg}");
         assert!(

@@ -285,7 +285,7 @@ pub struct Stack {
     /// first runs.
     pub hub_port: u16,
     pub topology_path: PathBuf,
-    /// The UI users file the hub runs with (one user, [`UI_USER`]).
+    /// The UI users file the hub runs with ([`PEOPLE`]).
     pub ui_users_path: PathBuf,
     /// [`UI_USER`]'s password for this stack.
     pub ui_password: String,
@@ -505,11 +505,14 @@ impl Stack {
         let ui_password = format!("pw-{}", uuid_like());
         let ui_users_path = dir.path().join("ui-users.yaml");
         let hash = server::ui_auth::users::hash_password(&ui_password).expect("hash");
-        std::fs::write(
-            &ui_users_path,
-            format!("users:\n  - username: {UI_USER}\n    password_hash: \"{hash}\"\n"),
-        )
-        .expect("write ui users");
+        let people: String = PEOPLE
+            .iter()
+            .map(|(name, role, system)| {
+                let system = system.map(|s| format!("    system: {s}\n")).unwrap_or_default();
+                format!("  - username: {name}\n    password_hash: \"{hash}\"\n    role: {role}\n{system}")
+            })
+            .collect();
+        std::fs::write(&ui_users_path, format!("users:\n{people}")).expect("write ui users");
 
         let agents_path = dir.path().join("agents.yaml");
         write_agents_file(
@@ -1296,6 +1299,17 @@ impl GatewayCall {
 
 /// The UI user every test stack has.
 pub const UI_USER: &str = "operator";
+/// Everybody the stack's UI users file provisions, all with the stack's
+/// UI password: the admin [`UI_USER`], and one person per role and scope
+/// the role tests log in as (username, role, member system).
+pub const PEOPLE: &[(&str, &str, Option<&str>)] = &[
+    (UI_USER, "admin", None),
+    ("a-viewer", "viewer", None),
+    ("an-operator", "operator", None),
+    ("an-approver", "approver", None),
+    ("buyer-operator", "operator", Some("buyercorp")),
+    ("vendor-viewer", "viewer", Some("vendorcorp")),
+];
 
 /// A browser's view of the hub: an HTTP client that follows no redirect
 /// and sends the session cookie and the CSRF token it got at login.

@@ -93,6 +93,21 @@ impl Issuer {
             .to_string()
     }
 
+    /// Lets `people` (`{"id": {claims}}`) log in through the authorization
+    /// code flow at the public client `client_id`, redirecting to
+    /// `redirect_uri`.
+    pub fn allow_logins(&mut self, client_id: &str, redirect_uri: &str, people: &Value) {
+        let client = serde_json::json!({"client_id": client_id, "redirect_uris": [redirect_uri]});
+        let answer = self.command(&format!("login {client} {people}"));
+        assert_eq!(answer["ok"], true, "{answer}");
+    }
+
+    /// The next login at the provider is person `id`'s.
+    pub fn next_login(&mut self, id: &str) {
+        let answer = self.command(&format!("as {id}"));
+        assert_eq!(answer["ok"], true, "{answer}");
+    }
+
     /// A client-credentials token, as a client gets one.
     pub async fn token(
         &self,

@@ -125,7 +125,17 @@ impl Stack {
             known
         };
         let log = self.replica_log(i);
+        // The balancer's port is the stack's address: chosen now if the
+        // balancer has not started yet, so each replica names it as its
+        // public address (what its cards say and its signatures bind to).
+        if self.hub_port == 0 {
+            self.hub_port = free_port();
+        }
         let env = [
+            (
+                "WS_PUBLIC_URL".to_string(),
+                format!("http://127.0.0.1:{}", self.hub_port),
+            ),
             // The balancer is the one proxy whose X-Forwarded-For counts.
             ("WS_TRUSTED_PROXIES".to_string(), "127.0.0.1/32".to_string()),
             // Every connection comes from the balancer.

@@ -8,8 +8,8 @@
 use crate::api::{self, ApiFailure, Method};
 use crate::canvas::state::CanvasCtx;
 use crate::dto::{
-    AddSystemRequest, DiscoverRequest, OnboardingProposal, RuleConsumerRequest, SystemAdded,
-    TopologyBase,
+    AddSystemRequest, CredentialIssued, DiscoverRequest, OnboardingProposal, RuleConsumerRequest,
+    SystemAdded, TopologyBase,
 };
 use crate::routes;
 
@@ -56,4 +56,10 @@ pub(crate) async fn set_consumer(
     )?;
     ctx.refetch();
     Ok(())
+}
+
+/// Has the hub make a new credential for system `id` (an admin's); the
+/// answer is the one place it is shown.
+pub(crate) async fn rotate_credential(id: String) -> Result<CredentialIssued, ApiFailure> {
+    answered(api::send_json::<(), _>(Method::Post, &routes::system_credential(&id), None).await)
 }

@@ -16,7 +16,7 @@ use super::audit::AuditSection;
 use super::contract::ContractPanel;
 use super::inspector::InspectorSection;
 use super::interpret::InterpretSection;
-use super::membership::MembershipSection;
+use super::membership::{CredentialSection, MembershipSection};
 use super::metrics::MetricsSection;
 use super::panels::{ConsultPanel, QueryPanel};
 use crate::canvas::commands;
@@ -224,7 +224,18 @@ fn NodeDrawer(node: NodeView) -> impl IntoView {
             {capability_list("Consumes", node.consumes.clone())}
             {member_list("Agents", members(NodeKind::Agent))}
             {member_list("Datasources", members(NodeKind::Datasource))}
-            <MembershipSection system=node.id.clone()/>
+            {
+                let (id, may_edit, may_rotate) = (
+                    node.id.clone(),
+                    crate::session::can(crate::routes::ApiRoute::RemoveSystem),
+                    crate::session::can(crate::routes::ApiRoute::RotateCredential),
+                );
+                let id2 = id.clone();
+                view! {
+                    {move || may_edit.get().then(|| view! { <MembershipSection system=id.clone()/> })}
+                    {move || may_rotate.get().then(|| view! { <CredentialSection system=id2.clone()/> })}
+                }
+            }
         }
         .into_any(),
         NodeKind::Agent | NodeKind::Datasource => view! {

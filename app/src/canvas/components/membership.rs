@@ -202,3 +202,47 @@ pub(crate) fn MembershipSection(system: String) -> impl IntoView {
         </section>
     }
 }
+
+/// An admin's rotation of system `system`'s credential, in its drawer: the
+/// new one is shown once, here; the old one stops at once.
+#[component]
+pub(crate) fn CredentialSection(system: String) -> impl IntoView {
+    let issued = RwSignal::new(None::<crate::dto::CredentialIssued>);
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let rotate = move |_| {
+        busy.set(true);
+        error.set(None);
+        let system = system.clone();
+        leptos::task::spawn_local(async move {
+            match systems::rotate_credential(system).await {
+                Ok(i) => {
+                    issued.try_set(Some(i));
+                }
+                Err(f) => {
+                    error.try_set(Some(f.describe()));
+                }
+            }
+            busy.try_set(false);
+        });
+    };
+    view! {
+        <section class="drawer-section" aria-label="Credential" data-testid="credential">
+            <h3>"Credential"</h3>
+            <button
+                type="button"
+                data-testid="credential-rotate"
+                disabled=move || busy.get()
+                on:click=rotate
+            >
+                "Make a new credential"
+            </button>
+            {move || issued.get().map(|i| view! {
+                <p>"The new credential, shown this once (the old one no longer works):"</p>
+                <pre class="onboard-token" data-testid="credential-new">{i.credential.clone()}</pre>
+                <pre class="onboard-export">{format!("export {}={}", i.token_env, i.credential)}</pre>
+            })}
+            {move || error.get().map(|e| view! { <pre class="onboard-error" role="alert">{e}</pre> })}
+        </section>
+    }
+}

@@ -24,20 +24,25 @@ use crate::untrusted::UntrustedBlock;
 pub(crate) fn OnboardButton() -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let open = RwSignal::new(false);
-    view! {
-        <button
-            type="button"
-            class="text-button"
-            data-testid="onboard-open"
-            aria-expanded=move || open.get().to_string()
-            aria-controls="onboard-panel"
-            title="Onboard a company's system from its agent card"
-            disabled=move || !ctx.hydrated.get()
-            on:click=move |_| open.update(|o| *o = !*o)
-        >
-            "Add a system"
-        </button>
-        {move || open.get().then(|| view! { <OnboardPanel open/> })}
+    let allowed = crate::session::can(crate::routes::ApiRoute::DiscoverSystem);
+    move || {
+        allowed.get().then(|| {
+            view! {
+                <button
+                    type="button"
+                    class="text-button"
+                    data-testid="onboard-open"
+                    aria-expanded=move || open.get().to_string()
+                    aria-controls="onboard-panel"
+                    title="Onboard a company's system from its agent card"
+                    disabled=move || !ctx.hydrated.get()
+                    on:click=move |_| open.update(|o| *o = !*o)
+                >
+                    "Add a system"
+                </button>
+                {move || open.get().then(|| view! { <OnboardPanel open/> })}
+            }
+        })
     }
 }
 
@@ -228,24 +233,13 @@ fn ProposalView(proposal: OnboardingProposal, section: RwSignal<String>) -> impl
 /// Done: the system is a member; its token, shown this once.
 #[component]
 fn AddedView(added: SystemAdded) -> impl IntoView {
-    let credential = match added.credential.clone() {
-        Some(token) => view! {
-            <p>"Its token, shown this once — give it to the company, which sets it in its peer's environment:"</p>
-            <pre class="onboard-token" data-testid="onboard-token">{token.clone()}</pre>
-            <pre class="onboard-export" data-testid="onboard-export">
-                {format!("export {}={}", added.token_env, token)}
-            </pre>
-        }
-        .into_any(),
-        None => view! {
-            <p data-testid="onboard-token-env">
-                {format!(
-                    "The hub's environment already sets {}: that token is the system's; no token was generated.",
-                    added.token_env
-                )}
-            </p>
-        }
-        .into_any(),
+    let token = added.credential.clone();
+    let credential = view! {
+        <p>"Its token, shown this once — give it to the company, which sets it in its peer's environment:"</p>
+        <pre class="onboard-token" data-testid="onboard-token">{token.clone()}</pre>
+        <pre class="onboard-export" data-testid="onboard-export">
+            {format!("export {}={}", added.token_env, token)}
+        </pre>
     };
     view! {
         <section

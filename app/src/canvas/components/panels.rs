@@ -92,6 +92,7 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
     let column = draft_signal(ctx, &id, "column", "");
     let group_by = draft_signal(ctx, &id, "group_by", "");
     let running = running_memo(ctx, id.clone());
+    let may_run = crate::session::can(crate::routes::ApiRoute::EdgeQuery);
     let on_submit = {
         let id = id.clone();
         move |ev: SubmitEvent| {
@@ -145,7 +146,13 @@ pub(crate) fn QueryPanel(edge: EdgeView) -> impl IntoView {
                     suggestions=groups
                     value=group_by
                 />
-                <button type="submit" class="primary" data-testid="query-run" disabled=running>
+                <button
+                    type="submit"
+                    class="primary"
+                    data-testid="query-run"
+                    disabled=move || running.get() || !may_run.get()
+                    title=move || (!may_run.get()).then_some("Running a query needs the operator role")
+                >
                     {move || if running.get() { "Running…" } else { "Run query" }}
                 </button>
             </form>
@@ -192,6 +199,7 @@ pub(crate) fn ConsultPanel(edge: EdgeView) -> impl IntoView {
     let id = edge.id.clone();
     let question = draft_signal(ctx, &id, "question", "");
     let running = running_memo(ctx, id.clone());
+    let may_run = crate::session::can(crate::routes::ApiRoute::EdgeQuery);
     let on_submit = {
         let id = id.clone();
         move |ev: SubmitEvent| {
@@ -222,7 +230,8 @@ pub(crate) fn ConsultPanel(edge: EdgeView) -> impl IntoView {
                     type="submit"
                     class="primary"
                     data-testid="ask-run"
-                    disabled=move || running.get() || question.with(|q| q.trim().is_empty())
+                    disabled=move || running.get() || !may_run.get() || question.with(|q| q.trim().is_empty())
+                    title=move || (!may_run.get()).then_some("Asking needs the operator role")
                 >
                     {move || if running.get() { "Asking…" } else { "Ask" }}
                 </button>

@@ -26,6 +26,12 @@ pub(crate) fn InboxLink() -> impl IntoView {
     }
 }
 
+/// The People link, for those who may manage people (admins).
+#[component]
+pub(crate) fn PeopleLink() -> impl IntoView {
+    crate::session::people_link()
+}
+
 /// Whether live updates are arriving.
 #[component]
 pub(crate) fn LiveIndicator() -> impl IntoView {

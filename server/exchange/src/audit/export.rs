@@ -478,3 +478,73 @@ pub fn verify_dir(dir: &Path, keys: Option<JwkSet>) -> Result<DirVerification, E
     }
     Ok(done(Some(report), full, None))
 }
+
+/// The four files of an export as one JSON document (`format`,
+/// `manifest`, `records`, `checkpoints`, `jwks`): what a browser downloads
+/// from the hub. [`write_bundle`] turns it back into the directory
+/// [`verify_dir`] checks.
+pub fn read_bundle(dir: &Path, format: &str) -> Result<serde_json::Value, ExportError> {
+    let json = |file: &'static str| -> Result<serde_json::Value, ExportError> {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        serde_json::from_str(&text).map_err(|e| ExportError::Format {
+            file,
+            line: 0,
+            why: e.to_string(),
+        })
+    };
+    let lines = |file: &'static str| -> Result<Vec<serde_json::Value>, ExportError> {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| ExportError::Format {
+                    file,
+                    line: i + 1,
+                    why: e.to_string(),
+                })
+            })
+            .collect()
+    };
+    Ok(serde_json::json!({
+        "format": format,
+        "manifest": json("manifest.json")?,
+        "records": lines("records.jsonl")?,
+        "checkpoints": lines("checkpoints.jsonl")?,
+        "jwks": json("jwks.json")?,
+    }))
+}
+
+/// Writes `bundle` ([`read_bundle`]'s shape) as an export directory in
+/// `out`, each record and checkpoint on its own line as it came.
+pub fn write_bundle(bundle: &serde_json::Value, out: &Path) -> Result<(), ExportError> {
+    let part = |key: &'static str| {
+        bundle.get(key).ok_or(ExportError::Format {
+            file: "bundle",
+            line: 0,
+            why: format!("no `{key}`"),
+        })
+    };
+    let write = |file: &str, text: String| -> Result<(), ExportError> {
+        let path = out.join(file);
+        std::fs::write(&path, text).map_err(io(&path))
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    write("manifest.json", part("manifest")?.to_string())?;
+    write("jwks.json", part("jwks")?.to_string())?;
+    for (key, file) in [
+        ("records", "records.jsonl"),
+        ("checkpoints", "checkpoints.jsonl"),
+    ] {
+        let items = part(key)?.as_array().ok_or(ExportError::Format {
+            file: "bundle",
+            line: 0,
+            why: format!("`{key}` is not a list"),
+        })?;
+        let text: String = items.iter().map(|v| format!("{v}\n")).collect();
+        write(file, text)?;
+    }
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 use crate::Target;
 
+pub mod access;
 pub mod agents_config;
 pub mod bridge;
 pub mod contract_path;
@@ -22,6 +23,7 @@ pub static ALL: &[&Target] = &[
     &contract_path::TARGET,
     &mcp_args::TARGET,
     &forwarded::TARGET,
+    &access::TARGET,
 ];
 
 /// `input` as text, or the class of input that is not UTF-8 (a caller's
