@@ -104,6 +104,9 @@ pub enum HubError {
     /// `WS_ONBOARD_NETWORKS` is not a list of CIDRs.
     #[error("{0}")]
     OnboardNetworks(String),
+    /// A `WS_*_NETWORKS` list or `WS_EGRESS_DNS` is unusable.
+    #[error(transparent)]
+    Egress(#[from] crate::egress::EgressError),
     /// The hub's signing keys could not be read or made.
     #[error(transparent)]
     Signing(#[from] crate::signing::SigningError),
@@ -143,6 +146,8 @@ pub struct Hub {
     pub metrics_door: crate::bff::traffic::MetricsDoor,
     /// Where onboarding may fetch a card from (`WS_ONBOARD_NETWORKS`).
     pub onboarding: crate::onboarding::AddressPolicy,
+    /// Where the hub may connect, for what (`crate::egress`).
+    pub egress: crate::egress::Egress,
     /// The hub's store.
     pub store: Store,
     /// This process among the replicas sharing the store.
@@ -188,6 +193,7 @@ impl Hub {
         let board = Arc::new(StatusBoard::new(events.clone()));
         let provider_tls =
             crate::tls::client::ProviderTls::from_env().map_err(HubError::ProviderTls)?;
+        let egress = crate::egress::Egress::from_env()?;
         let gateway = Arc::new(
             Gateway::new(
                 registry.clone(),
@@ -200,6 +206,7 @@ impl Hub {
                 cluster.clone(),
             )?
             .with_quotas(crate::quotas::Quotas::new(store.clone()))
+            .with_egress(&egress)?
             .with_provider_tls(provider_tls.as_ref()),
         );
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
@@ -228,6 +235,7 @@ impl Hub {
                 .map_err(HubError::MetricsAllow)?,
             onboarding: crate::onboarding::AddressPolicy::from_env()
                 .map_err(HubError::OnboardNetworks)?,
+            egress,
             store,
             cluster,
         })
@@ -242,6 +250,7 @@ impl Hub {
             self.registry.clone(),
             self.board.clone(),
             self.provider_tls.as_ref(),
+            &self.egress,
         )
         .map_err(HubError::Prober)?;
         let (registry, cluster) = (self.registry.clone(), self.cluster.clone());
