@@ -101,9 +101,6 @@ pub enum HubError {
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
-    /// `WS_ONBOARD_NETWORKS` is not a list of CIDRs.
-    #[error("{0}")]
-    OnboardNetworks(String),
     /// A `WS_*_NETWORKS` list or `WS_EGRESS_DNS` is unusable.
     #[error(transparent)]
     Egress(#[from] crate::egress::EgressError),
@@ -144,8 +141,6 @@ pub struct Hub {
     pub agents: Arc<Agents>,
     /// Who may scrape `/metrics`.
     pub metrics_door: crate::bff::traffic::MetricsDoor,
-    /// Where onboarding may fetch a card from (`WS_ONBOARD_NETWORKS`).
-    pub onboarding: crate::onboarding::AddressPolicy,
     /// Where the hub may connect, for what (`crate::egress`).
     pub egress: crate::egress::Egress,
     /// The hub's store.
@@ -233,8 +228,6 @@ impl Hub {
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
                 .map_err(HubError::MetricsAllow)?,
-            onboarding: crate::onboarding::AddressPolicy::from_env()
-                .map_err(HubError::OnboardNetworks)?,
             egress,
             store,
             cluster,
@@ -327,7 +320,7 @@ impl Hub {
             inbox: self.inbox.clone(),
             agents: self.agents.clone(),
             cluster: self.cluster.clone(),
-            onboarding: self.onboarding.clone(),
+            onboarding: self.egress.clone(),
         }
     }
 
