@@ -25,6 +25,8 @@
 pub mod a2a;
 pub mod certs;
 pub mod contracts;
+pub mod dns;
+pub mod listener;
 pub mod load;
 pub mod model;
 pub mod oidc;
