@@ -94,6 +94,11 @@ fn forwarded() {
 }
 
 #[test]
+fn egress_address() {
+    fuzz("egress_address");
+}
+
+#[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = fuzz::targets::ALL.iter().map(|t| t.name).collect();
     assert_eq!(
@@ -106,7 +111,8 @@ fn every_target_has_a_test() {
             "agents_config",
             "contract_path",
             "mcp_args",
-            "forwarded"
+            "forwarded",
+            "egress_address"
         ]
     );
 }

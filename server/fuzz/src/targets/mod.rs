@@ -6,6 +6,7 @@ use crate::Target;
 pub mod agents_config;
 pub mod bridge;
 pub mod contract_path;
+pub mod egress_address;
 pub mod envelope;
 pub mod forwarded;
 pub mod jsonrpc;
@@ -22,6 +23,7 @@ pub static ALL: &[&Target] = &[
     &contract_path::TARGET,
     &mcp_args::TARGET,
     &forwarded::TARGET,
+    &egress_address::TARGET,
 ];
 
 /// `input` as text, or the class of input that is not UTF-8 (a caller's
