@@ -119,21 +119,8 @@ async fn protected() -> Listener {
 
 /// One `tools/call` of VendorCorp's data plane through the hub's MCP door.
 async fn mcp_call(stack: &Stack, caller: &str) -> Value {
-    reqwest::Client::new()
-        .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-        .bearer_auth(stack.token(caller))
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "query_records",
-                                 "arguments": {"aggregate": {"op": "count"}}}}))
-        .timeout(Duration::from_secs(15))
-        .send()
-        .await
-        .expect("the hub answers")
-        .json()
-        .await
-        .unwrap_or(Value::Null)
+    let count = json!({"aggregate": {"op": "count"}});
+    stack.mcp_query(caller, count).await.body
 }
 
 /// A peer's `/health` answer, for a member server this test runs.

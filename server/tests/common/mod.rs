@@ -28,6 +28,7 @@ pub mod contracts;
 pub mod dns;
 pub mod listener;
 pub mod load;
+pub mod mcp;
 pub mod model;
 pub mod oidc;
 pub mod replicas;
