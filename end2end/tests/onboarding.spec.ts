@@ -174,7 +174,7 @@ test("a refused onboarding shows the hub's reason and writes nothing", async ({ 
   await page.getByTestId("onboard-open").click();
   await page.getByTestId("onboard-url").fill("http://169.254.169.254:80");
   await page.getByTestId("onboard-read").click();
-  await expect(page.getByTestId("onboard-error")).toContainText("169.254.169.254 is a link-local address");
+  await expect(page.getByTestId("onboard-error")).toContainText("169.254.169.254 is a cloud metadata address");
   await expect(page.getByTestId("onboard-proposal")).toHaveCount(0);
   expect(fs.readFileSync(TOPOLOGY, "utf8")).toBe(before);
 });

@@ -16,12 +16,18 @@
 //! next call discovers again). The prober does not share it: its check
 //! is that a fresh session starts.
 //!
+//! **Through the egress path** ([`HeaderCarrier::new`]): the HTTP client
+//! resolves a plane's host through the egress gate (purpose `Member`),
+//! checks every connection it makes, follows no redirect, and a URL whose
+//! host is an address is checked before each request. A refused plane is
+//! `PEER_UNREACHABLE` with a detail naming the egress policy.
+//!
 //! Every failure is a reason code: a plane that does not start a session
 //! is `PEER_UNREACHABLE`, one that does not answer in time `TIMEOUT`, an
 //! MCP error `PEER_ERROR`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream::BoxStream;
@@ -30,13 +36,14 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientJsonRpcMessage, ClientRequest,
     GetExtensions, ProtocolVersion, ServerResult,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, ServiceError};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt, ServiceError};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 
+use crate::egress::{clients, refusal_in, Egress, Gate, Purpose, Refusal};
 use crate::registry::model::System;
 use crate::registry::Tokens;
 use exchange::envelope::CALLER_HEADER;
@@ -61,12 +68,47 @@ pub type Session = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 #[derive(Debug, Clone, Default)]
 pub struct RequestHeaders(pub HashMap<HeaderName, HeaderValue>);
 
-/// The HTTP client under every data-plane session: the pooled client,
-/// adding to each POST the [`RequestHeaders`] its request carries.
+/// The HTTP client under every data-plane session: a client through the
+/// egress gate, adding to each POST the [`RequestHeaders`] its request
+/// carries. Its pool keeps connections to each plane open between calls,
+/// so a `tools/call` does not pay a new connection each time.
 #[derive(Clone)]
-pub struct HeaderCarrier(reqwest13::Client);
+pub struct HeaderCarrier {
+    http: reqwest13::Client,
+    gate: Gate,
+}
+
+impl std::fmt::Debug for HeaderCarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeaderCarrier").finish_non_exhaustive()
+    }
+}
 
 impl HeaderCarrier {
+    /// A client through `egress` for members' planes: connections kept
+    /// (`pooled`) or one per request (the prober: a check is a fresh
+    /// connection).
+    pub fn new(egress: &Egress, pooled: bool) -> Result<Self, reqwest13::Error> {
+        let gate = egress.gate(Purpose::Member);
+        let mut builder = reqwest13::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(BACKSTOP);
+        if !pooled {
+            builder = builder.pool_max_idle_per_host(0);
+        }
+        let http = clients::reqwest13(&gate, builder).build()?;
+        Ok(Self { http, gate })
+    }
+
+    /// A request to `uri` may go: its host, when it is an address, is one
+    /// the egress policy allows (a name is checked when it is resolved).
+    fn admit(&self, uri: &str) -> Result<(), StreamableHttpError<reqwest13::Error>> {
+        let Ok(url) = url::Url::parse(uri) else {
+            return Ok(());
+        };
+        self.gate.admit(&url).map_err(refusal_error)
+    }
+
     fn with_own(
         message: &ClientJsonRpcMessage,
         mut headers: HashMap<HeaderName, HeaderValue>,
@@ -78,6 +120,26 @@ impl HeaderCarrier {
         }
         headers
     }
+}
+
+/// A refusal as the transport's error: an I/O error wrapping it, which
+/// rmcp keeps in the chain of sources (its `Client` error is a dead end).
+fn refusal_error(refusal: Refusal) -> StreamableHttpError<reqwest13::Error> {
+    StreamableHttpError::Io(std::io::Error::other(refusal))
+}
+
+/// `result`, its client error turned into [`refusal_error`] when the
+/// egress policy is why the request failed.
+fn policed<T>(
+    result: Result<T, StreamableHttpError<reqwest13::Error>>,
+) -> Result<T, StreamableHttpError<reqwest13::Error>> {
+    result.map_err(|e| match e {
+        StreamableHttpError::Client(client) => match refusal_in(&client) {
+            Some(refusal) => refusal_error(refusal.clone()),
+            None => StreamableHttpError::Client(client),
+        },
+        other => other,
+    })
 }
 
 impl StreamableHttpClient for HeaderCarrier {
@@ -137,17 +199,20 @@ impl StreamableHttpClient for HeaderCarrier {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.admit(&uri)?;
         let headers = Self::with_own(&message, custom_headers);
-        self.0
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                headers,
-                limits,
-            )
-            .await
+        policed(
+            self.http
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    headers,
+                    limits,
+                )
+                .await,
+        )
     }
 
     async fn delete_session(
@@ -157,9 +222,12 @@ impl StreamableHttpClient for HeaderCarrier {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+        self.admit(&uri)?;
+        policed(
+            self.http
+                .delete_session(uri, session_id, auth_header, custom_headers)
+                .await,
+        )
     }
 
     async fn get_stream(
@@ -173,9 +241,12 @@ impl StreamableHttpClient for HeaderCarrier {
         BoxStream<'static, Result<sse_stream::Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
-        self.0
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+        self.admit(&uri)?;
+        policed(
+            self.http
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                .await,
+        )
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -190,16 +261,19 @@ impl StreamableHttpClient for HeaderCarrier {
         BoxStream<'static, Result<sse_stream::Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
-        self.0
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        self.admit(&uri)?;
+        policed(
+            self.http
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )
     }
 }
 
@@ -211,10 +285,11 @@ struct Target {
     token: String,
 }
 
-/// The gateway's sessions with data planes, one per providing system.
-#[derive(Default)]
+/// The gateway's sessions with data planes, one per providing system,
+/// over one pooled client.
 pub struct Sessions {
     by_system: Mutex<HashMap<String, (Target, Arc<Session>)>>,
+    carrier: HeaderCarrier,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -224,6 +299,20 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
+    /// No session yet; each will go over one pooled client through
+    /// `egress`.
+    pub fn new(egress: &Egress) -> Result<Self, reqwest13::Error> {
+        Ok(Self {
+            by_system: Mutex::default(),
+            carrier: HeaderCarrier::new(egress, true)?,
+        })
+    }
+
+    /// The client the sessions go over (a listing's own session too).
+    pub fn carrier(&self) -> &HeaderCarrier {
+        &self.carrier
+    }
+
     /// The session with system `id`'s plane at `base_url` as the hub
     /// (`token`): the one kept, or a new one started within `deadline_ms`.
     pub async fn get(
@@ -245,7 +334,17 @@ impl Sessions {
         // Started outside the lock: a plane that is slow to answer must not
         // hold up calls to the others. Two calls that both find no session
         // may both start one; the last kept wins, the other ends with its call.
-        let session = Arc::new(connect(id, base_url, token, HashMap::new(), deadline_ms).await?);
+        let session = Arc::new(
+            connect(
+                &self.carrier,
+                id,
+                base_url,
+                token,
+                HashMap::new(),
+                deadline_ms,
+            )
+            .await?,
+        );
         self.lock()
             .insert(id.to_string(), (target, session.clone()));
         Ok(session)
@@ -296,28 +395,11 @@ pub async fn call_tool(
     answer
 }
 
-/// The one HTTP client every data-plane session goes over: its pool keeps
-/// connections to each plane open between calls, so a `tools/call` does
-/// not pay a new client and a new connection each time.
-fn pooled() -> Result<reqwest13::Client, NotConnected> {
-    static CLIENT: OnceLock<Result<reqwest13::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest13::Client::builder()
-                .no_proxy()
-                .connect_timeout(CONNECT_TIMEOUT)
-                .timeout(BACKSTOP)
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .clone()
-        .map_err(|e| NotConnected::new(ReasonCode::PeerError, format!("MCP client: {e}")))
-}
-
 /// An initialised MCP client session with the data plane at `base_url`
-/// of system `id`, presenting `token` and `headers`, within `deadline_ms`
-/// (the gateway's calls and the prober's identity check).
+/// of system `id`, presenting `token` and `headers`, within `deadline_ms`,
+/// over `carrier` (the gateway's calls and the prober's identity check).
 pub async fn connect(
+    carrier: &HeaderCarrier,
     id: &str,
     base_url: &str,
     token: &str,
@@ -328,7 +410,7 @@ pub async fn connect(
     let config = StreamableHttpClientTransportConfig::with_uri(url)
         .auth_header(token.to_string())
         .custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(HeaderCarrier(pooled()?), config);
+    let transport = StreamableHttpClientTransport::with_client(carrier.clone(), config);
     // The newest revision: stateless, `server/discover` instead of the
     // `initialize` handshake, one POST before the call instead of two.
     let lifecycle = ClientLifecycleMode::Discover {
@@ -341,13 +423,25 @@ pub async fn connect(
     .await
     {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(NotConnected::new(
-            ReasonCode::PeerUnreachable,
-            format!(
-                "{id}'s MCP data plane did not initialise: {}",
-                exchange::http::root_cause(&e)
-            ),
-        )),
+        Ok(Err(e)) => {
+            // The transport's error is a field, not a source, of this one.
+            let transport = match &e {
+                ClientInitializeError::TransportError { error, .. } => Some(error),
+                _ => None,
+            };
+            let refusal = transport
+                .and_then(|t| refused(id, t))
+                .or_else(|| refused(id, &e));
+            Err(refusal.unwrap_or_else(|| {
+                NotConnected::new(
+                    ReasonCode::PeerUnreachable,
+                    format!(
+                        "{id}'s MCP data plane did not initialise: {}",
+                        exchange::http::root_cause(&e)
+                    ),
+                )
+            }))
+        }
         Err(_) => Err(NotConnected::new(
             ReasonCode::Timeout,
             format!("{id}'s MCP data plane did not answer within {deadline_ms} ms"),
@@ -360,6 +454,7 @@ pub async fn connect(
 /// real `tools/list` that offers [`MCP_QUERY_TOOL`]. A port that answers
 /// HTTP proves nothing; this does.
 pub async fn probe_identity(
+    carrier: &HeaderCarrier,
     system: &System,
     tokens: &Tokens,
     timeout_ms: u64,
@@ -381,7 +476,15 @@ pub async fn probe_identity(
         http::HeaderName::from_static(CALLER_HEADER),
         http::HeaderValue::from_static("hub"),
     );
-    let client = connect(&system.id, &plane.base_url, token, headers, timeout_ms).await?;
+    let client = connect(
+        carrier,
+        &system.id,
+        &plane.base_url,
+        token,
+        headers,
+        timeout_ms,
+    )
+    .await?;
     let name = client
         .peer_info()
         .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
@@ -426,9 +529,21 @@ pub async fn within<T>(
             ReasonCode::Timeout,
             format!("{id}'s data plane did not answer within {ms} ms"),
         )),
-        Ok(Err(e)) => Err(NotConnected::new(
-            ReasonCode::PeerUnreachable,
-            format!("{id}'s data plane: {}", clip(&e.to_string(), 200)),
-        )),
+        Ok(Err(e)) => Err(refused(id, &e).unwrap_or_else(|| {
+            NotConnected::new(
+                ReasonCode::PeerUnreachable,
+                format!("{id}'s data plane: {}", clip(&e.to_string(), 200)),
+            )
+        })),
     }
+}
+
+/// `PEER_UNREACHABLE` naming the egress policy, when it is why `e`
+/// happened (the detail leaves the address out).
+fn refused(id: &str, e: &(dyn std::error::Error + 'static)) -> Option<NotConnected> {
+    let refusal = refusal_in(e)?;
+    Some(NotConnected::new(
+        ReasonCode::PeerUnreachable,
+        refusal.detail(&format!("{id}'s MCP data plane")),
+    ))
 }

@@ -105,9 +105,9 @@ pub enum HubError {
     /// `WS_METRICS_ALLOW` is not a list of CIDRs.
     #[error("{0}")]
     MetricsAllow(String),
-    /// `WS_ONBOARD_NETWORKS` is not a list of CIDRs.
-    #[error("{0}")]
-    OnboardNetworks(String),
+    /// A `WS_*_NETWORKS` list or `WS_EGRESS_DNS` is unusable.
+    #[error(transparent)]
+    Egress(#[from] crate::egress::EgressError),
     /// The hub's signing keys could not be read or made.
     #[error(transparent)]
     Signing(#[from] crate::signing::SigningError),
@@ -145,8 +145,8 @@ pub struct Hub {
     pub agents: Arc<Agents>,
     /// Who may scrape `/metrics`.
     pub metrics_door: crate::bff::traffic::MetricsDoor,
-    /// Where onboarding may fetch a card from (`WS_ONBOARD_NETWORKS`).
-    pub onboarding: crate::onboarding::AddressPolicy,
+    /// Where the hub may connect, for what (`crate::egress`).
+    pub egress: crate::egress::Egress,
     /// The hub's store.
     pub store: Store,
     /// This process among the replicas sharing the store.
@@ -193,6 +193,7 @@ impl Hub {
         let board = Arc::new(StatusBoard::new(events.clone()));
         let provider_tls =
             crate::tls::client::ProviderTls::from_env().map_err(HubError::ProviderTls)?;
+        let egress = crate::egress::Egress::from_env()?;
         let gateway = Arc::new(
             Gateway::new(
                 registry.clone(),
@@ -205,6 +206,7 @@ impl Hub {
                 cluster.clone(),
             )?
             .with_quotas(crate::quotas::Quotas::new(store.clone()))
+            .with_egress(&egress)?
             .with_provider_tls(provider_tls.as_ref()),
         );
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
@@ -226,8 +228,7 @@ impl Hub {
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
                 .map_err(HubError::MetricsAllow)?,
-            onboarding: crate::onboarding::AddressPolicy::from_env()
-                .map_err(HubError::OnboardNetworks)?,
+            egress,
             store,
             cluster,
         })
@@ -242,6 +243,7 @@ impl Hub {
             self.registry.clone(),
             self.board.clone(),
             self.provider_tls.as_ref(),
+            &self.egress,
         )
         .map_err(HubError::Prober)?;
         let (registry, cluster) = (self.registry.clone(), self.cluster.clone());
@@ -345,7 +347,7 @@ impl Hub {
             inbox: self.inbox.clone(),
             agents: self.agents.clone(),
             cluster: self.cluster.clone(),
-            onboarding: self.onboarding.clone(),
+            onboarding: self.egress.clone(),
             people: self.ui.people.clone(),
         }
     }
@@ -380,11 +382,14 @@ impl Hub {
             registry: self.registry.clone(),
             identity: self.gateway.identity().clone(),
             people: self.ui.people.clone(),
-            http: reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap_or_default(),
+            // The code exchange goes out the way every identity fetch
+            // does: the identity providers' address policy, no redirects.
+            http: crate::egress::clients::reqwest12(
+                &self.egress.gate(crate::egress::Purpose::Identity),
+                reqwest::Client::builder(),
+            )
+            .build()
+            .unwrap_or_default(),
         };
         let browser = bff::router(self.bff_state())
             .merge(self.ui.routes())

@@ -42,7 +42,8 @@
 //! | [`store`] | where the hub's state lives: a SQLite file, or the PostgreSQL database replicas share; its migrations |
 //! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
 //! | [`hub`] | wiring it all into one process |
-//! | [`networks`] | the networks an operator lists in a variable: trusted balancers, `/metrics` scrapers, onboarding's private reach |
+//! | [`egress`] | where the hub may connect, for what: members, identity providers, would-be members; addresses checked at connect time, no redirects, bodies and time capped |
+//! | [`networks`] | the networks an operator lists in a variable: trusted balancers, `/metrics` scrapers, each egress purpose's private reach |
 //! | [`listen`] | how connections are accepted: header timeout, connection caps, TLS; who is at the other end ([`listen::Peer`]) |
 //! | [`tls`] | the hub's TLS: its listener's configuration, the client certificate a member presents, `hub certs` |
 //! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page |
@@ -58,6 +59,7 @@ pub mod contract;
 pub mod dataplane;
 pub mod edge_calls;
 pub mod edges;
+pub mod egress;
 pub mod events;
 pub mod gateway;
 pub mod health;

@@ -1,10 +1,11 @@
 //! Networks an operator names in an environment variable: comma-separated
 //! CIDRs or bare addresses (one host each), e.g. `10.0.0.0/8, 127.0.0.1`.
-//! The hub reads three such lists — the balancers it trusts
+//! The hub reads such lists — the balancers it trusts
 //! (`WS_TRUSTED_PROXIES`), who may scrape `/metrics` (`WS_METRICS_ALLOW`),
-//! the private networks onboarding may reach (`WS_ONBOARD_NETWORKS`) — and
-//! each stops the hub at start when an entry is not a network, naming the
-//! variable and the entry.
+//! the private networks each egress purpose may reach
+//! (`WS_MEMBER_NETWORKS`, `WS_IDENTITY_NETWORKS`, `WS_ONBOARD_NETWORKS`,
+//! `crate::egress::policy`) — and each stops the hub at start when an entry
+//! is not a network, naming the variable and the entry.
 
 use std::net::IpAddr;
 

@@ -48,21 +48,8 @@ fn python_mcp(stack: &Stack, caller: &str, calls: &[Value]) -> Value {
 /// One `tools/call` through the hub with a plain JSON-RPC POST (the
 /// stateless server needs no session), as `caller`.
 async fn raw_call(stack: &Stack, caller: &str, args: Value) -> (u16, Value, Duration) {
-    let started = Instant::now();
-    let resp = reqwest::Client::new()
-        .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-        .bearer_auth(stack.token(caller))
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "query_records", "arguments": args}}))
-        .timeout(Duration::from_secs(15))
-        .send()
-        .await
-        .expect("hub answers");
-    let status = resp.status().as_u16();
-    let body = resp.json().await.unwrap_or(Value::Null);
-    (status, body, started.elapsed())
+    let answer = stack.mcp_query(caller, args).await;
+    (answer.status, answer.body, answer.elapsed)
 }
 
 #[tokio::test]

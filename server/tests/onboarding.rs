@@ -299,7 +299,7 @@ async fn bad_onboarding_input_is_refused_by_name_and_nothing_is_written() {
     let (status, e) = discover(&ui, "http://10.255.255.1:8080").await;
     assert_eq!(status, 400, "{e}");
     assert!(
-        e["error"].as_str().unwrap_or_default().contains("10.255.255.1 is a private (RFC 1918) address, which the hub's onboarding policy does not allow"),
+        e["error"].as_str().unwrap_or_default().contains("10.255.255.1 is a private (RFC 1918) address, which the hub's egress policy does not allow for onboarding"),
         "{e}"
     );
 

@@ -345,20 +345,7 @@ async fn a_daily_quota_refuses_until_the_next_utc_midnight() {
 /// BuyerCorp's `query_records` of VendorCorp's data plane through the
 /// hub's MCP front (one stateless JSON-RPC POST): the answer's body.
 async fn buyer_mcp_query(stack: &Stack) -> Value {
-    reqwest::Client::new()
-        .post(format!("{}/mcp/vendorcorp", stack.hub_url()))
-        .bearer_auth(stack.token("buyercorp"))
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "query_records", "arguments": count_by_region()}}))
-        .timeout(Duration::from_secs(15))
-        .send()
-        .await
-        .expect("the hub answers")
-        .json()
-        .await
-        .expect("a JSON-RPC answer")
+    stack.mcp_query("buyercorp", count_by_region()).await.body
 }
 
 #[tokio::test]

@@ -33,6 +33,7 @@
 //! | [`targets::contract_path`] | the contract field paths (`contract::path::{parse, locate}`) |
 //! | [`targets::forwarded`] | what replicas read from outside: `X-Forwarded-For` behind a trusted balancer (`listen::TrustedProxies::client`), the trusted-proxy list, the store's location (`exchange::db::Location`) |
 //! | [`targets::access`] | who may do what: a request's route (`app::routes::ApiRoute::matching`), the guard's decision per role and scope (`ui_auth::authorize`), the UI users file, the hub's public addresses (`machine::PublicUrls`) |
+//! | [`targets::egress_address`] | the egress policy's verdict on a URL's host or any IPv6 bit pattern (`egress::Policy::check`), against an oracle of its own |
 //! | [`targets::mcp_args`] | the MCP tool arguments: the peer's data plane (`peer::skills::query::{referenced_columns, TableQuery::parse}`) and the hub's input contract (`contract::Contract::check_input`) |
 //!
 //! The harness: [`Target`] (what one target is), [`run`] (corpus, then the

@@ -99,6 +99,11 @@ fn access() {
 }
 
 #[test]
+fn egress_address() {
+    fuzz("egress_address");
+}
+
+#[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = fuzz::targets::ALL.iter().map(|t| t.name).collect();
     assert_eq!(
@@ -112,7 +117,8 @@ fn every_target_has_a_test() {
             "contract_path",
             "mcp_args",
             "forwarded",
-            "access"
+            "access",
+            "egress_address"
         ]
     );
 }

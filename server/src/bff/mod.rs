@@ -96,8 +96,8 @@ pub struct BffState {
     pub agents: Arc<crate::agents::Agents>,
     /// The other replicas, told what a handler changed.
     pub cluster: crate::cluster::Cluster,
-    /// Where onboarding may fetch a card from.
-    pub onboarding: crate::onboarding::AddressPolicy,
+    /// The egress path onboarding reads a would-be member's card by.
+    pub onboarding: crate::egress::Egress,
     /// Who may use the canvas, and what each may do.
     pub people: People,
 }

@@ -191,6 +191,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let addr = listener
         .local_addr()
         .context("reading the hub's bound address")?;
+    // The egress policy never lets the hub connect to itself.
+    hub.egress.listening_on(addr);
     tracing::info!(%addr, topology = %args.topology.display(), database = %args.database,
         instance = %hub.cluster.instance(), "hub listening on http://{addr}");
 
@@ -205,6 +207,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let tls_addr = tls_listener
                 .local_addr()
                 .context("reading the hub's bound TLS address")?;
+            hub.egress.listening_on(tls_addr);
             tracing::info!(%tls_addr, "hub listening on https://{tls_addr}");
             let stopping = hub.shutdown.wait();
             let serving = tokio::spawn(server::listen::serve_with(

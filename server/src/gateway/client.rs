@@ -13,11 +13,17 @@
 //! [`ProviderTls`] says: the CAs the hub trusts for providers and the
 //! client certificate it presents; a plain one is not touched by it.
 //!
+//! Connections are made by the egress path's connector
+//! ([`crate::egress::connect::Connector`], purpose `Member`): the host
+//! resolved once per new connection, only the addresses the egress policy
+//! allows connected to. A kept connection is reused without asking it.
+//!
 //! What this file promises the caller (`forward`): the answer is read up
 //! to a limit and no further, and a failure becomes one reason code with a
 //! detail naming the provider, never its URL
-//! ([`exchange::http::transport_failure_of`]). The deadline is the
-//! caller's: it wraps the whole exchange.
+//! ([`exchange::http::transport_failure_of`]; a refusal of the egress
+//! policy names the policy and the kind of address, never the address).
+//! The deadline is the caller's: it wraps the whole exchange.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -25,19 +31,20 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+use crate::egress::connect::Connector;
+use crate::egress::{read_capped, refusal_in, BodyError, Egress, Purpose};
 use crate::tls::client::ProviderTls;
 use exchange::http::transport_failure_of;
-use exchange::reason::NotConnected;
+use exchange::reason::{NotConnected, ReasonCode};
 
 /// The pooled client, one for every provider.
 pub(super) struct Providers {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<HttpsConnector<Connector>, Full<Bytes>>,
     /// Provider URLs already parsed (they come from the registry and the
     /// providers' cards, never from a caller); emptied if it ever holds
     /// [`Providers::MAX_URLS`].
@@ -52,19 +59,17 @@ impl Providers {
     /// More distinct URLs than any registry has providers.
     const MAX_URLS: usize = 1024;
 
-    /// A client that connects within `connect_timeout` and keeps up to
-    /// `max_idle` idle connections per provider for 30 s; an `https://`
-    /// provider with `tls` (without it, with no CA trusted: such a
-    /// provider cannot be reached).
+    /// A client that connects through `egress` within `connect_timeout`
+    /// and keeps up to `max_idle` idle connections per provider for 30 s;
+    /// an `https://` provider with `tls` (without it, with no CA trusted:
+    /// such a provider cannot be reached).
     pub(super) fn new(
         connect_timeout: Duration,
         max_idle: usize,
         tls: Option<&ProviderTls>,
+        egress: &Egress,
     ) -> Self {
-        let mut http = HttpConnector::new();
-        http.set_connect_timeout(Some(connect_timeout));
-        http.set_nodelay(true);
-        http.enforce_http(false);
+        let http = Connector::new(egress.gate(Purpose::Member), connect_timeout);
         let config = match tls {
             Some(tls) => tls.rustls(),
             None => rustls::ClientConfig::builder_with_provider(crate::tls::provider())
@@ -119,19 +124,15 @@ impl Providers {
             .client
             .request(request)
             .await
-            .map_err(|e| transport_failure_of(id, &e, e.is_connect()))?;
+            .map_err(|e| match refusal_in(&e) {
+                Some(refusal) => NotConnected::new(ReasonCode::PeerUnreachable, refusal.detail(id)),
+                None => transport_failure_of(id, &e, e.is_connect()),
+            })?;
         let status = resp.status();
-        let mut body = resp.into_body();
-        let mut buf = Vec::new();
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| transport_failure_of(id, &e, false))?;
-            if let Ok(data) = frame.into_data() {
-                if buf.len() + data.len() > limit {
-                    return Ok((status, None));
-                }
-                buf.extend_from_slice(&data);
-            }
+        match read_capped(resp.into_body(), limit).await {
+            Ok(body) => Ok((status, Some(body))),
+            Err(BodyError::TooLarge { .. }) => Ok((status, None)),
+            Err(BodyError::Transport(e)) => Err(transport_failure_of(id, &e, false)),
         }
-        Ok((status, Some(buf)))
     }
 }

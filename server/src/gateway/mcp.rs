@@ -263,7 +263,15 @@ impl Gateway {
         deadline_ms: u64,
     ) -> Result<Session, NotConnected> {
         let (url, token) = self.mcp_target(call, system)?;
-        connect(&system.id, url, token, mcp_headers(call), deadline_ms).await
+        connect(
+            self.planes.carrier(),
+            &system.id,
+            url,
+            token,
+            mcp_headers(call),
+            deadline_ms,
+        )
+        .await
     }
 
     /// Where `system`'s data plane is and the hub's token for it, in the

@@ -74,6 +74,7 @@ use std::time::Duration;
 
 use crate::auth::AuthChain;
 use crate::cluster::Cluster;
+use crate::egress::Egress;
 use crate::health::StatusBoard;
 use crate::idempotency::IdempotencyStore;
 use crate::identity::Identity;
@@ -134,6 +135,10 @@ pub struct Gateway {
     negotiations: Negotiations,
     /// The pooled HTTP client for providers.
     providers: client::Providers,
+    /// The egress path the providers' client and the planes' go out by.
+    egress: Egress,
+    /// What the providers' client trusts and presents over TLS.
+    provider_tls: Option<crate::tls::client::ProviderTls>,
     /// One MCP session per provider's data plane, shared by every call.
     planes: crate::dataplane::Sessions,
     /// This hub process among replicas: whose claims are whose, and
@@ -162,11 +167,16 @@ pub enum GatewayError {
     /// The HTTP client could not be configured.
     #[error("building the gateway's HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    /// The data planes' HTTP client could not be configured.
+    #[error("building the data planes' HTTP client: {0}")]
+    Planes(#[from] reqwest13::Error),
 }
 
 impl Gateway {
     /// A gateway over the given registry, status board and hub stores, with
-    /// the standard auth chain and one pooled HTTP client for all peers.
+    /// the standard auth chain and one pooled HTTP client for all peers,
+    /// going out by the default egress policy ([`Gateway::with_egress`]
+    /// gives it the hub's).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         registry: Arc<Registry>,
@@ -178,6 +188,7 @@ impl Gateway {
         negotiations: Negotiations,
         cluster: Cluster,
     ) -> Result<Self, GatewayError> {
+        let egress = Egress::default();
         Ok(Self {
             registry,
             board,
@@ -188,10 +199,17 @@ impl Gateway {
             records,
             traffic: Arc::new(Traffic::new()),
             negotiations,
-            providers: client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER, None),
-            planes: crate::dataplane::Sessions::default(),
+            providers: client::Providers::new(
+                CONNECT_TIMEOUT,
+                MAX_IDLE_PER_PROVIDER,
+                None,
+                &egress,
+            ),
+            planes: crate::dataplane::Sessions::new(&egress)?,
+            identity: Arc::new(Identity::new(&egress)),
+            egress,
+            provider_tls: None,
             cluster,
-            identity: Arc::default(),
             quotas: None,
             keys: std::sync::OnceLock::new(),
         })
@@ -208,9 +226,29 @@ impl Gateway {
     /// CAs the hub trusts, the client certificate it presents).
     pub fn with_provider_tls(mut self, tls: Option<&crate::tls::client::ProviderTls>) -> Self {
         if tls.is_some() {
-            self.providers = client::Providers::new(CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER, tls);
+            self.provider_tls = tls.cloned();
+            self.providers = self.providers_client();
         }
         self
+    }
+
+    /// The same gateway, going out by `egress` (its forwards, its data
+    /// plane sessions, its reads of member issuers' keys).
+    pub fn with_egress(mut self, egress: &Egress) -> Result<Self, GatewayError> {
+        self.egress = egress.clone();
+        self.providers = self.providers_client();
+        self.planes = crate::dataplane::Sessions::new(egress)?;
+        self.identity = Arc::new(Identity::new(egress));
+        Ok(self)
+    }
+
+    fn providers_client(&self) -> client::Providers {
+        client::Providers::new(
+            CONNECT_TIMEOUT,
+            MAX_IDLE_PER_PROVIDER,
+            self.provider_tls.as_ref(),
+            &self.egress,
+        )
     }
 
     /// The hub's signing keys, once set.

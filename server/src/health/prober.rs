@@ -2,6 +2,12 @@
 //! `/health` (with the reference peer's identity), now and then its agent
 //! card, and its data plane's identity; each result recorded on the
 //! [status board](super::StatusBoard).
+//!
+//! Every request goes out by the egress path (purpose `Member`,
+//! `WS_MEMBER_NETWORKS`): a fresh connection per probe, the address it
+//! connects to checked, no redirect followed (a redirect is a failed
+//! probe saying so), at most [`MAX_PROBE_BODY`] read. A refusal of the
+//! policy is the board's reason: the canvas shows it.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -11,12 +17,14 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use super::{PeerStatus, StatusBoard};
+use crate::dataplane::HeaderCarrier;
+use crate::egress::{Egress, FetchError, Fetcher, Limits, Purpose};
 use crate::registry::model::System;
 use crate::registry::Registry;
 use crate::tls::client::ProviderTls;
 use crate::tls::TlsError;
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
-use exchange::http::{read_limited, transport_failure};
+use exchange::http::transport_failure;
 use exchange::jws::{self, CardSignature, JWKS_PATH};
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
@@ -32,32 +40,37 @@ const MAX_PROBE_BODY: usize = 64 * 1024;
 pub struct Prober {
     registry: Arc<Registry>,
     board: Arc<StatusBoard>,
-    client: reqwest::Client,
+    client: Fetcher,
+    /// The data planes' identity checks.
+    planes: HeaderCarrier,
 }
 
 impl Prober {
-    /// A prober feeding `board`. Probes use their own HTTP client without a
-    /// connection pool: each probe is a fresh connection, which is what
-    /// "does the port answer" means. An `https://` provider is probed with
-    /// `tls` (the CAs the hub trusts, the certificate it presents).
+    /// A prober feeding `board`, going out by `egress`. Probes use their
+    /// own HTTP clients without a connection pool: each probe is a fresh
+    /// connection, which is what "does the port answer" means. An
+    /// `https://` provider is probed with `tls` (the CAs the hub trusts,
+    /// the certificate it presents).
     pub fn new(
         registry: Arc<Registry>,
         board: Arc<StatusBoard>,
         tls: Option<&ProviderTls>,
+        egress: &Egress,
     ) -> Result<Self, TlsError> {
-        let mut builder = reqwest::Client::builder()
-            .no_proxy()
-            .pool_max_idle_per_host(0);
+        let mut builder = reqwest::Client::builder().pool_max_idle_per_host(0);
         if let Some(tls) = tls {
             builder = tls.reqwest(builder)?;
         }
-        let client = builder
-            .build()
+        let client = egress
+            .fetcher(Purpose::Member, builder)
             .map_err(|e| TlsError::Client(e.to_string()))?;
+        let planes =
+            HeaderCarrier::new(egress, false).map_err(|e| TlsError::Client(e.to_string()))?;
         Ok(Self {
             registry,
             board,
             client,
+            planes,
         })
     }
 
@@ -98,7 +111,8 @@ impl Prober {
                         if system.data_plane.is_some() {
                             let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
                             let plane =
-                                crate::dataplane::probe_identity(&system, &tokens, ms).await;
+                                crate::dataplane::probe_identity(&me.planes, &system, &tokens, ms)
+                                    .await;
                             me.board.record_plane(&system.id, plane);
                         }
                         if let Ok(mut set) = in_flight.lock() {
@@ -225,32 +239,50 @@ impl Prober {
         url: &str,
         timeout: Duration,
     ) -> Result<Value, NotConnected> {
-        let fetch = async {
-            let resp = self.client.get(url).send().await?;
-            let status = resp.status();
-            let body = read_limited(resp, MAX_PROBE_BODY).await?;
-            Ok::<_, reqwest::Error>((status, body))
+        let limits = Limits {
+            max_bytes: MAX_PROBE_BODY,
+            timeout,
         };
-        let (status, body) = match tokio::time::timeout(timeout, fetch).await {
-            Err(_) => {
+        let fetched = match self.client.get(url, "application/json", limits).await {
+            Ok(fetched) => fetched,
+            Err(FetchError::Timeout { .. }) => {
                 return Err(NotConnected::new(
                     ReasonCode::Timeout,
                     format!("{id} did not answer within {} ms", timeout.as_millis()),
                 ))
             }
-            Ok(Err(e)) => return Err(transport_failure(id, &e)),
-            Ok(Ok(x)) => x,
+            Err(FetchError::Refused(refusal)) => {
+                return Err(NotConnected::new(
+                    ReasonCode::PeerUnreachable,
+                    refusal.detail(id),
+                ))
+            }
+            Err(FetchError::TooLarge { .. }) => {
+                return Err(NotConnected::new(ReasonCode::PeerError, "answer too large"))
+            }
+            Err(FetchError::Transport(e)) => return Err(transport_failure(id, &e)),
+            Err(e @ FetchError::BadUrl { .. }) => {
+                return Err(NotConnected::new(ReasonCode::PeerError, e.to_string()))
+            }
         };
-        let Some(body) = body else {
-            return Err(NotConnected::new(ReasonCode::PeerError, "answer too large"));
-        };
-        if status != reqwest::StatusCode::OK {
+        if fetched.status.is_redirection() {
+            // Whatever the redirect names, the hub does not go there: the
+            // registry says where a system is.
             return Err(NotConnected::new(
                 ReasonCode::PeerError,
-                format!("HTTP {}", status.as_u16()),
+                format!(
+                    "HTTP {}: a redirect, which the hub's egress policy does not follow",
+                    fetched.status.as_u16()
+                ),
             ));
         }
-        serde_json::from_slice::<Value>(&body)
+        if fetched.status != reqwest::StatusCode::OK {
+            return Err(NotConnected::new(
+                ReasonCode::PeerError,
+                format!("HTTP {}", fetched.status.as_u16()),
+            ));
+        }
+        serde_json::from_slice::<Value>(&fetched.body)
             .ok()
             .filter(Value::is_object)
             .ok_or_else(|| NotConnected::new(ReasonCode::PeerError, "answer is not a JSON object"))

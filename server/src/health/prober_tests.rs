@@ -35,7 +35,7 @@ fn prober() -> (Prober, Arc<StatusBoard>, EventBus) {
     let reg = Arc::new(Registry::with_loaded("t.yaml", loaded, bus.clone()));
     let board = Arc::new(StatusBoard::new(bus.clone()));
     (
-        Prober::new(reg, board.clone(), None).expect("client"),
+        Prober::new(reg, board.clone(), None, &crate::egress::Egress::default()).expect("client"),
         board,
         bus,
     )

@@ -11,25 +11,43 @@
 //! * when the cached set is older than [`MAX_AGE`], so a key the issuer
 //!   withdrew stops verifying within that time.
 //!
+//! Whatever the tokens, an issuer is read at most
+//! [`MAX_FETCHES_PER_MINUTE`] times in any minute, and one fetch of an
+//! issuer is in flight at a time: a burst of calls naming a new `kid`
+//! waits for that fetch instead of sending its own. Each issuer waits on
+//! its own fetch only, so a slow (or hostile) issuer holds up the tokens
+//! that name it, never another issuer's.
+//!
+//! Every read goes out by the egress path (purpose `Identity`,
+//! `WS_IDENTITY_NETWORKS`): the issuer's host and the `jwks_uri` its
+//! discovery document names are checked where they are connected to, no
+//! redirect is followed, and a document is read streaming, refused at its
+//! first byte over [`MAX_DOCUMENT`], all within [`FETCH_TIMEOUT`].
+//!
 //! A failed fetch keeps the keys the hub had (and is retried after
 //! [`MIN_REFETCH`]); it is logged, never shown to a caller beyond "the
 //! issuer's keys do not include this token's key".
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
 use serde::Deserialize;
 
+use crate::egress::{Egress, FetchError as EgressFetchError, Fetcher, Limits, Purpose};
+
 /// The shortest time between two fetches of one issuer's keys.
 pub const MIN_REFETCH: Duration = Duration::from_secs(5);
 /// The longest time a fetched key set is used without reading it again.
 pub const MAX_AGE: Duration = Duration::from_secs(300);
-/// How long one fetch (discovery document or JWKS) may take.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most fetches of one issuer (each a discovery document and a JWKS)
+/// in any minute, however many tokens name it.
+pub const MAX_FETCHES_PER_MINUTE: usize = 12;
+/// How long one document (discovery or JWKS) may take.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest discovery document or JWKS the hub reads.
-const MAX_DOCUMENT: usize = 256 * 1024;
+pub const MAX_DOCUMENT: usize = 256 * 1024;
 
 /// One verification key of an issuer.
 pub use exchange::jws::VerificationKey as Key;
@@ -63,11 +81,41 @@ impl KeySet {
 
 /// The cache of every member issuer's keys.
 pub struct IssuerKeys {
-    http: reqwest::Client,
+    /// The client every read goes out by; `Err` when it could not be
+    /// built (then every read fails with why, and no key is ever read).
+    http: Result<Fetcher, String>,
     sets: RwLock<HashMap<String, Arc<KeySet>>>,
-    /// One fetch at a time: a burst of calls with a new `kid` waits for
-    /// the one fetch instead of sending its own.
-    fetching: tokio::sync::Mutex<()>,
+    /// Each issuer's fetch lock and the times of its recent fetches.
+    issuers: Mutex<HashMap<String, Arc<Fetching>>>,
+}
+
+/// One issuer's fetches: one in flight at a time, counted per minute.
+#[derive(Debug, Default)]
+struct Fetching {
+    one: tokio::sync::Mutex<()>,
+    recent: Mutex<VecDeque<Instant>>,
+}
+
+impl Fetching {
+    /// Whether another fetch fits in the last minute's budget (then it is
+    /// counted).
+    fn admit(&self, now: Instant) -> bool {
+        let mut recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while recent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+        {
+            recent.pop_front();
+        }
+        if recent.len() >= MAX_FETCHES_PER_MINUTE {
+            return false;
+        }
+        recent.push_back(now);
+        true
+    }
 }
 
 impl std::fmt::Debug for IssuerKeys {
@@ -77,30 +125,18 @@ impl std::fmt::Debug for IssuerKeys {
 }
 
 impl Default for IssuerKeys {
+    /// Going out by the default egress policy.
     fn default() -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
-        Self {
-            http,
-            sets: RwLock::default(),
-            fetching: tokio::sync::Mutex::new(()),
-        }
+        Self::new(&Egress::default())
     }
 }
 
 /// Why an issuer's keys could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    /// The request failed or answered an error status.
-    #[error("fetching {what}: {source}")]
-    Http {
-        what: &'static str,
-        #[source]
-        source: reqwest::Error,
-    },
+    /// The request was refused, failed, or answered an error status.
+    #[error("fetching {what}: {why}")]
+    Http { what: &'static str, why: String },
     /// The document is too large or not the JSON it should be.
     #[error("reading {what}: {why}")]
     Document { what: &'static str, why: String },
@@ -118,6 +154,18 @@ struct Discovery {
 }
 
 impl IssuerKeys {
+    /// No keys yet; every read through `egress`.
+    pub fn new(egress: &Egress) -> Self {
+        let http = egress
+            .fetcher(Purpose::Identity, reqwest::Client::builder())
+            .map_err(|e| e.to_string());
+        Self {
+            http,
+            sets: RwLock::default(),
+            issuers: Mutex::default(),
+        }
+    }
+
     /// The cached keys of `issuer`, if any were read.
     pub fn of(&self, issuer: &str) -> Option<Arc<KeySet>> {
         self.sets.read().ok()?.get(issuer).cloned()
@@ -150,8 +198,13 @@ impl IssuerKeys {
         if !self.needs_fetch(issuer, kid) {
             return;
         }
-        let _one = self.fetching.lock().await;
+        let fetching = self.fetching(issuer);
+        let _one = fetching.one.lock().await;
         if !self.needs_fetch(issuer, kid) {
+            return;
+        }
+        if !fetching.admit(Instant::now()) {
+            tracing::debug!(issuer, "the issuer's keys were read {MAX_FETCHES_PER_MINUTE} times this minute; not again yet");
             return;
         }
         let fetched = self.fetch(issuer).await;
@@ -187,6 +240,16 @@ impl IssuerKeys {
                 );
             }
         }
+    }
+
+    /// `issuer`'s fetch lock and budget.
+    fn fetching(&self, issuer: &str) -> Arc<Fetching> {
+        self.issuers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(issuer.to_string())
+            .or_default()
+            .clone()
     }
 
     fn needs_fetch(&self, issuer: &str, kid: Option<&str>) -> bool {
@@ -228,24 +291,37 @@ impl IssuerKeys {
         what: &'static str,
         url: &str,
     ) -> Result<T, FetchError> {
-        let http = |source| FetchError::Http { what, source };
-        let response = self
-            .http
-            .get(url)
-            .send()
+        let http = |why: String| FetchError::Http { what, why };
+        let fetcher = self.http.as_ref().map_err(|e| http(e.clone()))?;
+        let limits = Limits {
+            max_bytes: MAX_DOCUMENT,
+            timeout: FETCH_TIMEOUT,
+        };
+        let fetched = fetcher
+            .get(url, "application/json", limits)
             .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(http)?;
-        let body = response.bytes().await.map_err(http)?;
-        if body.len() > MAX_DOCUMENT {
-            return Err(FetchError::Document {
-                what,
-                why: format!("larger than {MAX_DOCUMENT} bytes"),
-            });
+            .map_err(|e| match e {
+                EgressFetchError::TooLarge { limit } => FetchError::Document {
+                    what,
+                    why: format!("larger than {limit} bytes"),
+                },
+                other => http(other.to_string()),
+            })?;
+        if !fetched.status.is_success() {
+            let redirect = if fetched.status.is_redirection() {
+                " (a redirect, which the hub does not follow)"
+            } else {
+                ""
+            };
+            return Err(http(format!("HTTP {}{redirect}", fetched.status.as_u16())));
         }
-        serde_json::from_slice(&body).map_err(|e| FetchError::Document {
+        serde_json::from_slice(&fetched.body).map_err(|e| FetchError::Document {
             what,
             why: e.to_string(),
         })
     }
 }
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+mod tests;

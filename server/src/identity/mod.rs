@@ -12,8 +12,9 @@
 //! # Rooms
 //!
 //! - [`keys`]: each issuer's signing keys, read from its discovery document
-//!   and JWKS, cached, fetched again when a token names a key the cache
-//!   lacks (so a key rotation at the issuer needs no restart here);
+//!   and JWKS through the egress path, cached, fetched again when a token
+//!   names a key the cache lacks (so a key rotation at the issuer needs no
+//!   restart here), at most so often per issuer;
 //! - [`token`]: one access token checked against the registry: signature,
 //!   `alg` allow-list, `iss`, `aud`, `exp`/`nbf` with a small skew, the
 //!   client it was issued to, and the scopes it carries;
@@ -71,6 +72,15 @@ const UNSET_BASE: &str = "http://public-url-not-set.invalid";
 const VERIFIED_KEPT: usize = 4096;
 
 impl Identity {
+    /// A resource server reading its issuers' keys through `egress`.
+    pub fn new(egress: &crate::egress::Egress) -> Self {
+        Self {
+            keys: IssuerKeys::new(egress),
+            public: OnceLock::new(),
+            verified: Mutex::default(),
+        }
+    }
+
     /// The issuers' key cache.
     pub fn keys(&self) -> &IssuerKeys {
         &self.keys
@@ -180,7 +190,8 @@ pub async fn door(State(state): State<DoorState>, request: Request, next: Next) 
     }
     if is_card_path(request.uri().path()) {
         // A card advertises each member issuer's token endpoint: read it
-        // now if the hub never has (or not for a while).
+        // now if the hub never has (or not for a while), every issuer at
+        // once (a slow one delays the card by its own fetch only).
         let issuers: Vec<String> = state
             .registry
             .snapshot()
@@ -189,9 +200,9 @@ pub async fn door(State(state): State<DoorState>, request: Request, next: Next) 
             .iter()
             .filter_map(|s| s.oidc.as_ref().map(|o| o.issuer.clone()))
             .collect();
-        for issuer in issuers {
-            state.identity.keys().ensure_discovered(&issuer).await;
-        }
+        let keys = state.identity.keys();
+        futures::future::join_all(issuers.iter().map(|issuer| keys.ensure_discovered(issuer)))
+            .await;
     }
     let uri = request.uri().clone();
     let host = request.headers().get(HOST).cloned();

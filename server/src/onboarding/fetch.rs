@@ -3,19 +3,21 @@
 //! operator typed needs.
 //!
 //! - `http` or `https` only, no credentials in the URL;
-//! - the host resolved once and every address checked against the
-//!   [`AddressPolicy`]; the request goes to a checked address;
+//! - out by the egress path for onboarding (`crate::egress`, purpose
+//!   `Onboarding`, `WS_ONBOARD_NETWORKS`): the host resolved when the
+//!   connection is made and the address connected to checked, never a
+//!   second lookup;
 //! - redirects followed only on the same scheme, host and port, at most
-//!   [`MAX_REDIRECTS`]; a redirect elsewhere is refused, not followed;
-//! - an answer larger than [`MAX_BYTES`] is refused unread, one that is
-//!   not a JSON object is refused with what was wrong;
+//!   [`MAX_REDIRECTS`], each hop a new request through the egress path
+//!   (checked again); a redirect elsewhere is refused, not followed;
+//! - an answer larger than [`MAX_BYTES`] is refused at its first byte
+//!   over, one that is not a JSON object is refused with what was wrong;
 //! - the whole read within [`TIMEOUT`].
 //!
 //! Identity is checked the way the prober checks it every second once the
 //! system is a member (`health::prober`): `/health` must answer as a Wall
 //! Street peer and name its system.
 
-use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use exchange::health::{CARD_PATH, HEALTH_PATH, PEER_SERVICE};
@@ -23,7 +25,7 @@ use exchange::text::clip;
 use reqwest::Url;
 use serde_json::Value;
 
-use super::policy::AddressPolicy;
+use crate::egress::{Egress, FetchError as EgressFetchError, Fetcher, Limits, Purpose};
 
 /// The largest card (or `/health` answer) the hub reads.
 pub const MAX_BYTES: usize = 64 * 1024;
@@ -111,12 +113,14 @@ pub fn base_url(raw: &str) -> Result<Url, FetchError> {
     Url::parse(&format!("{}://{host}:{port}", url.scheme())).map_err(|e| bad(&e.to_string()))
 }
 
-/// Reads the card and the identity of the server at `raw`.
-pub async fn discover(policy: &AddressPolicy, raw: &str) -> Result<Fetched, FetchError> {
+/// Reads the card and the identity of the server at `raw`, going out by
+/// `egress`.
+pub async fn discover(egress: &Egress, raw: &str) -> Result<Fetched, FetchError> {
     let base = base_url(raw)?;
-    let system = identity(policy, &base).await?;
+    let client = client(egress, &base)?;
+    let system = identity_with(&client, &base).await?;
     let card_url = join(&base, CARD_PATH)?;
-    let card = get_json(policy, card_url, "the agent card").await?;
+    let card = get_json(&client, card_url, "the agent card").await?;
     Ok(Fetched {
         base_url: base.as_str().trim_end_matches('/').to_string(),
         system,
@@ -126,8 +130,22 @@ pub async fn discover(policy: &AddressPolicy, raw: &str) -> Result<Fetched, Fetc
 
 /// The system id the server at `base` answers `/health` with; refused
 /// unless it answers as a Wall Street peer.
-pub async fn identity(policy: &AddressPolicy, base: &Url) -> Result<String, FetchError> {
-    let health = get_json(policy, join(base, HEALTH_PATH)?, "/health").await?;
+pub async fn identity(egress: &Egress, base: &Url) -> Result<String, FetchError> {
+    identity_with(&client(egress, base)?, base).await
+}
+
+/// Onboarding's client: out by `egress` for onboarding.
+fn client(egress: &Egress, base: &Url) -> Result<Fetcher, FetchError> {
+    egress
+        .fetcher(Purpose::Onboarding, reqwest::Client::builder())
+        .map_err(|e| FetchError::Unreachable {
+            url: base.to_string(),
+            why: e.to_string(),
+        })
+}
+
+async fn identity_with(client: &Fetcher, base: &Url) -> Result<String, FetchError> {
+    let health = get_json(client, join(base, HEALTH_PATH)?, "/health").await?;
     let origin = base.as_str().trim_end_matches('/');
     match health.get("service").and_then(Value::as_str) {
         Some(PEER_SERVICE) => {}
@@ -162,44 +180,55 @@ fn join(base: &Url, path: &str) -> Result<Url, FetchError> {
     })
 }
 
-/// GETs `url` as a JSON object under the policy, following same-origin
+/// GETs `url` as a JSON object through `client`, following same-origin
 /// redirects.
-async fn get_json(
-    policy: &AddressPolicy,
-    url: Url,
-    what: &'static str,
-) -> Result<Value, FetchError> {
+async fn get_json(client: &Fetcher, url: Url, what: &'static str) -> Result<Value, FetchError> {
     let shown = url.to_string();
-    match tokio::time::timeout(TIMEOUT, get_json_inner(policy, url, what)).await {
+    match tokio::time::timeout(TIMEOUT, get_json_inner(client, url, what)).await {
         Ok(result) => result,
         Err(_) => Err(FetchError::Timeout { url: shown }),
     }
 }
 
 async fn get_json_inner(
-    policy: &AddressPolicy,
+    client: &Fetcher,
     first: Url,
     what: &'static str,
 ) -> Result<Value, FetchError> {
+    let limits = Limits {
+        max_bytes: MAX_BYTES,
+        timeout: TIMEOUT,
+    };
     let mut url = first.clone();
     for _ in 0..=MAX_REDIRECTS {
         let shown = url.to_string();
-        let client = pinned_client(policy, &url).await?;
-        let mut resp = client
-            .get(url.clone())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
+        let fetched = client
+            .get(url.as_str(), "application/json", limits)
             .await
-            .map_err(|e| FetchError::Unreachable {
-                url: shown.clone(),
-                why: exchange::http::transport_failure(&shown, &e).detail,
+            .map_err(|e| match e {
+                EgressFetchError::Refused(refusal) => FetchError::Address {
+                    url: shown.clone(),
+                    why: refusal.to_string(),
+                },
+                EgressFetchError::TooLarge { .. } => FetchError::TooLarge {
+                    what,
+                    url: shown.clone(),
+                },
+                EgressFetchError::Timeout { .. } => FetchError::Timeout { url: shown.clone() },
+                EgressFetchError::Transport(e) => FetchError::Unreachable {
+                    url: shown.clone(),
+                    why: exchange::http::transport_failure(&shown, &e).detail,
+                },
+                EgressFetchError::BadUrl { .. } => FetchError::BadUrl {
+                    url: shown.clone(),
+                    why: "only http and https are fetched".into(),
+                },
             })?;
-        let status = resp.status();
+        let status = fetched.status;
         if status.is_redirection() {
-            let to = resp
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
+            let to = fetched
+                .location
+                .as_deref()
                 .and_then(|loc| url.join(loc).ok())
                 .ok_or_else(|| FetchError::Status {
                     what,
@@ -225,24 +254,12 @@ async fn get_json_inner(
                 status: status.as_u16(),
             });
         }
-        if resp.content_length().is_some_and(|n| n > MAX_BYTES as u64) {
-            return Err(FetchError::TooLarge { what, url: shown });
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| FetchError::Unreachable {
-            url: shown.clone(),
-            why: exchange::http::transport_failure(&shown, &e).detail,
-        })? {
-            if body.len() + chunk.len() > MAX_BYTES {
-                return Err(FetchError::TooLarge { what, url: shown });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let value: Value = serde_json::from_slice(&body).map_err(|e| FetchError::NotJson {
-            what,
-            url: shown.clone(),
-            why: e.to_string(),
-        })?;
+        let value: Value =
+            serde_json::from_slice(&fetched.body).map_err(|e| FetchError::NotJson {
+                what,
+                url: shown.clone(),
+                why: e.to_string(),
+            })?;
         if !value.is_object() {
             return Err(FetchError::NotJson {
                 what,
@@ -254,64 +271,6 @@ async fn get_json_inner(
     }
     Err(FetchError::TooManyRedirects {
         url: first.to_string(),
-    })
-}
-
-/// A client that reaches `url`'s host only at an address the policy
-/// allows: the host is resolved here, every address checked, and the
-/// client pinned to the first (no second lookup).
-async fn pinned_client(policy: &AddressPolicy, url: &Url) -> Result<reqwest::Client, FetchError> {
-    let shown = url.to_string();
-    let port = url.port_or_known_default().unwrap_or(80);
-    let builder = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(TIMEOUT);
-    let builder = match url.host() {
-        Some(url::Host::Ipv4(v4)) => {
-            check(policy, &shown, IpAddr::V4(v4))?;
-            builder
-        }
-        Some(url::Host::Ipv6(v6)) => {
-            check(policy, &shown, IpAddr::V6(v6))?;
-            builder
-        }
-        Some(url::Host::Domain(name)) => {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, port))
-                .await
-                .map_err(|e| FetchError::Unreachable {
-                    url: shown.clone(),
-                    why: format!("{name} does not resolve: {e}"),
-                })?
-                .collect();
-            let Some(first) = addrs.first().copied() else {
-                return Err(FetchError::Unreachable {
-                    url: shown,
-                    why: format!("{name} resolves to no address"),
-                });
-            };
-            for a in &addrs {
-                check(policy, &shown, a.ip())?;
-            }
-            builder.resolve(name, first)
-        }
-        None => {
-            return Err(FetchError::BadUrl {
-                url: shown,
-                why: "it names no host".into(),
-            })
-        }
-    };
-    builder.build().map_err(|e| FetchError::Unreachable {
-        url: shown,
-        why: e.to_string(),
-    })
-}
-
-fn check(policy: &AddressPolicy, url: &str, ip: IpAddr) -> Result<(), FetchError> {
-    policy.check(ip).map_err(|why| FetchError::Address {
-        url: url.to_string(),
-        why,
     })
 }
 
@@ -348,10 +307,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_disallowed_address_is_refused_before_any_request() {
-        let e = discover(&AddressPolicy::loopback(), "http://169.254.169.254:80")
+        let e = discover(&Egress::default(), "http://169.254.169.254:80")
             .await
             .expect_err("refused");
         assert!(matches!(e, FetchError::Address { .. }), "{e}");
-        assert!(e.to_string().contains("link-local"), "{e}");
+        assert!(e.to_string().contains("a cloud metadata address"), "{e}");
+        let e = discover(&Egress::default(), "http://0x0a.1:8080")
+            .await
+            .expect_err("refused");
+        assert!(
+            e.to_string()
+                .contains("10.0.0.1 is a private (RFC 1918) address"),
+            "{e}"
+        );
     }
 }

@@ -6,8 +6,7 @@
 //!
 //! | room | what is decided there |
 //! |---|---|
-//! | [`policy`] | which addresses the hub may fetch a card from (`WS_ONBOARD_NETWORKS`) |
-//! | [`fetch`] | reading a would-be member: its card and `/health` identity, with limits |
+//! | [`fetch`] | reading a would-be member: its card and `/health` identity, with limits, out by the egress path (`crate::egress`, `WS_ONBOARD_NETWORKS`) |
 //! | [`proposal`] | a card turned into a proposed topology section |
 //! | [`section`] | the section's shape, as the operator edits and saves it |
 //! | [`changes`] | the edits of joining, leaving, and a consumer added to or taken off a rule |
@@ -17,8 +16,5 @@
 
 pub mod changes;
 pub mod fetch;
-pub mod policy;
 pub mod proposal;
 pub mod section;
-
-pub use policy::AddressPolicy;

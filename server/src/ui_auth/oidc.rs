@@ -14,7 +14,8 @@
 //! 2. the person logs in there;
 //! 3. `GET /login/oidc/callback?code&state` — the state must be the
 //!    cookie's; the code is exchanged at the provider's token endpoint with
-//!    the verifier; the ID token is verified (the issuer's keys from its
+//!    the verifier (through the egress policy's identity purpose, like
+//!    every fetch of an issuer's documents); the ID token is verified (the issuer's keys from its
 //!    JWKS, an allowed `alg`, `iss`, `aud` = the hub's client, `exp`, the
 //!    `nonce` sent in step 1). The person is then made or updated in the
 //!    people store: `{preferred_username or sub}@{system}`, **bound to
@@ -62,10 +63,10 @@ pub const PREFIX: &str = "/login/oidc/";
 const COOKIE: &str = "ws_oidc";
 /// How long a login in progress may take.
 const PENDING_SECONDS: u64 = 600;
-/// How long a request to the provider may take.
+/// How long a request to the provider may take, and the largest answer
+/// read: an identity fetch's.
 const PROVIDER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-/// The largest token answer the hub reads.
-const MAX_TOKEN_ANSWER: usize = 64 * 1024;
+const MAX_TOKEN_ANSWER: usize = 256 * 1024;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
@@ -365,13 +366,12 @@ async fn finish(
             answer.status().as_u16()
         ));
     }
-    let body = answer
-        .bytes()
-        .await
-        .map_err(|e| format!("reading the token answer: {e}"))?;
-    if body.len() > MAX_TOKEN_ANSWER {
-        return Err("the token answer is too large".into());
-    }
+    let body = crate::egress::read_capped(
+        http::Response::from(answer).into_body(),
+        MAX_TOKEN_ANSWER,
+    )
+    .await
+    .map_err(|e| format!("reading the token answer: {e}"))?;
     let tokens: TokenAnswer = serde_json::from_slice(&body)
         .map_err(|_| "the token answer holds no ID token".to_string())?;
     let claims = verify_id_token(login, &issuer, &ui, &tokens.id_token, &pending.nonce).await?;

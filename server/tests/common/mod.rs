@@ -25,7 +25,10 @@
 pub mod a2a;
 pub mod certs;
 pub mod contracts;
+pub mod dns;
+pub mod listener;
 pub mod load;
+pub mod mcp;
 pub mod model;
 pub mod oidc;
 pub mod replicas;

@@ -7,6 +7,7 @@ pub mod access;
 pub mod agents_config;
 pub mod bridge;
 pub mod contract_path;
+pub mod egress_address;
 pub mod envelope;
 pub mod forwarded;
 pub mod jsonrpc;
@@ -24,6 +25,7 @@ pub static ALL: &[&Target] = &[
     &mcp_args::TARGET,
     &forwarded::TARGET,
     &access::TARGET,
+    &egress_address::TARGET,
 ];
 
 /// `input` as text, or the class of input that is not UTF-8 (a caller's
