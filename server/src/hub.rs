@@ -208,6 +208,7 @@ impl Hub {
         if let Ok(url) = std::env::var(crate::ui_auth::session::PUBLIC_URL_ENV) {
             gateway.identity().set_resource_base(url.trim());
         }
+        let login_counters = gateway.traffic().prometheus().login();
         Ok(Self {
             registry,
             board,
@@ -221,7 +222,7 @@ impl Hub {
                 users: Arc::new(users),
                 store: sessions,
                 settings: SessionSettings::from_env().map_err(HubError::PublicUrl)?,
-                throttle: Arc::new(login_throttle(&cluster, &store)?),
+                throttle: Arc::new(login_throttle(&cluster, &store)?.with_counters(login_counters)),
             },
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
@@ -388,7 +389,8 @@ impl Hub {
 }
 
 /// The login limits: in this process for a hub alone, in the shared
-/// database for replicas (every replica counts every attempt).
+/// database for replicas (every replica counts every attempt); the known
+/// sources of accounts in the store for both.
 fn login_throttle(
     cluster: &Cluster,
     store: &Store,
@@ -398,7 +400,7 @@ fn login_throttle(
     Ok(if cluster.is_shared() {
         LoginThrottle::shared(limits, store.clone())
     } else {
-        LoginThrottle::new(limits)
+        LoginThrottle::new(limits, store.clone())
     })
 }
 

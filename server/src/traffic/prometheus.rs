@@ -11,6 +11,8 @@
 //! | `wallstreet_call_failures_total` | caller, provider, capability, reason (one of the nine reason codes) |
 //! | `wallstreet_retries_total` | caller, provider, capability |
 //! | `wallstreet_call_duration_seconds` (histogram) | caller, provider, capability |
+//! | `wallstreet_login_password_checks_total` | — (UI logins whose password was checked: argon2 runs) |
+//! | `wallstreet_login_throttled_total` | limit (`address`, `user`, `known_source`, `capacity`) |
 //!
 //! Read from the hub's store at scrape time ([`Snapshot`]), so they
 //! survive a restart:
@@ -83,6 +85,42 @@ struct SystemLabels {
     system: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: String,
+}
+
+/// What the UI login counts (`ui_auth::throttle`): how many passwords were
+/// checked (each an argon2 run), and how many attempts a limit refused
+/// before any was. Cheap to clone: every clone counts into the same
+/// metrics.
+#[derive(Clone, Debug, Default)]
+pub struct LoginCounters {
+    checks: Counter,
+    throttled: Family<LimitLabels, Counter>,
+}
+
+impl LoginCounters {
+    /// One password checked.
+    pub fn password_checked(&self) {
+        self.checks.inc();
+    }
+
+    /// Passwords checked so far.
+    pub fn password_checks(&self) -> u64 {
+        self.checks.get()
+    }
+
+    /// One attempt refused by `limit` before its password was checked.
+    pub fn throttled(&self, limit: &str) {
+        self.throttled
+            .get_or_create(&LimitLabels {
+                limit: limit.to_string(),
+            })
+            .inc();
+    }
+}
+
 /// What only the hub's store and status board know, read at scrape time.
 /// Each id in it must be a registry id (the caller of [`Metrics::render`]
 /// builds it from the registry and the store).
@@ -103,6 +141,7 @@ pub struct Metrics {
     failures: Family<FailureLabels, Counter>,
     retries: Family<EdgeLabels, Counter>,
     durations: Family<EdgeLabels, Histogram>,
+    login: LoginCounters,
 }
 
 fn duration_histogram() -> Histogram {
@@ -148,13 +187,30 @@ impl Metrics {
             "How long an exchange took in the hub (the caller's wait)",
             durations.clone(),
         );
+        let login = LoginCounters::default();
+        registry.register(
+            "login_password_checks",
+            "UI login attempts whose password was checked (each one argon2 run)",
+            login.checks.clone(),
+        );
+        registry.register(
+            "login_throttled",
+            "UI login attempts refused by a limit before their password was checked",
+            login.throttled.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             calls,
             failures,
             retries,
             durations,
+            login,
         }
+    }
+
+    /// The UI login's counters, for the login limits to count into.
+    pub fn login(&self) -> LoginCounters {
+        self.login.clone()
     }
 
     /// Counts one exchange under `labels`.
