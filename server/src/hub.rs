@@ -113,6 +113,9 @@ pub enum HubError {
     /// `WS_LOGIN_ADDRESS_LIMIT` or `WS_LOGIN_USER_LIMIT` is not `count/seconds`.
     #[error("{0}")]
     LoginLimits(String),
+    /// `WS_TRAIL_SUMMARY_SECONDS` is not a positive number.
+    #[error("{0}")]
+    TrailSummary(String),
 }
 
 /// The hub's shared state.
@@ -272,6 +275,10 @@ impl Hub {
             agents,
             tokio::spawn(self.ui.store.clone().sweep_expired()),
             traffic,
+            self.gateway.spawn_stranger_summaries(
+                gateway::strangers::summary_interval().map_err(HubError::TrailSummary)?,
+                self.shutdown.wait(),
+            ),
         ];
         if let Some(keys) = self.gateway.keys().cloned() {
             // The audit trail's signed checkpoints (`signing` says when).

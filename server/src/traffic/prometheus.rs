@@ -13,6 +13,7 @@
 //! | `wallstreet_call_duration_seconds` (histogram) | caller, provider, capability |
 //! | `wallstreet_login_password_checks_total` | — (UI logins whose password was checked: argon2 runs) |
 //! | `wallstreet_login_throttled_total` | limit (`address`, `user`, `known_source`, `capacity`) |
+//! | `wallstreet_unidentified_refusals_total` | door (`gateway`, `a2a`, `mcp`), reason (a reason code), credential (`no_credential`, `malformed_credential`, `unknown_token`, `invalid_access_token`): calls refused at the door whose credential named no system |
 //!
 //! Read from the hub's store at scrape time ([`Snapshot`]), so they
 //! survive a restart:
@@ -90,6 +91,13 @@ struct LimitLabels {
     limit: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UnidentifiedLabels {
+    door: String,
+    reason: String,
+    credential: String,
+}
+
 /// What the UI login counts (`ui_auth::throttle`): how many passwords were
 /// checked (each an argon2 run), and how many attempts a limit refused
 /// before any was. Cheap to clone: every clone counts into the same
@@ -142,6 +150,7 @@ pub struct Metrics {
     retries: Family<EdgeLabels, Counter>,
     durations: Family<EdgeLabels, Histogram>,
     login: LoginCounters,
+    unidentified: Family<UnidentifiedLabels, Counter>,
 }
 
 fn duration_histogram() -> Histogram {
@@ -198,6 +207,13 @@ impl Metrics {
             "UI login attempts refused by a limit before their password was checked",
             login.throttled.clone(),
         );
+        let unidentified = Family::<UnidentifiedLabels, Counter>::default();
+        registry.register(
+            "unidentified_refusals",
+            "Calls refused at the door whose credential named no system (summarised in the \
+             trail, not recorded one by one)",
+            unidentified.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             calls,
@@ -205,7 +221,20 @@ impl Metrics {
             retries,
             durations,
             login,
+            unidentified,
         }
+    }
+
+    /// Counts one call refused at `door` with `reason` whose credential
+    /// (`credential`) named no system.
+    pub fn refused_unidentified(&self, door: &str, reason: &str, credential: &str) {
+        self.unidentified
+            .get_or_create(&UnidentifiedLabels {
+                door: door.to_string(),
+                reason: reason.to_string(),
+                credential: credential.to_string(),
+            })
+            .inc();
     }
 
     /// The UI login's counters, for the login limits to count into.
