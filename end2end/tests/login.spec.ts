@@ -94,24 +94,12 @@ test.describe("without a session", () => {
     await context.close();
   });
 
-  test("a login never sends the browser to another site", async ({ browser }) => {
-    const context = await anonymousContext(browser);
-    const page = await context.newPage();
-    await page.goto("/login?next=//evil.example/");
-    await expect(page.getByTestId("login-form")).toHaveAttribute("data-hydrated", "true");
-    const { username, password } = credential();
-    await page.getByLabel("Username").fill(username);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL((u) => u.pathname === "/");
-    expect(new URL(page.url()).host).toBe(new URL(BASE).host);
-    await context.close();
-  });
-
-  // The forms a browser's URL parser turns into another host: a tab or a
-  // newline it drops (`/\t/evil` is `//evil`), a backslash it reads as a
-  // slash, an encoded `//`, a whole URL. Each lands on the hub's canvas.
-  for (const next of ["/%09/evil.example", "/%0a/evil.example", "/%5Cevil.example", "%2F%2Fevil.example", "https://evil.example"]) {
+  // A login never sends the browser to another site: not to `//host`,
+  // nor to the forms a browser's URL parser turns into another host — a
+  // tab or a newline it drops (`/\t/evil` is `//evil`), a backslash it
+  // reads as a slash, an encoded `//`, a whole URL. Each lands on the
+  // hub's canvas.
+  for (const next of ["//evil.example/", "/%09/evil.example", "/%0a/evil.example", "/%5Cevil.example", "%2F%2Fevil.example", "https://evil.example"]) {
     test(`a login with next=${next} stays on the hub`, async ({ browser }) => {
       const context = await anonymousContext(browser);
       const page = await context.newPage();

@@ -163,16 +163,8 @@ pub fn spawn_trail_checkpoints(
     keys: Arc<HubKeys>,
     store: Store,
 ) -> Result<tokio::task::JoinHandle<()>, SigningError> {
-    let every = match std::env::var(CHECKPOINT_ENV) {
-        Ok(raw) => raw
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(Duration::from_secs_f64)
-            .ok_or(SigningError::CheckpointInterval(raw))?,
-        Err(_) => DEFAULT_CHECKPOINT,
-    };
+    let every = seconds_setting(CHECKPOINT_ENV, DEFAULT_CHECKPOINT)
+        .map_err(SigningError::CheckpointInterval)?;
     let anchor = match std::env::var_os(ANCHOR_ENV) {
         Some(path) if !path.is_empty() => Some(Arc::new(AnchorFile::open(Path::new(&path))?)),
         _ => None,
@@ -202,6 +194,23 @@ pub fn spawn_trail_checkpoints(
             }
         }
     }))
+}
+
+/// An interval of the trail's background work (its checkpoints, the
+/// summary of unidentified calls) from `variable`: a positive number of
+/// seconds, fractions allowed; `default` when unset; the value as set when
+/// it is anything else.
+pub fn seconds_setting(variable: &str, default: Duration) -> Result<Duration, String> {
+    match std::env::var(variable) {
+        Ok(raw) => raw
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or(raw),
+        Err(_) => Ok(default),
+    }
 }
 
 /// Appends `checkpoints` to `anchor` in order, off the async workers: the

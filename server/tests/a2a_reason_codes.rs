@@ -52,12 +52,7 @@ async fn assert_refused(
     rpc_code: i64,
 ) {
     assert_refusal(stack, a, sent_trace, reason, rpc_code);
-    let records = stack
-        .hub_trail()
-        .await
-        .by_trace(sent_trace)
-        .await
-        .expect("read the hub's trail");
+    let records = hub_records(stack, sent_trace).await;
     assert!(
         records
             .iter()
@@ -66,23 +61,20 @@ async fn assert_refused(
     );
 }
 
-/// [`assert_refusal`] for a call whose credential names no system: no
-/// audit record of its own under its trace id (it is counted and
-/// summarised, `gateway::strangers`).
-async fn assert_refused_unidentified(
-    stack: &Stack,
-    a: &A2aAnswer,
-    sent_trace: &str,
-    reason: &str,
-    rpc_code: i64,
-) {
-    assert_refusal(stack, a, sent_trace, reason, rpc_code);
-    let records = stack
+/// The hub's audit records of trace `trace_id`.
+async fn hub_records(stack: &Stack, trace_id: &str) -> Vec<exchange::audit::AuditRecord> {
+    stack
         .hub_trail()
         .await
-        .by_trace(sent_trace)
+        .by_trace(trace_id)
         .await
-        .expect("read the hub's trail");
+        .expect("read the hub's trail")
+}
+
+/// No audit record of its own under `trace_id`: a call whose credential
+/// names no system is counted and summarised instead (`gateway::strangers`).
+async fn assert_no_row_of_its_own(stack: &Stack, trace_id: &str) {
+    let records = hub_records(stack, trace_id).await;
     assert!(
         records.is_empty(),
         "a stranger's call has a row of its own: {records:?}"
@@ -192,7 +184,8 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
             .data("orders.query", count_orders())
     };
     let (known, trace) = traced(wrong("vendorcorp")).await;
-    assert_refused_unidentified(&stack, &known, &trace, "AUTH_REJECTED", code::AUTH_REJECTED).await;
+    assert_refusal(&stack, &known, &trace, "AUTH_REJECTED", code::AUTH_REJECTED);
+    assert_no_row_of_its_own(&stack, &trace).await;
     // The challenge names where a token is got (RFC 9728), for the path
     // the caller asked: it tells nothing the caller did not send.
     let challenge = |provider: &str, presented: bool| {
@@ -213,14 +206,14 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
     // A provider that does not exist answers exactly the same: a caller
     // who is not authenticated learns nothing about what exists.
     let (unknown, trace) = traced(wrong("nosuchcorp")).await;
-    assert_refused_unidentified(
+    assert_refusal(
         &stack,
         &unknown,
         &trace,
         "AUTH_REJECTED",
         code::AUTH_REJECTED,
-    )
-    .await;
+    );
+    assert_no_row_of_its_own(&stack, &trace).await;
     assert_eq!(
         unknown.www_authenticate.as_deref(),
         Some(challenge("nosuchcorp", true).as_str())
@@ -239,8 +232,8 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
                 .data("orders.query", count_orders()),
         )
         .await;
-        assert_refused_unidentified(&stack, &none, &trace, "AUTH_REJECTED", code::AUTH_REJECTED)
-            .await;
+        assert_refusal(&stack, &none, &trace, "AUTH_REJECTED", code::AUTH_REJECTED);
+        assert_no_row_of_its_own(&stack, &trace).await;
         assert_eq!(
             none.www_authenticate.as_deref(),
             Some(challenge(provider, false).as_str())

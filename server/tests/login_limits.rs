@@ -15,7 +15,7 @@ mod common;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use common::{Stack, UI_USER};
+use common::{metric_samples, Stack, UI_USER};
 use serde_json::json;
 
 /// The account's failure budget (`WS_LOGIN_USER_LIMIT`'s default, 5 per
@@ -75,21 +75,16 @@ async fn operator_in_and_out(stack: &Stack, ip: &str, when: &str) {
     assert_eq!(out.status().as_u16(), 204, "logout {when}");
 }
 
-/// The sum of `metric` over `urls`' `/metrics` (each replica counts its
-/// own).
-async fn metric(urls: &[String], metric: &str) -> u64 {
+/// The sum of the samples of `metric` labelled `labels` (`""` for none)
+/// over `urls`' `/metrics` (each replica counts its own).
+async fn metric(urls: &[String], metric: &str, labels: &str) -> u64 {
     let mut total = 0;
     for url in urls {
-        let text = reqwest::get(format!("{url}/metrics"))
+        total += metric_samples(url, metric)
             .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text");
-        total += text
-            .lines()
-            .filter_map(|l| l.strip_prefix(metric)?.trim().parse::<u64>().ok())
-            .sum::<u64>();
+            .get(labels)
+            .copied()
+            .unwrap_or(0);
     }
     total
 }
@@ -98,7 +93,7 @@ async fn metric(urls: &[String], metric: &str) -> u64 {
 /// `metrics` (the hub, or each replica).
 async fn the_operator_keeps_its_door(stack: &Stack, metrics: &[String]) {
     let checks = "wallstreet_login_password_checks_total";
-    let before = metric(metrics, checks).await;
+    let before = metric(metrics, checks, "").await;
     operator_in_and_out(stack, HOME, "the first time").await;
 
     // The crowd: 100 wrong passwords at once, five from each of 20
@@ -123,7 +118,7 @@ async fn the_operator_keeps_its_door(stack: &Stack, metrics: &[String]) {
     let throttled = statuses.iter().filter(|s| **s == 429).count() as u64;
     assert_eq!(refused + throttled, 100, "{statuses:?}");
     let refills = took.as_secs() / REFILL.as_secs();
-    let evaluated = metric(metrics, checks).await - before;
+    let evaluated = metric(metrics, checks, "").await - before;
     eprintln!(
         "100 wrong logins from 20 addresses in {took:?}: {refused} checked (401), \
          {throttled} refused before a check (429); password checks counted: {evaluated} \
@@ -147,13 +142,18 @@ async fn the_operator_keeps_its_door(stack: &Stack, metrics: &[String]) {
         operator_in_and_out(stack, HOME, &format!("after guess {round}")).await;
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    let evaluated = metric(metrics, checks).await - before;
+    let evaluated = metric(metrics, checks, "").await - before;
     let stranger_checked = evaluated - refused - 2 - 3;
     assert!(
         refused + stranger_checked <= BUDGET + started.elapsed().as_secs() / REFILL.as_secs(),
         "{evaluated} checks"
     );
-    let throttled_total = metric(metrics, "wallstreet_login_throttled_total{limit=\"user\"}").await;
+    let throttled_total = metric(
+        metrics,
+        "wallstreet_login_throttled_total",
+        r#"{limit="user"}"#,
+    )
+    .await;
     assert!(throttled_total >= throttled + 1, "{throttled_total}");
 }
 

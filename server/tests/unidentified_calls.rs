@@ -10,13 +10,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{PeerSpec, Stack};
+use common::{metric_samples, PeerSpec, Stack};
 use serde_json::{json, Value};
 
 /// One summary row per 3 s: the 500 calls take about a second, so they
@@ -101,23 +100,6 @@ fn knock(base: &str, client: &reqwest::Client, i: usize) -> (reqwest::RequestBui
             401,
         ),
     }
-}
-
-/// `/metrics`' `metric{labels} value` lines for `metric`: labels → value.
-async fn counted(base: &str, metric: &str) -> BTreeMap<String, u64> {
-    let text = reqwest::get(format!("{base}/metrics"))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    text.lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix(metric)?;
-            let (labels, value) = rest.rsplit_once(' ')?;
-            Some((labels.to_string(), value.trim().parse().ok()?))
-        })
-        .collect()
 }
 
 /// The summary rows of the hub's trail: their details.
@@ -222,7 +204,7 @@ async fn strangers_are_counted_and_summarised_and_members_keep_their_rows() {
     }
 
     // /metrics counted every stranger, by door, reason and credential.
-    let by_kind = counted(&base, "wallstreet_unidentified_refusals_total").await;
+    let by_kind = metric_samples(&base, "wallstreet_unidentified_refusals_total").await;
     let total: u64 = by_kind.values().sum();
     eprintln!("{CALLS} unidentified calls from 20 addresses in {took:?}; /metrics: {by_kind:#?}");
     assert_eq!(total, CALLS as u64, "{by_kind:#?}");

@@ -181,21 +181,12 @@ impl Strangers {
 /// How often the summary is written: [`SUMMARY_ENV`] (seconds, fractions
 /// allowed), else a minute; anything else is an error naming the variable.
 pub fn summary_interval() -> Result<Duration, String> {
-    match std::env::var(SUMMARY_ENV) {
-        Ok(raw) => raw
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| {
-                format!(
-                    "{SUMMARY_ENV}: `{}` is not a positive number of seconds",
-                    exchange::text::clip(&raw, 32)
-                )
-            }),
-        Err(_) => Ok(DEFAULT_SUMMARY),
-    }
+    crate::signing::seconds_setting(SUMMARY_ENV, DEFAULT_SUMMARY).map_err(|raw| {
+        format!(
+            "{SUMMARY_ENV}: `{}` is not a positive number of seconds",
+            exchange::text::clip(&raw, 32)
+        )
+    })
 }
 
 impl Gateway {
