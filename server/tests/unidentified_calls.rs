@@ -246,7 +246,7 @@ async fn strangers_are_counted_and_summarised_and_members_keep_their_rows() {
         .filter_map(|d| d["sources"].as_u64())
         .max()
         .unwrap_or(0);
-    assert!(sources >= 10 && sources <= 20, "{summed:#?}");
+    assert!((10..=20).contains(&sources), "{summed:#?}");
 
     // And it verifies.
     let out = Command::new(env!("CARGO_BIN_EXE_hub"))
