@@ -205,13 +205,13 @@ impl Hub {
             .with_quotas(crate::quotas::Quotas::new(store.clone()))
             .with_provider_tls(provider_tls.as_ref()),
         );
+        let login_counters = gateway.traffic().prometheus().login();
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
         // The public URL is the hub's resource identifier: the audience a
         // member's access token names (else the address a caller used).
         if let Ok(url) = std::env::var(crate::ui_auth::session::PUBLIC_URL_ENV) {
             gateway.identity().set_resource_base(url.trim());
         }
-        let login_counters = gateway.traffic().prometheus().login();
         Ok(Self {
             registry,
             board,

@@ -4,8 +4,8 @@
 //! Separate from the A2A auth chain: UI users and their argon2 hashes come
 //! from their own file ([`users`]), sessions live in the hub's database
 //! ([`session`]), and state-changing requests are guarded against CSRF
-//! ([`csrf`]); logins are limited per address and per account (its known
-//! sources apart) before any password is checked ([`throttle`]); every answer carries the standard security headers and a
+//! ([`csrf`]); logins are rate-limited per address and per username
+//! ([`throttle`]); every answer carries the standard security headers and a
 //! Content-Security-Policy ([`headers`]). [`UiAuth::protect`] wraps the canvas and `/api` routes (never
 //! the gateway, which has the peer auth chain) in one guard:
 //!
