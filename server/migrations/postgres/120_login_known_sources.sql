@@ -5,7 +5,7 @@
 -- 30 days is charged to a failure budget of its own, so a stranger
 -- spending the account's budget does not lock the person out of a place
 -- it has used before. Rows older than that are deleted now and then.
--- sqlite/110_login_known_sources.sql is the same schema.
+-- sqlite/120_login_known_sources.sql is the same schema.
 CREATE TABLE login_known_sources (
     username TEXT NOT NULL, address TEXT NOT NULL,
     last_success_ms BIGINT NOT NULL,
