@@ -85,21 +85,51 @@ pub enum Method {
     Delete,
 }
 
-/// Where to go after logging in: only a path on this site (`/...`, never
-/// `//host` or a full URL), so the login cannot be turned into a redirect
-/// to somewhere else.
+/// Where to go after logging in: only a path on this hub, so the login
+/// cannot be turned into a redirect to somewhere else; anything else is
+/// `/`. `next` is the query parameter as read (decoded once).
 pub fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n)
-            if n.starts_with('/')
-                && !n.starts_with("//")
-                && !n.starts_with("/\\")
-                && !n.contains(['\r', '\n'])
-                && !n.starts_with(LOGIN_PAGE) =>
-        {
+        Some(n) if is_local_path(n) && !n.starts_with(LOGIN_PAGE) && stays_on_this_origin(n) => {
             n.to_string()
         }
         _ => "/".to_string(),
+    }
+}
+
+/// Whether every browser reads `target` as a path on the page's own
+/// origin (a WHATWG path-absolute URL), never as another host:
+/// * it starts with one `/` followed by neither `/` nor `\` (`//host` is
+///   a network-path reference, and browsers read `\` as `/`, so `/\host`
+///   is one too);
+/// * it holds no control character and no whitespace: the URL parser
+///   drops tabs and newlines from anywhere in a URL (`/\t/evil.example`
+///   is `//evil.example`) and trims controls and spaces at its ends, so
+///   any of them could change what the rest means. A path of this hub
+///   never holds one unencoded (the login's own redirect keeps the
+///   target's percent-encoding).
+pub fn is_local_path(target: &str) -> bool {
+    let mut chars = target.chars();
+    chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && !target.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+/// The browser's own word: `target` resolved against the page's address
+/// keeps the page's origin (on the server, where nothing navigates,
+/// [`is_local_path`] alone decides).
+fn stays_on_this_origin(target: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        let Ok(origin) = leptos::prelude::window().location().origin() else {
+            return false;
+        };
+        web_sys::Url::new_with_base(target, &origin).is_ok_and(|url| url.origin() == origin)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = target;
+        true
     }
 }
 
@@ -398,6 +428,80 @@ mod tests {
         assert_eq!(safe_next(Some("/login?next=/")), "/");
         assert_eq!(safe_next(None), "/");
         assert_eq!(login_url("/"), "/login?next=%2F");
+    }
+
+    /// Every form that sends a browser off the hub, as the login page reads
+    /// `next` (the query parameter decoded once): each gives `/`.
+    #[test]
+    fn no_spelling_of_another_host_gets_through() {
+        let attacks = [
+            // What `?next=/%09/evil.example` reads as: the parser drops
+            // the tab, leaving `//evil.example`.
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r\n/evil.example",
+            "/\u{0}/evil.example",
+            "/\u{7f}/evil.example",
+            "//evil.example",
+            "///evil.example",
+            "/\\evil.example",
+            "/\\/evil.example",
+            "\\\\evil.example",
+            "https://evil.example",
+            "http:evil.example",
+            "javascript:alert(1)",
+            "evil.example",
+            // `?next=%2F%2Fevil.example` decoded once.
+            "//evil.example/%2F..",
+            // Whitespace anywhere: leading, inside, Unicode.
+            " /evil.example",
+            "\t//evil.example",
+            "/ /evil.example",
+            "/\u{a0}/evil.example",
+            "/\u{3000}/evil.example",
+            "/\u{85}/evil.example",
+            "/inbox\t",
+            "",
+        ];
+        for attack in attacks {
+            assert_eq!(safe_next(Some(attack)), "/", "{attack:?}");
+            assert!(!is_local_path(attack), "{attack:?}");
+        }
+        // What the hub itself sends there still comes back: its own
+        // paths, their queries percent-encoded as they were.
+        for ok in [
+            "/inbox",
+            "/?edge=a%20b",
+            "/%09/evil.example",
+            "/a\\b",
+            "/x//y",
+        ] {
+            assert_eq!(safe_next(Some(ok)), ok, "{ok:?}");
+        }
+    }
+
+    /// The same attacks as they arrive, in the login page's query.
+    #[test]
+    fn next_is_read_from_the_query_and_refused_there() {
+        for query in [
+            "?next=/%09/evil.example",
+            "?next=//evil.example",
+            "?next=/%5Cevil.example",
+            "?next=/%5C/evil.example",
+            "?next=https://evil.example",
+            "?next=https%3A%2F%2Fevil.example",
+            "?next=%2F%2Fevil.example",
+            "?next=/%0d%0a/evil.example",
+            "?next=/%00/evil.example",
+            "?next=%20/evil.example",
+            "?next=/+/evil.example",
+            "?next=/%E3%80%80/evil.example",
+        ] {
+            let next = routes::query_param(query, "next");
+            assert_eq!(safe_next(next.as_deref()), "/", "{query} read as {next:?}");
+        }
+        let next = routes::query_param("?next=%2Finbox%3Fa%3D1", "next");
+        assert_eq!(safe_next(next.as_deref()), "/inbox?a=1");
     }
 
     #[test]

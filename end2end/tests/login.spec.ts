@@ -94,19 +94,32 @@ test.describe("without a session", () => {
     await context.close();
   });
 
-  test("a login never sends the browser to another site", async ({ browser }) => {
-    const context = await anonymousContext(browser);
-    const page = await context.newPage();
-    await page.goto("/login?next=//evil.example/");
-    await expect(page.getByTestId("login-form")).toHaveAttribute("data-hydrated", "true");
-    const { username, password } = credential();
-    await page.getByLabel("Username").fill(username);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL((u) => u.pathname === "/");
-    expect(new URL(page.url()).host).toBe(new URL(BASE).host);
-    await context.close();
-  });
+  // A login never sends the browser to another site: not to `//host`,
+  // nor to the forms a browser's URL parser turns into another host — a
+  // tab or a newline it drops (`/\t/evil` is `//evil`), a backslash it
+  // reads as a slash, an encoded `//`, a whole URL. Each lands on the
+  // hub's canvas.
+  for (const next of ["//evil.example/", "/%09/evil.example", "/%0a/evil.example", "/%5Cevil.example", "%2F%2Fevil.example", "https://evil.example"]) {
+    test(`a login with next=${next} stays on the hub`, async ({ browser }) => {
+      const context = await anonymousContext(browser);
+      const page = await context.newPage();
+      const left: string[] = [];
+      page.on("request", (r) => {
+        if (new URL(r.url()).host !== new URL(BASE).host) left.push(r.url());
+      });
+      await page.goto(`/login?next=${next}`);
+      await expect(page.getByTestId("login-form")).toHaveAttribute("data-hydrated", "true");
+      const { username, password } = credential();
+      await page.getByLabel("Username").fill(username);
+      await page.getByLabel("Password").fill(password);
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.waitForURL((u) => u.pathname === "/");
+      await expect(canvas(page)).toHaveAttribute("data-hydrated", "true");
+      expect(new URL(page.url()).origin).toBe(new URL(BASE).origin);
+      expect(left, "requests off the hub").toEqual([]);
+      await context.close();
+    });
+  }
 });
 
 test("logging out ends the session", async ({ browser }) => {

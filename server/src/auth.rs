@@ -252,20 +252,51 @@ impl AuthChain {
     }
 }
 
-/// The system whose token the request's `Authorization: Bearer` header
-/// carries, for a binding where the token alone names the caller (the A2A
-/// surface and MCP: `X-Caller-System` is optional there). Every system's
-/// static token is compared, each in constant time, so the answer's timing
-/// does not tell which system came close; a token that is none of them
-/// and has a JWT's shape is checked as a member's access token. `None` for
-/// no header, a malformed one, or a token that names nobody (the auth
-/// chain then says why, in the call's audit record).
-pub fn caller_by_token<'a>(
+/// Why a request's credential names no system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Unidentified {
+    /// No `Authorization` header.
+    NoCredential,
+    /// An `Authorization` header that is not `Bearer <token>`.
+    Malformed,
+    /// A bearer token that is no system's static token and not shaped as
+    /// an access token.
+    UnknownToken,
+    /// A token shaped as an access token (three dot-separated parts) that
+    /// does not verify: malformed, forged, expired, or from no member's
+    /// issuer.
+    InvalidAccessToken,
+}
+
+impl Unidentified {
+    /// The label `/metrics` and the trail's summary use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unidentified::NoCredential => "no_credential",
+            Unidentified::Malformed => "malformed_credential",
+            Unidentified::UnknownToken => "unknown_token",
+            Unidentified::InvalidAccessToken => "invalid_access_token",
+        }
+    }
+}
+
+/// The system the request's `Authorization: Bearer` header names, or why
+/// it names none. Every system's static token is compared, each in
+/// constant time, so the answer's timing does not tell which system came
+/// close; a token that is none of them and has a JWT's shape is checked as
+/// a member's access token.
+pub fn presented<'a>(
     headers: &HeaderMap,
     registry: &'a Loaded,
     identity: &Identity,
-) -> Option<&'a System> {
-    let presented = exchange::envelope::bearer_token(headers)?;
+) -> Result<&'a System, Unidentified> {
+    let Some(presented) = exchange::envelope::bearer_token(headers) else {
+        return Err(if headers.contains_key(AUTHORIZATION) {
+            Unidentified::Malformed
+        } else {
+            Unidentified::NoCredential
+        });
+    };
     let given = presented.as_bytes();
     let mut found = None;
     for (id, expected) in registry.tokens.iter() {
@@ -273,12 +304,34 @@ pub fn caller_by_token<'a>(
             found = Some(id);
         }
     }
+    let shaped_as_access_token = presented.split('.').count() == 3;
     let member;
     if found.is_none() && Peek::of(presented).is_some() {
-        member = identity.verify(presented, registry, headers).ok()?;
+        member = identity
+            .verify(presented, registry, headers)
+            .map_err(|_| Unidentified::InvalidAccessToken)?;
         found = Some(member.system.as_str());
     }
-    found.and_then(|id| registry.topology.system(id))
+    found
+        .and_then(|id| registry.topology.system(id))
+        .ok_or(if shaped_as_access_token {
+            Unidentified::InvalidAccessToken
+        } else {
+            Unidentified::UnknownToken
+        })
+}
+
+/// The system whose token the request's `Authorization: Bearer` header
+/// carries ([`presented`]), for a binding where the token alone names the
+/// caller (the A2A surface and MCP: `X-Caller-System` is optional there).
+/// `None` for no header, a malformed one, or a token that names nobody
+/// (the auth chain then says why, in the call's audit record).
+pub fn caller_by_token<'a>(
+    headers: &HeaderMap,
+    registry: &'a Loaded,
+    identity: &Identity,
+) -> Option<&'a System> {
+    presented(headers, registry, identity).ok()
 }
 
 /// Compares a presented token with the expected one in time that depends
@@ -480,6 +533,46 @@ mod tests {
             check(&t, "buyercorp", "127.0.0.1", Some("very-secret-tokeX")).expect_err("refused");
         assert!(!err.detail.contains("very-secret"), "{}", err.detail);
         assert!(!err.detail.contains(env), "{}", err.detail);
+    }
+
+    #[test]
+    fn a_credential_names_a_system_or_says_why_not() {
+        let env = "WS_TEST_TOKEN_PRESENTED";
+        std::env::set_var(env, "tok-presented");
+        let t = topology(env, false);
+        let identity = Identity::default();
+        let of = |value: Option<&str>| {
+            let mut h = HeaderMap::new();
+            if let Some(v) = value {
+                h.insert(AUTHORIZATION, HeaderValue::from_str(v).expect("value"));
+            }
+            presented(&h, &t, &identity).map(|s| s.id.clone())
+        };
+        assert_eq!(of(Some("Bearer tok-presented")), Ok("buyercorp".into()));
+        assert_eq!(of(None), Err(Unidentified::NoCredential));
+        assert_eq!(of(Some("Basic dXNlcjpwdw==")), Err(Unidentified::Malformed));
+        assert_eq!(of(Some("Bearer nope")), Err(Unidentified::UnknownToken));
+        // Shaped as a JWT: malformed, or well-formed with no member's
+        // issuer behind it.
+        assert_eq!(
+            of(Some("Bearer a.b.c")),
+            Err(Unidentified::InvalidAccessToken)
+        );
+        let b64 = |v: &str| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v)
+        };
+        let forged = format!(
+            "Bearer {}.{}.{}",
+            b64(r#"{"alg":"RS256","kid":"k"}"#),
+            b64(r#"{"iss":"https://idp.evil.example","sub":"x"}"#),
+            b64("sig")
+        );
+        assert_eq!(of(Some(&forged)), Err(Unidentified::InvalidAccessToken));
+        assert_eq!(
+            caller_by_token(&headers(Some("tok-presented")), &t, &identity).map(|s| s.id.as_str()),
+            Some("buyercorp")
+        );
     }
 
     #[test]

@@ -117,6 +117,9 @@ pub enum HubError {
     /// `WS_LOGIN_ADDRESS_LIMIT` or `WS_LOGIN_USER_LIMIT` is not `count/seconds`.
     #[error("{0}")]
     LoginLimits(String),
+    /// `WS_TRAIL_SUMMARY_SECONDS` is not a positive number.
+    #[error("{0}")]
+    TrailSummary(String),
 }
 
 /// The hub's shared state.
@@ -209,6 +212,7 @@ impl Hub {
             .with_egress(&egress)?
             .with_provider_tls(provider_tls.as_ref()),
         );
+        let login_counters = gateway.traffic().prometheus().login();
         gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
         Ok(Self {
             registry,
@@ -223,7 +227,7 @@ impl Hub {
                 people: people.clone(),
                 store: sessions,
                 settings: SessionSettings::from_env().map_err(HubError::PublicUrl)?,
-                throttle: Arc::new(login_throttle(&cluster, &store)?),
+                throttle: Arc::new(login_throttle(&cluster, &store)?.with_counters(login_counters)),
             },
             agents,
             metrics_door: crate::bff::traffic::MetricsDoor::from_env()
@@ -299,6 +303,10 @@ impl Hub {
             agents,
             tokio::spawn(self.ui.store.clone().sweep_expired()),
             traffic,
+            self.gateway.spawn_stranger_summaries(
+                gateway::strangers::summary_interval().map_err(HubError::TrailSummary)?,
+                self.shutdown.wait(),
+            ),
         ];
         if let Some(keys) = self.gateway.keys().cloned() {
             // The audit trail's signed checkpoints (`signing` says when).
@@ -433,7 +441,8 @@ impl Hub {
 }
 
 /// The login limits: in this process for a hub alone, in the shared
-/// database for replicas (every replica counts every attempt).
+/// database for replicas (every replica counts every attempt); the known
+/// sources of accounts in the store for both.
 fn login_throttle(
     cluster: &Cluster,
     store: &Store,
@@ -443,7 +452,7 @@ fn login_throttle(
     Ok(if cluster.is_shared() {
         LoginThrottle::shared(limits, store.clone())
     } else {
-        LoginThrottle::new(limits)
+        LoginThrottle::new(limits, store.clone())
     })
 }
 

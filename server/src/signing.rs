@@ -19,7 +19,10 @@
 //!   `WS_TRAIL_CHECKPOINT_SECONDS` (default 60) the head of each chain in
 //!   the store, if it moved, is signed with the current key
 //!   ([`exchange::audit::checkpoint`]). Replicas each run it; a head is
-//!   stored once.
+//!   stored once. With `WS_TRAIL_ANCHOR=FILE` every checkpoint this
+//!   process signs is also appended to that file, outside the store
+//!   ([`exchange::audit::anchor`]): what `hub trail verify --anchor`
+//!   checks a chain cut short against.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +31,10 @@ use arc_swap::ArcSwap;
 use base64::Engine;
 use serde_json::{json, Value};
 
+use std::path::Path;
+
+use exchange::audit::anchor::AnchorFile;
+use exchange::audit::checkpoint::Checkpoint;
 use exchange::db::Store;
 use exchange::jws::{SignError, SigningKey};
 
@@ -40,6 +47,9 @@ const DEFAULT_ROTATE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// are checkpointed.
 pub const CHECKPOINT_ENV: &str = "WS_TRAIL_CHECKPOINT_SECONDS";
 const DEFAULT_CHECKPOINT: Duration = Duration::from_secs(60);
+/// The environment variable naming the file every signed checkpoint is
+/// appended to, outside the store.
+pub const ANCHOR_ENV: &str = "WS_TRAIL_ANCHOR";
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -58,6 +68,9 @@ pub enum SigningError {
     /// `WS_TRAIL_CHECKPOINT_SECONDS` is not a positive number.
     #[error("{CHECKPOINT_ENV}: `{0}` is not a positive number of seconds")]
     CheckpointInterval(String),
+    /// `WS_TRAIL_ANCHOR` names a file that cannot be appended to.
+    #[error("{ANCHOR_ENV}: {0}")]
+    Anchor(#[from] exchange::audit::anchor::AnchorError),
 }
 
 /// The keys as one replica holds them: the newest signs, all verify.
@@ -142,39 +155,90 @@ impl HubKeys {
 
 /// Signs the head of every chain of the hub's trail in `store`, when it
 /// moved, every `WS_TRAIL_CHECKPOINT_SECONDS` (default 60 s), with the
-/// key that signs now. A failure is logged and tried again next time.
+/// key that signs now, and appends each checkpoint it signed to the
+/// `WS_TRAIL_ANCHOR` file when one is named (a file that cannot be opened
+/// stops the hub). A failure is logged and tried again next time; a
+/// checkpoint not yet anchored stays queued for the next tick.
 pub fn spawn_trail_checkpoints(
     keys: Arc<HubKeys>,
     store: Store,
 ) -> Result<tokio::task::JoinHandle<()>, SigningError> {
-    let every = match std::env::var(CHECKPOINT_ENV) {
+    let every = seconds_setting(CHECKPOINT_ENV, DEFAULT_CHECKPOINT)
+        .map_err(SigningError::CheckpointInterval)?;
+    let anchor = match std::env::var_os(ANCHOR_ENV) {
+        Some(path) if !path.is_empty() => Some(Arc::new(AnchorFile::open(Path::new(&path))?)),
+        _ => None,
+    };
+    Ok(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        let mut unanchored: Vec<Checkpoint> = Vec::new();
+        loop {
+            tick.tick().await;
+            let key = keys.signing_key();
+            match exchange::audit::checkpoint::checkpoint_all(&store, &key).await {
+                Ok(made) => {
+                    for c in &made {
+                        tracing::debug!(system = %c.system, seq = c.seq, kid = %c.kid,
+                            "trail checkpoint signed");
+                    }
+                    if anchor.is_some() {
+                        unanchored.extend(made);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "could not checkpoint the audit trail"),
+            }
+            if let Some(anchor) = &anchor {
+                unanchored = append_to_anchor(anchor, unanchored).await;
+            }
+        }
+    }))
+}
+
+/// An interval of the trail's background work (its checkpoints, the
+/// summary of unidentified calls) from `variable`: a positive number of
+/// seconds, fractions allowed; `default` when unset; the value as set when
+/// it is anything else.
+pub fn seconds_setting(variable: &str, default: Duration) -> Result<Duration, String> {
+    match std::env::var(variable) {
         Ok(raw) => raw
             .trim()
             .parse::<f64>()
             .ok()
             .filter(|s| s.is_finite() && *s > 0.0)
             .map(Duration::from_secs_f64)
-            .ok_or(SigningError::CheckpointInterval(raw))?,
-        Err(_) => DEFAULT_CHECKPOINT,
-    };
-    Ok(tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tick.tick().await;
-        loop {
-            tick.tick().await;
-            let key = keys.signing_key();
-            match exchange::audit::checkpoint::checkpoint_all(&store, &key).await {
-                Ok(made) => {
-                    for c in made {
-                        tracing::debug!(system = %c.system, seq = c.seq, kid = %c.kid,
-                            "trail checkpoint signed");
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, "could not checkpoint the audit trail"),
+            .ok_or(raw),
+        Err(_) => Ok(default),
+    }
+}
+
+/// Appends `checkpoints` to `anchor` in order, off the async workers: the
+/// ones it could not write (logged), to try again.
+async fn append_to_anchor(
+    anchor: &Arc<AnchorFile>,
+    checkpoints: Vec<Checkpoint>,
+) -> Vec<Checkpoint> {
+    if checkpoints.is_empty() {
+        return checkpoints;
+    }
+    let file = anchor.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let mut rest = checkpoints.into_iter();
+        while let Some(c) = rest.next() {
+            if let Err(e) = file.append(&c) {
+                tracing::error!(error = %e, system = %c.system, seq = c.seq,
+                    "could not anchor a trail checkpoint");
+                return std::iter::once(c).chain(rest).collect();
             }
         }
-    }))
+        Vec::new()
+    })
+    .await;
+    written.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "the trail anchor's writer failed");
+        Vec::new()
+    })
 }
 
 /// The public half of every key in `store` as a JWKS, without making a

@@ -3,7 +3,10 @@
 //! processes on loopback, as `reason_codes.rs` does for `/gateway/v1`:
 //! every refusal is a JSON-RPC error with the reason's code, one
 //! `google.rpc.ErrorInfo` (reason, domain `wall-street.exchange`, the
-//! caller's trace id) and an audit record, answered by its deadline.
+//! caller's trace id) and an audit record, answered by its deadline — but
+//! a call whose credential names no system, which has no row of its own
+//! (it is counted into the trail's summary of unidentified calls,
+//! `tests/unidentified_calls.rs`).
 //!
 //! Then the requests that never become a call: malformed JSON-RPC is a
 //! clean protocol error (domain `a2a-protocol.org`), answered at once,
@@ -49,17 +52,32 @@ async fn assert_refused(
     rpc_code: i64,
 ) {
     assert_refusal(stack, a, sent_trace, reason, rpc_code);
-    let records = stack
-        .hub_trail()
-        .await
-        .by_trace(sent_trace)
-        .await
-        .expect("read the hub's trail");
+    let records = hub_records(stack, sent_trace).await;
     assert!(
         records
             .iter()
             .any(|r| r.reason.map(|r| r.as_str()) == Some(reason)),
         "no {reason} audit record for trace {sent_trace}: {records:?}"
+    );
+}
+
+/// The hub's audit records of trace `trace_id`.
+async fn hub_records(stack: &Stack, trace_id: &str) -> Vec<exchange::audit::AuditRecord> {
+    stack
+        .hub_trail()
+        .await
+        .by_trace(trace_id)
+        .await
+        .expect("read the hub's trail")
+}
+
+/// No audit record of its own under `trace_id`: a call whose credential
+/// names no system is counted and summarised instead (`gateway::strangers`).
+async fn assert_no_row_of_its_own(stack: &Stack, trace_id: &str) {
+    let records = hub_records(stack, trace_id).await;
+    assert!(
+        records.is_empty(),
+        "a stranger's call has a row of its own: {records:?}"
     );
 }
 
@@ -166,7 +184,8 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
             .data("orders.query", count_orders())
     };
     let (known, trace) = traced(wrong("vendorcorp")).await;
-    assert_refused(&stack, &known, &trace, "AUTH_REJECTED", code::AUTH_REJECTED).await;
+    assert_refusal(&stack, &known, &trace, "AUTH_REJECTED", code::AUTH_REJECTED);
+    assert_no_row_of_its_own(&stack, &trace).await;
     // The challenge names where a token is got (RFC 9728), for the path
     // the caller asked: it tells nothing the caller did not send.
     let challenge = |provider: &str, presented: bool| {
@@ -187,14 +206,14 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
     // A provider that does not exist answers exactly the same: a caller
     // who is not authenticated learns nothing about what exists.
     let (unknown, trace) = traced(wrong("nosuchcorp")).await;
-    assert_refused(
+    assert_refusal(
         &stack,
         &unknown,
         &trace,
         "AUTH_REJECTED",
         code::AUTH_REJECTED,
-    )
-    .await;
+    );
+    assert_no_row_of_its_own(&stack, &trace).await;
     assert_eq!(
         unknown.www_authenticate.as_deref(),
         Some(challenge("nosuchcorp", true).as_str())
@@ -213,7 +232,8 @@ async fn a2a_auth_rejected_for_a_wrong_token_and_the_same_for_every_provider_pat
                 .data("orders.query", count_orders()),
         )
         .await;
-        assert_refused(&stack, &none, &trace, "AUTH_REJECTED", code::AUTH_REJECTED).await;
+        assert_refusal(&stack, &none, &trace, "AUTH_REJECTED", code::AUTH_REJECTED);
+        assert_no_row_of_its_own(&stack, &trace).await;
         assert_eq!(
             none.www_authenticate.as_deref(),
             Some(challenge(provider, false).as_str())

@@ -3,8 +3,11 @@
 //! signs checkpoints, and the `hub` binary verifies the hub's and a peer's
 //! trail, names the row edited or deleted by hand, and writes an export
 //! for BuyerCorp that verifies from its directory alone — and names an
-//! edited record there too. Then two replicas on PostgreSQL write one
-//! chain.
+//! edited record there too. Then a trail cut short at its end — its last
+//! rows, its head and the checkpoints after them deleted together — that
+//! the store alone cannot tell, and the anchor the hub kept outside the
+//! store (`WS_TRAIL_ANCHOR`) names. Then two replicas on PostgreSQL write
+//! one chain.
 
 mod common;
 
@@ -311,6 +314,135 @@ async fn a_trail_written_under_load_verifies_and_tampering_is_named_at_its_row()
     assert!(
         text.contains(&format!(
             "broken at seq {next} (request id {next_id}): row missing (a gap in the chain)"
+        )),
+        "{text}"
+    );
+}
+
+/// The triggers that keep the trail and its checkpoints append-only,
+/// dropped (what the owner of the store can do).
+async fn drop_append_only(store: &Store) {
+    let statements: &[&str] = match store.engine() {
+        Engine::Sqlite => &[
+            "DROP TRIGGER audit_trail_no_delete",
+            "DROP TRIGGER audit_checkpoints_no_delete",
+        ],
+        Engine::Postgres => &[
+            "DROP TRIGGER audit_trail_no_change ON audit_trail",
+            "DROP TRIGGER audit_checkpoints_no_change ON audit_checkpoints",
+        ],
+    };
+    for sql in statements {
+        sqlx::query(sql)
+            .execute(store.pool())
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Waits until the anchor file holds a checkpoint at `seq`; its line.
+async fn await_anchored(anchor: &Path, seq: i64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(anchor).unwrap_or_default();
+        if let Some(line) = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|c| c["seq"] == seq)
+        {
+            return line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no anchored checkpoint at seq {seq}: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A trail cut short at its end: the store alone verifies (nothing left in
+/// it disagrees), the anchor names the truncation at its newest
+/// checkpoint; the intact trail verifies with its anchor.
+#[tokio::test]
+async fn a_trail_cut_short_verifies_alone_and_its_anchor_names_the_cut() {
+    let outside = tempfile::tempdir().expect("a directory outside the store");
+    let anchor = outside.path().join("trail-anchor.jsonl");
+    let anchor_arg = anchor.display().to_string();
+    let env = [ENV[0], ("WS_TRAIL_ANCHOR", anchor_arg.as_str())];
+    let mut stack = Stack::start_with_env(
+        ["vendorcorp", "buyercorp", "helpdesk"]
+            .map(PeerSpec::stock)
+            .to_vec(),
+        &env,
+    )
+    .await;
+    drive(&stack, 60, 8).await;
+    let store = stack.hub_store().await;
+    let kept = await_checkpoint(&store).await;
+    await_anchored(&anchor, kept).await;
+    drive(&stack, 30, 8).await;
+    let newest = await_checkpoint(&store).await;
+    let line = await_anchored(&anchor, newest).await;
+    let signed = line["count"].as_u64().expect("an anchored count");
+    let rows = count(
+        &store,
+        "SELECT COUNT(*) FROM audit_trail WHERE hash IS NOT NULL",
+    )
+    .await;
+    assert_eq!(
+        signed, rows as u64,
+        "the checkpoint signs the chain's records: {line}"
+    );
+    stack.kill_hub();
+    drop(store);
+    let hub_db = stack.hub_store.to_argument();
+
+    let (ok, text) = hub_trail(&["verify", "--db", &hub_db, "--anchor", &anchor_arg]);
+    eprintln!("{text}");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!("the newest at seq {newest}"))
+            && text.contains("checkpoints held outside the store, every one reached"),
+        "{text}"
+    );
+
+    // Cut: the rows after `kept`, the head, the checkpoints after it.
+    let store = Store::open(&stack.hub_store)
+        .await
+        .expect("the hub's store");
+    drop_append_only(&store).await;
+    for sql in [
+        "DELETE FROM audit_trail WHERE seq > $1",
+        "DELETE FROM audit_checkpoints WHERE seq > $1",
+    ] {
+        sqlx::query(sql)
+            .bind(kept)
+            .execute(store.pool())
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    sqlx::query("DELETE FROM audit_chain_head")
+        .execute(store.pool())
+        .await
+        .expect("delete the head");
+    let left = count(&store, "SELECT COUNT(*) FROM audit_trail").await;
+    store.close().await;
+
+    // The store alone cannot tell: what is left agrees with itself.
+    let (ok, text) = hub_trail(&["verify", "--db", &hub_db]);
+    eprintln!("{text}");
+    assert!(ok, "{text}");
+    assert_eq!(number_before(&text, " records, "), Some(left), "{text}");
+    assert!(text.contains("without --anchor"), "{text}");
+
+    // The anchor can.
+    let (ok, text) = hub_trail(&["verify", "--db", &hub_db, "--anchor", &anchor_arg]);
+    eprintln!("{text}");
+    assert!(!ok, "{text}");
+    let hash = line["hash"].as_str().expect("hash");
+    assert!(
+        text.contains(&format!(
+            "BROKEN: chain `hub` is broken at seq {newest}: the anchored checkpoint (hash {hash}, {signed} records) does not hold: truncated: the store's chain ends at seq {kept} after {left} records"
         )),
         "{text}"
     );

@@ -41,10 +41,12 @@
 //! | module | what it decides |
 //! |---|---|
 //! | [`chain`] | what a record's hash covers, and how appends take the chain's head so each record links to the one before |
-//! | [`checkpoint`] | signed checkpoints of a chain's head (detached JWS) |
+//! | [`checkpoint`] | signed checkpoints of a chain's head and count (detached JWS) |
+//! | [`anchor`] | checkpoints appended to a file outside the store: what shows a chain cut short |
 //! | [`verify`] | walking a chain: links, checkpoints, the first broken link |
 //! | [`export`] | a counterparty's segment of the chain, and verifying it without the store |
 
+pub mod anchor;
 pub mod chain;
 pub mod checkpoint;
 pub mod export;

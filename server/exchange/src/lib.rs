@@ -17,7 +17,7 @@
 //! | [`negotiator`] | the consumer's deterministic agent: propose, accept a covering counter, one corrective retry |
 //! | [`health`] | the identity a reference peer reports, and where |
 //! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
-//! | [`audit`] | each system's own append-only audit trail, hash-chained with signed checkpoints: verified, and exported for a counterparty (`audit::chain`, `checkpoint`, `verify`, `export`) |
+//! | [`audit`] | each system's own append-only audit trail, hash-chained with signed checkpoints: verified, and exported for a counterparty (`audit::chain`, `checkpoint`, `anchor`, `verify`, `export`) |
 //! | [`jws`] | JOSE: which JWKS keys verify what, and agent-card signatures (JWS over the card's JCS form) |
 //! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
 //! | [`inbox`] | the approval inbox every receiver keeps in its own store |

@@ -12,12 +12,13 @@
 //! Every step ends in a [`Done`]: the answer ([`Answered`]) or the
 //! refusal, and what the audit record and the door need besides.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::strangers::{Front, Stranger};
 use crate::listen::Peer;
 use crate::registry::Loaded;
 use a2a::SendMessageResponse;
@@ -58,6 +59,8 @@ pub struct Incoming {
     /// by its token): the call is admitted under the same one. `None`: the
     /// pipeline takes the current one.
     pub registry: Option<Arc<Loaded>>,
+    /// The door it came in by (`/gateway/v1` unless the binding says).
+    pub front: Front,
 }
 
 impl Incoming {
@@ -87,6 +90,7 @@ impl Incoming {
             task_id: None,
             task: TaskAsk::default(),
             registry: None,
+            front: Front::Gateway,
         }
     }
 }
@@ -164,6 +168,9 @@ pub(super) struct Call {
     pub(super) conversation: Conversation,
     /// For a `task` capability: what the caller asked of it.
     pub(super) task: TaskAsk,
+    /// Set when the door refused the call and its credential named
+    /// nobody: counted, not recorded row by row (`strangers`).
+    pub(super) stranger: OnceLock<Stranger>,
 }
 
 impl Call {
@@ -184,6 +191,7 @@ impl Call {
             registry,
             conversation: Conversation::default(),
             task: TaskAsk::default(),
+            stranger: OnceLock::new(),
         }
     }
 

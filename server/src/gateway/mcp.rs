@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::call::{Call, Done};
 use super::observe::{Shown, ShownInput};
+use super::strangers::Front;
 use super::Gateway;
 use crate::dataplane::{call_tool, connect, within, RequestHeaders, Session};
 use crate::listen::Peer;
@@ -170,7 +171,7 @@ impl Gateway {
         incoming: &McpIncoming,
         input: &Value,
     ) -> Result<(&'a System, u64), NotConnected> {
-        self.admit_outside(call, &incoming.peer, &incoming.headers)?;
+        self.admit_outside(call, &incoming.peer, &incoming.headers, Front::Mcp)?;
         let (route, plane) = call.registry.plane_route(&call.caller, &call.provider)?;
         if !input.is_null() {
             if let Some(v) = route.contract.and_then(|c| c.check_input(input).err()) {

@@ -32,7 +32,9 @@
 //!
 //! Every outcome is one [`CallResult`](exchange::reason::CallResult):
 //! `connected` or `not_connected` with one reason code (DESIGN.md §2), and
-//! every call leaves one record in the hub's audit trail.
+//! every call leaves one record in the hub's audit trail — but a call
+//! refused at the door whose credential names no system, which is counted
+//! into one summary row per interval (`strangers`).
 //!
 //! Robustness rules (DESIGN.md §1): nothing here panics on peer input, no
 //! call outlives its deadline, and no lock is held across a wait on a peer,
@@ -60,6 +62,9 @@
 //!   list), each on the caller's own tasks.
 //! - `mcp`: the MCP door, `tools/list` and `tools/call` of a provider's
 //!   data plane through the same admission, route and audit record.
+//! - `strangers`: calls the door refused whose credential named nobody,
+//!   counted on `/metrics` and summarised in one trail row per interval
+//!   instead of a row each.
 //! - `answer`: reading the provider's HTTP answer into a result or a
 //!   reason code (no I/O); `client`: the pooled HTTP client.
 //! - `observe`: what each finished exchange tells the traffic (counts,
@@ -97,6 +102,7 @@ mod negotiation;
 mod observe;
 mod pipeline;
 mod replay;
+pub mod strangers;
 mod task_submit;
 mod tasks;
 #[cfg(test)]
@@ -106,6 +112,7 @@ pub use answer::MAX_PEER_DETAIL;
 pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, MAX_REQUEST_BODY};
+pub use strangers::Front;
 pub use task_submit::{task_deadline, CALLER_METADATA, KEY_METADATA};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
 
@@ -151,6 +158,8 @@ pub struct Gateway {
     quotas: Option<Quotas>,
     /// The keys the hub signs its cards with (set once the store is open).
     keys: std::sync::OnceLock<Arc<HubKeys>>,
+    /// Calls refused before any caller was known, this interval.
+    strangers: strangers::Strangers,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -212,6 +221,7 @@ impl Gateway {
             cluster,
             quotas: None,
             keys: std::sync::OnceLock::new(),
+            strangers: strangers::Strangers::default(),
         })
     }
 

@@ -28,7 +28,9 @@
 //!
 //! DESIGN.md §1 in this file: every refusal is a [`NotConnected`] with one
 //! reason code, never a panic or an early hang-up, and every call, refused
-//! or not, reaches `finish` and leaves its audit record.
+//! or not, reaches `finish` and leaves its audit record — but for a call
+//! the door refused whose credential named nobody, which is counted and
+//! summarised instead (`strangers`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +42,7 @@ use tokio::time::Instant;
 use super::call::{Answered, Call, Conversation, Done, Handled, Incoming, Input};
 use super::forward::Leg;
 use super::observe::{Shown, ShownInput};
+use super::strangers::{Front, Stranger};
 use super::Gateway;
 use crate::auth::{AuthContext, Target};
 use crate::idempotency::IdempotencyKey;
@@ -101,10 +104,11 @@ impl Plan {
 
 /// How a call reached the pipeline.
 enum Door<'a> {
-    /// From outside: the auth chain runs on these.
+    /// From outside, by `front`: the auth chain runs on these.
     Outside {
         peer: &'a Peer,
         headers: &'a HeaderMap,
+        front: Front,
     },
     /// The hub's own callers, in-process.
     Hub,
@@ -165,6 +169,7 @@ impl Gateway {
             let door = Door::Outside {
                 peer: &incoming.peer,
                 headers: &incoming.headers,
+                front: incoming.front,
             };
             let passed = self.pass(&call, door, incoming.input).await;
             Handled {
@@ -270,11 +275,37 @@ impl Gateway {
 
     /// The door: an unreadable request is refused first, then the version,
     /// the auth chain (callers from outside), and a request without a
-    /// valid input.
+    /// valid input. A call from outside refused here whose credential
+    /// names no system is marked a stranger's.
     // The error is the refusal the caller gets, on a path that ends the
     // call: boxing it would only move it.
     #[allow(clippy::result_large_err)]
     fn admit(&self, call: &Call, door: &Door<'_>, input: Input) -> Result<Value, Done> {
+        let admitted = self.admit_checks(call, door, input);
+        if let (
+            Err(_),
+            Door::Outside {
+                peer,
+                headers,
+                front,
+            },
+        ) = (&admitted, door)
+        {
+            if let Err(credential) = crate::auth::presented(headers, &call.registry, &self.identity)
+            {
+                let _ = call.stranger.set(Stranger {
+                    front: *front,
+                    credential,
+                    from: peer.addr.map(|a| a.ip()),
+                });
+            }
+        }
+        admitted
+    }
+
+    /// [`Gateway::admit`]'s checks, in order.
+    #[allow(clippy::result_large_err)]
+    fn admit_checks(&self, call: &Call, door: &Door<'_>, input: Input) -> Result<Value, Done> {
         let input = match input {
             Input::Unreadable { status, why } => return Err(Done::refused(status, why)),
             Input::Invalid { status, why } => Err(Done::refused(status, why)),
@@ -283,7 +314,7 @@ impl Gateway {
         if !call.envelope.version_supported() {
             return Err(Done::fail(version_unsupported(&call.envelope)));
         }
-        if let Door::Outside { peer, headers } = door {
+        if let Door::Outside { peer, headers, .. } = door {
             self.auth
                 .check(&AuthContext {
                     caller: &call.caller,
@@ -302,15 +333,20 @@ impl Gateway {
     }
 
     /// The door for a request that is not a capability call (a task
-    /// operation, an MCP request, a message the hub answers itself):
-    /// version and auth chain as for a call.
+    /// operation, an MCP request, a message the hub answers itself), come
+    /// in by `front`: version and auth chain as for a call.
     pub(super) fn admit_outside(
         &self,
         call: &Call,
         peer: &Peer,
         headers: &HeaderMap,
+        front: Front,
     ) -> Result<(), NotConnected> {
-        let door = Door::Outside { peer, headers };
+        let door = Door::Outside {
+            peer,
+            headers,
+            front,
+        };
         match self.admit(call, &door, Input::Parsed(Value::Null)) {
             Ok(_) => Ok(()),
             Err(done) => Err(done
@@ -326,10 +362,11 @@ impl Gateway {
     /// chain as for any call, and one audit record under `capability`.
     pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
         let call = self.call_of(&incoming);
-        let done = match self.admit_outside(&call, &incoming.peer, &incoming.headers) {
-            Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
-            Err(nc) => Done::fail(nc),
-        };
+        let done =
+            match self.admit_outside(&call, &incoming.peer, &incoming.headers, incoming.front) {
+                Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
+                Err(nc) => Done::fail(nc),
+            };
         let (status, result, reply) = self.finish(&call, done, Shown::answered_here()).await;
         Handled {
             status,
@@ -484,12 +521,21 @@ impl Gateway {
         // store that is away (a PostgreSQL restart) is waited out for a
         // while; a record that still cannot be written turns the answer
         // into a refusal (the provider may have run it: the caller knows
-        // as much as it would after a timeout, never less).
-        let until = Instant::now() + AUDIT_GRACE;
-        let appended = retry_while_unavailable(until, AuditError::is_unavailable, || {
-            self.audit.append(record.clone())
-        })
-        .await;
+        // as much as it would after a timeout, never less). A stranger's
+        // refusal is counted into the interval's summary instead.
+        let appended = match (call.stranger.get(), reason) {
+            (Some(s), Some(reason)) => {
+                self.count_unidentified(s.front, s.credential, s.from, reason);
+                Ok(())
+            }
+            _ => {
+                let until = Instant::now() + AUDIT_GRACE;
+                retry_while_unavailable(until, AuditError::is_unavailable, || {
+                    self.audit.append(record.clone())
+                })
+                .await
+            }
+        };
         let (status, result, reply) = match appended {
             Ok(()) => (status, result, reply),
             Err(e) => {

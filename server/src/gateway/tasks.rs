@@ -26,6 +26,7 @@ use super::answer::{peer_error, Blame, Failure};
 use super::call::{Call, Done};
 use super::forward::Rpc;
 use super::observe::{Shown, ShownInput};
+use super::strangers::Front;
 use super::Gateway;
 use crate::bridge::Method;
 use crate::listen::Peer;
@@ -147,7 +148,7 @@ impl Gateway {
         );
         let provider = call.provider.as_str();
         let result = match self
-            .admit_outside(&call, &incoming.peer, &incoming.headers)
+            .admit_outside(&call, &incoming.peer, &incoming.headers, Front::A2a)
             .and_then(|()| call.registry.provider(provider))
         {
             Err(nc) => Err(TaskRefusal::NotConnected(nc)),

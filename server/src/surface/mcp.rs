@@ -34,7 +34,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use crate::gateway::mcp::{McpAnswer, McpIncoming};
-use crate::gateway::Gateway;
+use crate::gateway::{Front, Gateway};
 use crate::listen::Peer;
 use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::NotConnected;
@@ -77,13 +77,17 @@ pub async fn require_caller(
 ) -> Response {
     let envelope = Envelope::from_headers(request.headers());
     let loaded = gateway.registry().snapshot();
-    let Some(system) = crate::auth::caller_by_token(request.headers(), &loaded, gateway.identity())
-    else {
-        let nc = NotConnected::new(
-            exchange::reason::ReasonCode::AuthRejected,
-            "a bearer token of a member system is required",
-        );
-        return refused(StatusCode::UNAUTHORIZED, &nc, &envelope);
+    let system = match crate::auth::presented(request.headers(), &loaded, gateway.identity()) {
+        Ok(system) => system,
+        Err(credential) => {
+            let nc = NotConnected::new(
+                exchange::reason::ReasonCode::AuthRejected,
+                "a bearer token of a member system is required",
+            );
+            let from = Peer::of(&request).addr.map(|a| a.ip());
+            gateway.count_unidentified(Front::Mcp, credential, from, nc.reason);
+            return refused(StatusCode::UNAUTHORIZED, &nc, &envelope);
+        }
     };
     let provider = request
         .uri()

@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 use super::errors::{code, SurfaceError};
 use crate::auth::caller_by_token;
 use crate::gateway::{
-    Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
+    Front, Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
 };
 use crate::identity::Identity;
 use crate::listen::Peer;
@@ -160,6 +160,7 @@ pub async fn send_message(
     );
     incoming.caller = caller;
     incoming.registry = Some(loaded);
+    incoming.front = Front::A2a;
     incoming.context_id.clone_from(&message.context_id);
     incoming.task_id.clone_from(&message.task_id);
     incoming.task = TaskAsk {

@@ -11,6 +11,9 @@
 //! | `wallstreet_call_failures_total` | caller, provider, capability, reason (one of the nine reason codes) |
 //! | `wallstreet_retries_total` | caller, provider, capability |
 //! | `wallstreet_call_duration_seconds` (histogram) | caller, provider, capability |
+//! | `wallstreet_login_password_checks_total` | — (UI logins whose password was checked: argon2 runs) |
+//! | `wallstreet_login_throttled_total` | limit (`address`, `user`, `known_source`, `capacity`) |
+//! | `wallstreet_unidentified_refusals_total` | door (`gateway`, `a2a`, `mcp`), reason (a reason code), credential (`no_credential`, `malformed_credential`, `unknown_token`, `invalid_access_token`): calls refused at the door whose credential named no system |
 //!
 //! Read from the hub's store at scrape time ([`Snapshot`]), so they
 //! survive a restart:
@@ -83,6 +86,49 @@ struct SystemLabels {
     system: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UnidentifiedLabels {
+    door: String,
+    reason: String,
+    credential: String,
+}
+
+/// What the UI login counts (`ui_auth::throttle`): how many passwords were
+/// checked (each an argon2 run), and how many attempts a limit refused
+/// before any was. Cheap to clone: every clone counts into the same
+/// metrics.
+#[derive(Clone, Debug, Default)]
+pub struct LoginCounters {
+    checks: Counter,
+    throttled: Family<LimitLabels, Counter>,
+}
+
+impl LoginCounters {
+    /// One password checked.
+    pub fn password_checked(&self) {
+        self.checks.inc();
+    }
+
+    /// Passwords checked so far.
+    pub fn password_checks(&self) -> u64 {
+        self.checks.get()
+    }
+
+    /// One attempt refused by `limit` before its password was checked.
+    pub fn throttled(&self, limit: &str) {
+        self.throttled
+            .get_or_create(&LimitLabels {
+                limit: limit.to_string(),
+            })
+            .inc();
+    }
+}
+
 /// What only the hub's store and status board know, read at scrape time.
 /// Each id in it must be a registry id (the caller of [`Metrics::render`]
 /// builds it from the registry and the store).
@@ -103,6 +149,8 @@ pub struct Metrics {
     failures: Family<FailureLabels, Counter>,
     retries: Family<EdgeLabels, Counter>,
     durations: Family<EdgeLabels, Histogram>,
+    login: LoginCounters,
+    unidentified: Family<UnidentifiedLabels, Counter>,
 }
 
 fn duration_histogram() -> Histogram {
@@ -148,13 +196,50 @@ impl Metrics {
             "How long an exchange took in the hub (the caller's wait)",
             durations.clone(),
         );
+        let login = LoginCounters::default();
+        registry.register(
+            "login_password_checks",
+            "UI login attempts whose password was checked (each one argon2 run)",
+            login.checks.clone(),
+        );
+        registry.register(
+            "login_throttled",
+            "UI login attempts refused by a limit before their password was checked",
+            login.throttled.clone(),
+        );
+        let unidentified = Family::<UnidentifiedLabels, Counter>::default();
+        registry.register(
+            "unidentified_refusals",
+            "Calls refused at the door whose credential named no system (summarised in the \
+             trail, not recorded one by one)",
+            unidentified.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             calls,
             failures,
             retries,
             durations,
+            login,
+            unidentified,
         }
+    }
+
+    /// Counts one call refused at `door` with `reason` whose credential
+    /// (`credential`) named no system.
+    pub fn refused_unidentified(&self, door: &str, reason: &str, credential: &str) {
+        self.unidentified
+            .get_or_create(&UnidentifiedLabels {
+                door: door.to_string(),
+                reason: reason.to_string(),
+                credential: credential.to_string(),
+            })
+            .inc();
+    }
+
+    /// The UI login's counters, for the login limits to count into.
+    pub fn login(&self) -> LoginCounters {
+        self.login.clone()
     }
 
     /// Counts one exchange under `labels`.

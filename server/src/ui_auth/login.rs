@@ -33,6 +33,8 @@ pub struct LoginState {
 
 /// `POST /api/login` (public). 429 with `Retry-After` when a limit of
 /// [`super::throttle`] refuses the attempt; the password is not checked then.
+/// An admitted attempt is settled with the throttle once its password was
+/// checked (a right one gives its reserved failure token back).
 pub async fn login(
     State(state): State<LoginState>,
     ClientAddress(address): ClientAddress,
@@ -40,15 +42,18 @@ pub async fn login(
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Response {
     let username = req.username.trim().to_string();
-    if let Err(throttled) = state.throttle.check(address, &username).await {
-        tracing::warn!(
-            username = %exchange::text::clip(&username, 64),
-            ?address,
-            limit = ?throttled.limit,
-            "UI login throttled"
-        );
-        return too_many(&throttled);
-    }
+    let pass = match state.throttle.admit(address, &username).await {
+        Ok(pass) => pass,
+        Err(throttled) => {
+            tracing::warn!(
+                username = %exchange::text::clip(&username, 64),
+                ?address,
+                limit = ?throttled.limit,
+                "UI login throttled"
+            );
+            return too_many(&throttled);
+        }
+    };
     let Ok(slot) = CHECKS.acquire().await else {
         return ApiFailure::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is shutting down")
             .into_response();
@@ -61,8 +66,8 @@ pub async fn login(
     };
     let ok = check.await.unwrap_or(false);
     drop(slot);
+    state.throttle.checked(pass, ok).await;
     if !ok {
-        state.throttle.count_failure(&username).await;
         tracing::info!(username = %exchange::text::clip(&username, 64), "UI login refused");
         return ApiFailure::new(StatusCode::UNAUTHORIZED, LOGIN_REFUSED).into_response();
     }

@@ -1,30 +1,52 @@
-//! How often `POST /api/login` may be tried: per client address and per
-//! username (DESIGN.md §3, "browser"; the login route is the one public
-//! `/api` route, so it is where guessing happens).
+//! How often `POST /api/login` may be tried, and whose budget a wrong
+//! password spends (DESIGN.md §3, "browser"; the login route is the one
+//! public `/api` route, so it is where guessing happens).
 //!
-//! Two token buckets, checked before any password is hashed:
+//! Every limit is counted **before** the password is checked: argon2 runs
+//! only for an attempt [`LoginThrottle::admit`] let through, and
+//! [`LoginThrottle::checked`] settles it afterwards.
 //! * **per address**: every attempt takes a token; 10 in a row, then one
 //!   per 6 s (10 per minute). One machine cannot hammer the login (nor
 //!   spend the hub's CPU on argon2).
-//! * **per username**: only a *failed* attempt takes a token; 5 failures,
-//!   then one guess per minute. Guessing
-//!   one person's password from many addresses is as slow as from one,
-//!   and the right password still works at once for a person who mistyped
-//!   a few times.
+//! * **per account**: a failure budget, 5, then one per minute. An
+//!   attempt *reserves* a token of it before its password is checked and
+//!   gives it back when the password was right. So N attempts sent at once
+//!   evaluate at most the budget's tokens, from however many addresses,
+//!   and the right password costs nothing.
+//! * **per account and known source**: an address the account logged in
+//!   from within [`KNOWN_SOURCE_TTL`] ([`known`], kept in the store) is
+//!   charged to a budget of its own (the same allowance) instead of the
+//!   account's. A stranger spending the account's budget does not lock the
+//!   person out of a place it has logged in from before.
 //!
-//! Both are settings ([`LoginLimits::from_env`]). A refused attempt answers 429 with `Retry-After` and is not counted.
+//! An address never seen succeeding is charged to the account's budget,
+//! so while a stranger keeps it empty, the person is refused there too
+//! until it refills. That is the price of the bound: an unknown address
+//! with the right password looks exactly like the attacker's next guess
+//! until argon2 has run, and running argon2 for it is the evaluation the
+//! budget exists to bound.
+//!
+//! Both allowances are settings ([`LoginLimits::from_env`]). A refused
+//! attempt answers 429 with `Retry-After` and takes no token.
 //!
 //! Where the buckets live:
-//! * a hub alone keeps them in this process, bounded: at most
-//!   [`MAX_KEYS`] of each, a full bucket carrying no information is the
-//!   first dropped, and when every kept bucket is still draining a new key
-//!   is refused rather than kept;
+//! * a hub alone keeps them in this process ([`LocalThrottle`]), bounded:
+//!   at most [`MAX_KEYS`] addresses and accounts, a full bucket carrying no
+//!   information is the first dropped, and when every kept bucket is still
+//!   draining a new key is refused rather than kept;
 //! * replicas keep them in their shared database ([`LoginThrottle::shared`],
-//!   table `login_buckets`), so an attempt counts against its address and
-//!   username whichever replica the balancer sent it to — N replicas do not
-//!   allow N times the guesses. Each take is one conditional upsert (the
-//!   row lock makes concurrent takes on two replicas count twice, never
-//!   once); buckets full again are swept now and then.
+//!   table `login_buckets`, statements in [`shared`]), so an attempt counts
+//!   against its address and account whichever replica the balancer sent
+//!   it to — N replicas do not allow N times the guesses. Each take is one
+//!   conditional upsert (the row lock makes concurrent takes on two
+//!   replicas count twice, never once); buckets full again are swept now
+//!   and then.
+//!
+//! The known sources are in the store for both (`login_known_sources`), so
+//! they survive a restart and every replica reads the same.
+
+mod known;
+mod shared;
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -38,11 +60,14 @@ use exchange::db::Store;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 
-/// At most this many addresses, and this many usernames, are tracked.
+use crate::traffic::prometheus::LoginCounters;
+pub use known::{KnownSources, KNOWN_SOURCE_TTL};
+
+/// At most this many addresses, and this many accounts, are tracked.
 pub const MAX_KEYS: usize = 10_000;
 /// The per-address allowance's variable (`attempts/seconds`).
 pub const ADDRESS_LIMIT_ENV: &str = "WS_LOGIN_ADDRESS_LIMIT";
-/// The per-username allowance's variable (`failures/seconds`).
+/// The per-account failure budget's variable (`failures/seconds`).
 pub const USER_LIMIT_ENV: &str = "WS_LOGIN_USER_LIMIT";
 
 /// `count` in a row, then one more per `window / count`: a token bucket
@@ -87,7 +112,8 @@ impl Allowance {
 pub struct LoginLimits {
     /// Attempts from one address: 10 per minute by default.
     pub per_address: Allowance,
-    /// Failed attempts for one username: 5 per 5 minutes by default.
+    /// Failed attempts charged to one account (or to one of its known
+    /// sources): 5 per 5 minutes by default.
     pub per_user: Allowance,
 }
 
@@ -126,10 +152,25 @@ impl LoginLimits {
 pub enum Limit {
     /// Too many attempts from this address.
     Address,
-    /// Too many failed attempts for this username.
+    /// The account's failure budget is spent (attempts from addresses it
+    /// has not logged in from).
     User,
-    /// Too many addresses or usernames are being throttled at once.
+    /// The failure budget of this known source of the account is spent.
+    KnownSource,
+    /// Too many addresses or accounts are being throttled at once.
     Capacity,
+}
+
+impl Limit {
+    /// The label `/metrics` counts a refusal under.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Address => "address",
+            Limit::User => "user",
+            Limit::KnownSource => "known_source",
+            Limit::Capacity => "capacity",
+        }
+    }
 }
 
 /// A refused attempt: which limit, and when to try again.
@@ -152,11 +193,56 @@ impl Throttled {
             Limit::User => {
                 format!("too many failed logins for this user; try again in {secs} s")
             }
+            Limit::KnownSource => format!(
+                "too many failed logins for this user from this address; try again in {secs} s"
+            ),
             Limit::Capacity => {
                 format!("too many login attempts on this hub; try again in {secs} s")
             }
         }
     }
+}
+
+/// Whose failure budget an attempt reserves a token of.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Budget {
+    /// The account's (its key, [`user_key`]): attempts from an address it
+    /// has not logged in from, or from no address.
+    Account(String),
+    /// One known source of the account: its key and the address.
+    KnownSource(String, IpAddr),
+}
+
+impl Budget {
+    /// The budget of an attempt for `username` from `address`, `known`
+    /// saying whether the account has logged in from there.
+    pub fn of(username: &str, address: Option<IpAddr>, known: bool) -> Self {
+        let user = user_key(username);
+        match address {
+            Some(address) if known => Budget::KnownSource(user, address),
+            _ => Budget::Account(user),
+        }
+    }
+
+    /// The limit that refuses when this budget is spent.
+    pub fn limit(&self) -> Limit {
+        match self {
+            Budget::Account(_) => Limit::User,
+            Budget::KnownSource(..) => Limit::KnownSource,
+        }
+    }
+}
+
+/// An attempt [`LoginThrottle::admit`] let through: its password may be
+/// checked once, then [`LoginThrottle::checked`] settles it.
+#[derive(Debug)]
+#[must_use = "an admitted attempt is settled with LoginThrottle::checked"]
+pub struct Pass {
+    budget: Budget,
+    /// Whether a token of `budget` was taken (a shared store that could
+    /// not be asked takes none, and so gives none back).
+    reserved: bool,
+    address: Option<IpAddr>,
 }
 
 /// One token bucket: `tokens` as of `at`.
@@ -196,7 +282,7 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
     }
 
     /// `Ok` when `key` has a token at `now`, else how long until it has.
-    fn has_token(&mut self, key: &K, now: Instant) -> Result<(), Duration> {
+    fn has_token(&self, key: &K, now: Instant) -> Result<(), Duration> {
         let Some(bucket) = self.by_key.get(key) else {
             return Ok(());
         };
@@ -219,6 +305,18 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
                 return false;
             }
         }
+        self.add(key, -1.0, now);
+        true
+    }
+
+    /// Gives a token taken earlier back to `key` (capped at the burst).
+    fn give_back(&mut self, key: &K, now: Instant) {
+        if self.by_key.contains_key(key) {
+            self.add(key, 1.0, now);
+        }
+    }
+
+    fn add(&mut self, key: &K, delta: f64, now: Instant) {
         let rate = self.rate;
         let bucket = self.by_key.entry(key.clone()).or_insert(Bucket {
             tokens: f64::from(rate.count),
@@ -226,17 +324,46 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
         });
         let tokens = rate.tokens(bucket, now);
         *bucket = Bucket {
-            tokens: (tokens - 1.0).max(0.0),
+            tokens: (tokens + delta).clamp(0.0, f64::from(rate.count)),
             at: now,
         };
-        true
     }
 }
 
 #[derive(Debug)]
 struct State {
     addresses: Buckets<IpAddr>,
-    users: Buckets<String>,
+    accounts: Buckets<String>,
+    /// Only addresses an account logged in from: as many as the store's
+    /// known sources, which strangers cannot add to.
+    sources: Buckets<(String, IpAddr)>,
+}
+
+impl State {
+    fn has_token(&self, budget: &Budget, now: Instant) -> Result<(), Duration> {
+        match budget {
+            Budget::Account(user) => self.accounts.has_token(user, now),
+            Budget::KnownSource(user, address) => {
+                self.sources.has_token(&(user.clone(), *address), now)
+            }
+        }
+    }
+
+    fn take(&mut self, budget: &Budget, now: Instant) -> bool {
+        match budget {
+            Budget::Account(user) => self.accounts.take(user, now),
+            Budget::KnownSource(user, address) => self.sources.take(&(user.clone(), *address), now),
+        }
+    }
+
+    fn give_back(&mut self, budget: &Budget, now: Instant) {
+        match budget {
+            Budget::Account(user) => self.accounts.give_back(user, now),
+            Budget::KnownSource(user, address) => {
+                self.sources.give_back(&(user.clone(), *address), now)
+            }
+        }
+    }
 }
 
 /// The login limits of a hub (one process, or every replica).
@@ -244,6 +371,8 @@ struct State {
 pub struct LoginThrottle {
     limits: LoginLimits,
     backend: Backend,
+    known: KnownSources,
+    counters: LoginCounters,
 }
 
 /// Where the buckets live (module doc).
@@ -276,89 +405,205 @@ impl LocalThrottle {
         Self {
             state: Mutex::new(State {
                 addresses: Buckets::new(limits.per_address),
-                users: Buckets::new(limits.per_user),
+                accounts: Buckets::new(limits.per_user),
+                sources: Buckets::new(limits.per_user),
             }),
+        }
+    }
+
+    /// Admits one attempt from `address` charged to `budget` at `now`, or
+    /// says which limit refuses it. An admitted attempt has taken a token
+    /// of its address and reserved one of `budget`; call
+    /// [`LocalThrottle::checked`] once its password was checked. A refused
+    /// one takes nothing.
+    pub fn admit(
+        &self,
+        address: Option<IpAddr>,
+        budget: &Budget,
+        now: Instant,
+    ) -> Result<(), Throttled> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let refuse = |limit, retry_after| Throttled { limit, retry_after };
+        state
+            .has_token(budget, now)
+            .map_err(|wait| refuse(budget.limit(), wait))?;
+        if let Some(address) = address {
+            state
+                .addresses
+                .has_token(&address, now)
+                .map_err(|wait| refuse(Limit::Address, wait))?;
+        }
+        if !state.take(budget, now) {
+            return Err(refuse(Limit::Capacity, state.accounts.rate.refill()));
+        }
+        if let Some(address) = address {
+            if !state.addresses.take(&address, now) {
+                state.give_back(budget, now);
+                return Err(refuse(Limit::Capacity, state.addresses.rate.refill()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles an attempt [`LocalThrottle::admit`] let through: a right
+    /// password gives its reserved token back; a wrong one keeps it spent.
+    pub fn checked(&self, budget: &Budget, verified: bool, now: Instant) {
+        if verified {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.give_back(budget, now);
         }
     }
 }
 
 impl LoginThrottle {
-    /// A throttle with `limits`, its buckets in this process.
-    pub fn new(limits: LoginLimits) -> Self {
+    /// A throttle with `limits`, its buckets in this process; the known
+    /// sources in `store`.
+    pub fn new(limits: LoginLimits, store: Store) -> Self {
         Self {
             limits,
             backend: Backend::Local(LocalThrottle::new(limits)),
+            known: KnownSources::new(store),
+            counters: LoginCounters::default(),
         }
     }
 
-    /// A throttle with `limits`, its buckets in the replicas' shared
-    /// `store` (PostgreSQL).
+    /// A throttle with `limits`, its buckets and known sources in the
+    /// `store` the replicas share.
     pub fn shared(limits: LoginLimits, store: Store) -> Self {
         Self {
             limits,
             backend: Backend::Shared {
-                store,
+                store: store.clone(),
                 takes: AtomicU64::new(0),
             },
+            known: KnownSources::new(store),
+            counters: LoginCounters::default(),
         }
     }
 
+    /// Counts into `counters` (`/metrics`' password checks and refusals).
+    pub fn with_counters(mut self, counters: LoginCounters) -> Self {
+        self.counters = counters;
+        self
+    }
+
     /// Admits one attempt from `address` for `username` now, or says which
-    /// limit refuses it (see [`LocalThrottle::admit`]). A store that
-    /// cannot be asked admits (and logs): the login stays usable, argon2's
-    /// own cost still paces a guesser.
-    pub async fn check(&self, address: Option<IpAddr>, username: &str) -> Result<(), Throttled> {
-        match &self.backend {
-            Backend::Local(local) => local.admit(address, username, Instant::now()),
+    /// limit refuses it (the module doc; [`LocalThrottle::admit`]). A
+    /// store that cannot be asked admits (and logs): the login stays
+    /// usable, the address limit and argon2's own cost still pace a
+    /// guesser.
+    pub async fn admit(&self, address: Option<IpAddr>, username: &str) -> Result<Pass, Throttled> {
+        let address = address.map(|a| a.to_canonical());
+        let user = user_key(username);
+        let known = match address {
+            Some(a) => self.known.contains(&user, a).await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "reading the known login sources");
+                false
+            }),
+            None => false,
+        };
+        let budget = Budget::of(&user, address, known);
+        let admitted = match &self.backend {
+            Backend::Local(local) => local.admit(address, &budget, Instant::now()).map(|()| true),
             Backend::Shared { store, takes } => {
                 if takes.fetch_add(1, Ordering::Relaxed) % 64 == 63 {
                     self.sweep(store).await;
                 }
-                let user = user_key(username);
-                match shared::tokens(store, "user", &user, self.limits.per_user).await {
-                    Ok(t) if t < 1.0 => {
-                        return Err(Throttled {
-                            limit: Limit::User,
-                            retry_after: self.limits.per_user.wait(t),
-                        })
-                    }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(error = %e, "reading the shared login limits"),
-                }
-                let Some(address) = address else {
-                    return Ok(());
-                };
-                let key = address.to_string();
-                match shared::take(store, "address", &key, self.limits.per_address, false).await {
-                    Ok(true) => Ok(()),
-                    Ok(false) => {
-                        let t = shared::tokens(store, "address", &key, self.limits.per_address)
-                            .await
-                            .unwrap_or(0.0);
-                        Err(Throttled {
-                            limit: Limit::Address,
-                            retry_after: self.limits.per_address.wait(t),
-                        })
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "counting a login in the shared limits");
-                        Ok(())
-                    }
-                }
+                self.admit_shared(store, address, &budget).await
+            }
+        };
+        match admitted {
+            Ok(reserved) => Ok(Pass {
+                budget,
+                reserved,
+                address,
+            }),
+            Err(throttled) => {
+                self.counters.throttled(throttled.limit.as_str());
+                Err(throttled)
             }
         }
     }
 
-    /// Counts a failed attempt for `username` now.
-    pub async fn count_failure(&self, username: &str) {
-        match &self.backend {
-            Backend::Local(local) => local.failed(username, Instant::now()),
-            Backend::Shared { store, .. } => {
-                let user = user_key(username);
-                if let Err(e) = shared::take(store, "user", &user, self.limits.per_user, true).await
-                {
-                    tracing::warn!(error = %e, "counting a failed login in the shared limits");
+    /// [`LoginThrottle::admit`] on the shared buckets: the budget's token
+    /// reserved first (conditionally), then the address's; a refusal by
+    /// the address gives the reserved token back. `Ok(false)`: admitted
+    /// without a reservation (the store could not be asked).
+    async fn admit_shared(
+        &self,
+        store: &Store,
+        address: Option<IpAddr>,
+        budget: &Budget,
+    ) -> Result<bool, Throttled> {
+        let (per_user, per_address) = (self.limits.per_user, self.limits.per_address);
+        let key = shared::Key::of(budget);
+        let reserved = match shared::take(store, &key, per_user).await {
+            Ok(true) => true,
+            Ok(false) => {
+                let t = shared::tokens(store, &key, per_user).await.unwrap_or(0.0);
+                return Err(Throttled {
+                    limit: budget.limit(),
+                    retry_after: per_user.wait(t),
+                });
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reserving a login failure in the shared limits");
+                false
+            }
+        };
+        let Some(address) = address else {
+            return Ok(reserved);
+        };
+        let at = shared::Key::address(address);
+        match shared::take(store, &at, per_address).await {
+            Ok(true) => Ok(reserved),
+            Ok(false) => {
+                if reserved {
+                    self.give_back_shared(store, &key).await;
                 }
+                let t = shared::tokens(store, &at, per_address).await.unwrap_or(0.0);
+                Err(Throttled {
+                    limit: Limit::Address,
+                    retry_after: per_address.wait(t),
+                })
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "counting a login in the shared limits");
+                Ok(reserved)
+            }
+        }
+    }
+
+    async fn give_back_shared(&self, store: &Store, key: &shared::Key) {
+        if let Err(e) = shared::give_back(store, key, self.limits.per_user).await {
+            tracing::warn!(error = %e, "giving a login failure back in the shared limits");
+        }
+    }
+
+    /// Settles an admitted attempt once its password was checked (counted
+    /// in `/metrics`): a right password gives its reserved failure token
+    /// back and makes the address a known source of the account; a wrong
+    /// one keeps the token spent.
+    pub async fn checked(&self, pass: Pass, verified: bool) {
+        self.counters.password_checked();
+        if !verified {
+            return;
+        }
+        if pass.reserved {
+            match &self.backend {
+                Backend::Local(local) => local.checked(&pass.budget, true, Instant::now()),
+                Backend::Shared { store, .. } => {
+                    self.give_back_shared(store, &shared::Key::of(&pass.budget))
+                        .await
+                }
+            }
+        }
+        if let Some(address) = pass.address {
+            let user = match &pass.budget {
+                Budget::Account(user) | Budget::KnownSource(user, _) => user,
+            };
+            if let Err(e) = self.known.remember(user, address).await {
+                tracing::warn!(error = %e, "remembering a login source");
             }
         }
     }
@@ -376,128 +621,10 @@ impl LoginThrottle {
     }
 }
 
-/// The shared buckets' statements (PostgreSQL: replicas only).
-mod shared {
-    use super::Allowance;
-    use exchange::db::Store;
-    use std::time::Duration;
-
-    fn now_ms() -> i64 {
-        chrono::Utc::now().timestamp_millis()
-    }
-
-    fn refill_ms(rate: Allowance) -> f64 {
-        rate.refill().as_secs_f64() * 1e3
-    }
-
-    /// The tokens of a bucket now (a bucket never seen is full).
-    pub(super) async fn tokens(
-        store: &Store,
-        kind: &str,
-        key: &str,
-        rate: Allowance,
-    ) -> Result<f64, sqlx::Error> {
-        let t: Option<f64> = sqlx::query_scalar(
-            "SELECT LEAST($1, tokens + ($2 - at_ms) / $3) FROM login_buckets
-             WHERE kind = $4 AND key = $5",
-        )
-        .bind(f64::from(rate.count))
-        .bind(now_ms())
-        .bind(refill_ms(rate))
-        .bind(kind)
-        .bind(key)
-        .fetch_optional(store.pool())
-        .await?;
-        Ok(t.unwrap_or(f64::from(rate.count)))
-    }
-
-    /// Takes a token: `false` when the bucket has none (and `always` is
-    /// off: a failure is counted even on an empty bucket, which stays
-    /// empty).
-    pub(super) async fn take(
-        store: &Store,
-        kind: &str,
-        key: &str,
-        rate: Allowance,
-        always: bool,
-    ) -> Result<bool, sqlx::Error> {
-        let sql = format!(
-            "INSERT INTO login_buckets (kind, key, tokens, at_ms) VALUES ($1, $2, $3 - 1, $4)
-             ON CONFLICT (kind, key) DO UPDATE SET
-                tokens = GREATEST(0, LEAST($3, login_buckets.tokens + ($4 - login_buckets.at_ms) / $5) - 1),
-                at_ms = $4
-             {}
-             RETURNING tokens",
-            if always {
-                ""
-            } else {
-                "WHERE LEAST($3, login_buckets.tokens + ($4 - login_buckets.at_ms) / $5) >= 1"
-            }
-        );
-        let taken: Option<f64> = sqlx::query_scalar(&sql)
-            .bind(kind)
-            .bind(key)
-            .bind(f64::from(rate.count))
-            .bind(now_ms())
-            .bind(refill_ms(rate))
-            .fetch_optional(store.pool())
-            .await?;
-        Ok(taken.is_some())
-    }
-
-    /// Deletes the buckets untouched for `longest` (full again).
-    pub(super) async fn sweep(store: &Store, longest: Duration) -> Result<(), sqlx::Error> {
-        let cutoff = now_ms() - i64::try_from(longest.as_millis()).unwrap_or(i64::MAX / 2);
-        sqlx::query("DELETE FROM login_buckets WHERE at_ms < $1")
-            .bind(cutoff)
-            .execute(store.pool())
-            .await?;
-        Ok(())
-    }
-}
-
 /// The key of a username: trimmed, lower-case, at most 64 characters (a
 /// username differing only in case or padding is the same person).
-fn user_key(username: &str) -> String {
+pub fn user_key(username: &str) -> String {
     exchange::text::clip(&username.trim().to_lowercase(), 64).to_string()
-}
-
-impl LocalThrottle {
-    /// Admits one attempt from `address` for `username` at `now`, or says
-    /// which limit refuses it. An admitted attempt counts against the
-    /// address; call [`LocalThrottle::failed`] when its password was wrong.
-    pub fn admit(
-        &self,
-        address: Option<IpAddr>,
-        username: &str,
-        now: Instant,
-    ) -> Result<(), Throttled> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let refuse = |limit, retry_after| Throttled { limit, retry_after };
-        let user = user_key(username);
-        state
-            .users
-            .has_token(&user, now)
-            .map_err(|wait| refuse(Limit::User, wait))?;
-        if let Some(address) = address {
-            state
-                .addresses
-                .has_token(&address, now)
-                .map_err(|wait| refuse(Limit::Address, wait))?;
-            if !state.addresses.take(&address, now) {
-                return Err(refuse(Limit::Capacity, state.addresses.rate.refill()));
-            }
-        }
-        Ok(())
-    }
-
-    /// Counts a failed attempt for `username` at `now`.
-    pub fn failed(&self, username: &str, now: Instant) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        // A new username with no room left is simply not tracked: the
-        // address limit still holds its sender back.
-        let _tracked = state.users.take(&user_key(username), now);
-    }
 }
 
 /// The address the request came from, when the server recorded one.

@@ -1474,6 +1474,24 @@ pub async fn peer_pool(db: &Path) -> sqlx::SqlitePool {
         .unwrap_or_else(|e| panic!("{}: {e}", db.display()))
 }
 
+/// The samples of `metric` on the `/metrics` of the hub (or replica) at
+/// `base`: each sample's labels (`{a="x"}`, or empty) and its value.
+pub async fn metric_samples(base: &str, metric: &str) -> BTreeMap<String, u64> {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(metric)?;
+            let (labels, value) = rest.rsplit_once(' ')?;
+            Some((labels.to_string(), value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 /// Whether the hub's store in these tests is PostgreSQL
 /// (`WS_TEST_STORE=postgres`: the integration suite's PostgreSQL run).
 pub fn test_store_is_postgres() -> bool {

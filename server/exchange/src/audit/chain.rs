@@ -31,6 +31,12 @@
 //! that chain between the lock and the commit, so the store numbers its
 //! rows (`seq`) in chain order. One lock per transaction, whatever the
 //! number of records: the group commit stays one commit.
+//!
+//! **The head counts.** Besides its last link and seq, the head holds how
+//! many records its chain has (`count`, moved with the link in the same
+//! update), so a checkpoint can sign it: a chain cut short and its head
+//! moved back to the new end is then shorter than a checkpoint kept
+//! elsewhere says.
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -234,6 +240,7 @@ pub(crate) async fn append_on(
             .filter(|r| r.system == system)
             .collect();
         let mut last_seq = 0i64;
+        let appended = i64::try_from(mine.len()).unwrap_or(i64::MAX);
         for chunk in mine.chunks(ROWS_PER_STATEMENT) {
             let mut links = Vec::with_capacity(chunk.len());
             for r in chunk {
@@ -266,22 +273,28 @@ pub(crate) async fn append_on(
                 last_seq = last_seq.max(row.try_get::<i64, _>(0)?);
             }
         }
-        sqlx::query("UPDATE audit_chain_head SET hash = $2, seq = $3 WHERE system = $1")
-            .bind(system)
-            .bind(prev.hex())
-            .bind(last_seq)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "UPDATE audit_chain_head SET hash = $2, seq = $3, count = count + $4
+             WHERE system = $1",
+        )
+        .bind(system)
+        .bind(prev.hex())
+        .bind(last_seq)
+        .bind(appended)
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }
 
-/// A chain's head as the store holds it: its last link and that record's
-/// seq (0 and [`GENESIS`] before its first record).
+/// A chain's head as the store holds it: its last link, that record's
+/// seq, and how many records the chain holds (0, 0 and [`GENESIS`] before
+/// its first record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
     pub seq: i64,
     pub hash: ChainHash,
+    pub count: i64,
 }
 
 /// The head of `system`'s chain, if it has one.
@@ -289,7 +302,7 @@ pub async fn head(
     store: &crate::db::Store,
     system: &str,
 ) -> Result<Option<Head>, super::AuditError> {
-    let row = sqlx::query("SELECT seq, hash FROM audit_chain_head WHERE system = $1")
+    let row = sqlx::query("SELECT seq, hash, count FROM audit_chain_head WHERE system = $1")
         .bind(system)
         .fetch_optional(store.pool())
         .await?;
@@ -297,6 +310,7 @@ pub async fn head(
     let hash: String = row.try_get("hash")?;
     Ok(Some(Head {
         seq: row.try_get("seq")?,
+        count: row.try_get("count")?,
         hash: ChainHash::parse(&hash).ok_or_else(|| {
             super::AuditError::Corrupt(format!("the chain head of `{system}`: hash {hash:?}"))
         })?,

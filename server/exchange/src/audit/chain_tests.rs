@@ -3,6 +3,7 @@
 //! replicas), checkpoints, what verification names for each kind of
 //! tampering, and exports.
 
+use super::anchor::{self, AnchorFile};
 use super::chain::{self, ChainHash, Content, GENESIS};
 use super::checkpoint;
 use super::export;
@@ -341,6 +342,12 @@ async fn an_export_verifies_alone_and_names_an_edited_record() {
         .await
         .expect("export");
     assert_eq!(manifest.anchor.seq, seq_of(&store, "r9").await);
+    assert_eq!(manifest.anchor.count, Some(10), "the anchor counts r0..r9");
+    let signed = std::fs::read_to_string(out.join("checkpoints.jsonl")).expect("checkpoints");
+    assert!(
+        signed.lines().all(|l| l.contains(r#""count":"#)),
+        "{signed}"
+    );
     assert_eq!(manifest.last_seq, seq_of(&store, "r30").await);
     let v = export::verify_dir(&out, None).expect("verify");
     assert_eq!(v.broken, None);
@@ -361,4 +368,300 @@ async fn an_export_verifies_alone_and_names_an_edited_record() {
     assert_eq!(broken.problem, Problem::ContentChanged, "{broken}");
     assert_eq!(broken.seq, seq_of(&store, "r11").await, "{broken}");
     assert_eq!(broken.request_id.as_deref(), Some("r11"));
+}
+
+/// `n` records appended to a fresh in-memory store's `hub` chain.
+async fn chain_of(n: usize) -> (Store, AuditTrail) {
+    let store = crate::db::memory().await.expect("store");
+    let trail = AuditTrail::open(store.clone(), "hub");
+    for i in 0..n {
+        trail.append(record(i, "a", "b")).await.expect("append");
+    }
+    (store, trail)
+}
+
+/// A checkpoint signed by `key` of what the caller says, stored as the
+/// hub would (a forger holding the key, or a checkpoint from before
+/// counts).
+async fn store_signed(store: &Store, key: &SigningKey, seq: i64, hash: &str, count: Option<u64>) {
+    let at = now();
+    let payload = checkpoint::payload("hub", seq, hash, &at, count).expect("payload");
+    let (protected, signature) = key
+        .sign_detached(serde_json::json!({}), &payload)
+        .expect("sign");
+    sqlx::query(
+        "INSERT INTO audit_checkpoints (system, seq, hash, at, kid, signature, count)
+         VALUES ('hub', $1, $2, $3, $4, $5, $6)",
+    )
+    .bind(seq)
+    .bind(hash)
+    .bind(at)
+    .bind(key.kid())
+    .bind(format!("{protected}..{signature}"))
+    .bind(count.map(|n| n as i64))
+    .execute(store.pool())
+    .await
+    .expect("insert a checkpoint");
+}
+
+async fn hash_of(store: &Store, request_id: &str) -> String {
+    sqlx::query_scalar("SELECT hash FROM audit_trail WHERE request_id = $1")
+        .bind(request_id)
+        .fetch_one(store.pool())
+        .await
+        .expect("the row")
+}
+
+/// The head counts its chain's records and a checkpoint signs the count;
+/// a checkpoint from before counts (no `count`) still verifies; a count
+/// that disagrees with the chain is named, in the head or a checkpoint.
+#[tokio::test]
+async fn checkpoints_sign_the_chains_count_and_old_ones_without_it_still_verify() {
+    let (store, trail) = chain_of(12).await;
+    let key = SigningKey::generate("k").expect("key");
+    let keys = keys_of(&key);
+    // A checkpoint as signed before counts existed, at r4.
+    let (seq4, hash4) = (seq_of(&store, "r4").await, hash_of(&store, "r4").await);
+    store_signed(&store, &key, seq4, &hash4, None).await;
+    let made = checkpoint::checkpoint(&store, "hub", &key)
+        .await
+        .expect("checkpoint")
+        .expect("the head moved");
+    assert_eq!(made.count, Some(12));
+    let head = chain::head(&store, "hub")
+        .await
+        .expect("head")
+        .expect("a head");
+    assert_eq!((head.seq, head.count), (made.seq, 12));
+    let listed = checkpoint::list(&store, "hub", i64::MIN, i64::MAX)
+        .await
+        .expect("list");
+    assert_eq!(
+        listed.iter().map(|c| c.count).collect::<Vec<_>>(),
+        [None, Some(12)]
+    );
+    let v = verify::verify_store(&store, None, &keys)
+        .await
+        .expect("verify");
+    assert_eq!(v.broken, None);
+    assert_eq!(v.checkpoints(), 2, "the old checkpoint verifies too");
+
+    // A checkpoint whose count is not the chain's (signed with the key).
+    trail.append(record(12, "a", "b")).await.expect("append");
+    let (seq12, hash12) = (seq_of(&store, "r12").await, hash_of(&store, "r12").await);
+    store_signed(&store, &key, seq12, &hash12, Some(12)).await;
+    let broken = verify::verify_store(&store, None, &keys)
+        .await
+        .expect("verify")
+        .broken
+        .expect("broken");
+    assert_eq!(broken.seq, seq12);
+    assert_eq!(
+        broken.problem,
+        Problem::CheckpointCount {
+            signed: 12,
+            chain: 13
+        },
+        "{broken}"
+    );
+    assert!(broken
+        .to_string()
+        .contains("signs 12 records up to this seq, the chain holds 13"));
+
+    // A head that counts otherwise than its chain.
+    let (store, _) = chain_of(3).await;
+    sqlx::query("UPDATE audit_chain_head SET count = 5")
+        .execute(store.pool())
+        .await
+        .expect("edit the head");
+    let broken = verify::verify_store(&store, None, &keys)
+        .await
+        .expect("verify")
+        .broken
+        .expect("broken");
+    assert_eq!(broken.problem, Problem::HeadCount { head: 5, chain: 3 });
+}
+
+/// The anchor file: what was appended reads back in order; a last line
+/// the writer did not finish is left out and said so; any other line that
+/// is not a checkpoint is named.
+#[tokio::test]
+async fn an_anchor_reads_back_what_was_appended() {
+    let (store, _) = chain_of(3).await;
+    let key = SigningKey::generate("k").expect("key");
+    let made = checkpoint::checkpoint(&store, "hub", &key)
+        .await
+        .expect("checkpoint")
+        .expect("made");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("anchor.jsonl");
+    let file = AnchorFile::open(&path).expect("open");
+    file.append(&made).expect("append");
+    file.append(&made).expect("append");
+    let read = anchor::read(&path).expect("read");
+    assert_eq!(read.checkpoints, [made.clone(), made.clone()]);
+    assert_eq!(read.of("hub"), std::slice::from_ref(&made), "one per seq");
+    assert!(!read.torn_tail);
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{{\"system\":\"hub\",\"se",
+            serde_json::to_string(&made).expect("json")
+        ),
+    )
+    .expect("write");
+    let read = anchor::read(&path).expect("read");
+    assert_eq!((read.checkpoints.len(), read.torn_tail), (1, true));
+    std::fs::write(&path, "not json\n{}\n").expect("write");
+    let err = anchor::read(&path).expect_err("not a checkpoint");
+    assert!(
+        err.to_string().contains("line 1: not a checkpoint"),
+        "{err}"
+    );
+}
+
+/// The chain's last rows, its head and the checkpoints after them deleted
+/// together: the store alone verifies (nothing in it is left to
+/// disagree), the anchor names the truncation at the newest checkpoint it
+/// holds. And what else an anchored checkpoint shows: a hash that
+/// differs, a count short, a checkpoint the store no longer holds.
+#[tokio::test]
+async fn an_anchor_names_a_chain_cut_short_that_the_store_alone_cannot() {
+    let key = SigningKey::generate("k").expect("key");
+    let keys = keys_of(&key);
+    let dir = tempfile::tempdir().expect("dir");
+    for (n, tamper) in ["cut", "hash", "count", "unstored"].into_iter().enumerate() {
+        let (store, trail) = chain_of(20).await;
+        let path = dir.path().join(format!("anchor-{n}.jsonl"));
+        let file = AnchorFile::open(&path).expect("open");
+        let first = checkpoint::checkpoint(&store, "hub", &key)
+            .await
+            .expect("checkpoint")
+            .expect("made");
+        file.append(&first).expect("anchor");
+        for i in 20..25 {
+            trail.append(record(i, "a", "b")).await.expect("append");
+        }
+        let second = checkpoint::checkpoint(&store, "hub", &key)
+            .await
+            .expect("checkpoint")
+            .expect("made");
+        file.append(&second).expect("anchor");
+        let intact = verify::verify_store_anchored(
+            &store,
+            None,
+            &keys,
+            Some(&anchor::read(&path).expect("read")),
+        )
+        .await
+        .expect("verify");
+        assert_eq!(intact.broken, None, "{tamper}");
+        assert_eq!(intact.chains[0].anchored, 2);
+        assert_eq!(intact.chains[0].last_anchored, Some(second.seq));
+        assert!(intact.chains[0]
+            .to_string()
+            .contains("2 anchored checkpoints held"));
+
+        for sql in [
+            "DROP TRIGGER audit_trail_no_delete",
+            "DROP TRIGGER audit_checkpoints_no_delete",
+        ] {
+            sqlx::query(sql).execute(store.pool()).await.expect(sql);
+        }
+        let last_kept = seq_of(&store, "r19").await;
+        match tamper {
+            "cut" => {
+                for sql in [
+                    "DELETE FROM audit_trail WHERE seq > $1",
+                    "DELETE FROM audit_checkpoints WHERE seq > $1",
+                ] {
+                    sqlx::query(sql)
+                        .bind(last_kept)
+                        .execute(store.pool())
+                        .await
+                        .expect(sql);
+                }
+                sqlx::query("DELETE FROM audit_chain_head")
+                    .execute(store.pool())
+                    .await
+                    .expect("delete the head");
+            }
+            "hash" | "count" => {
+                // Checkpoints the store never made, signed with the key.
+                let (hash, count) = if tamper == "hash" {
+                    (hash_of(&store, "r3").await, Some(25))
+                } else {
+                    (second.hash.clone(), Some(24))
+                };
+                let mut forged = second.clone();
+                forged.hash = hash;
+                forged.count = count;
+                let payload =
+                    checkpoint::payload("hub", forged.seq, &forged.hash, &forged.at, count)
+                        .expect("payload");
+                let (protected, signature) = key
+                    .sign_detached(serde_json::json!({}), &payload)
+                    .expect("sign");
+                forged.signature = format!("{protected}..{signature}");
+                std::fs::write(&path, "").expect("empty");
+                AnchorFile::open(&path)
+                    .expect("open")
+                    .append(&forged)
+                    .expect("append");
+            }
+            _ => {
+                sqlx::query("DELETE FROM audit_checkpoints WHERE seq > $1")
+                    .bind(last_kept)
+                    .execute(store.pool())
+                    .await
+                    .expect("delete");
+            }
+        }
+        let alone = verify::verify_store(&store, None, &keys)
+            .await
+            .expect("verify");
+        assert_eq!(
+            alone.broken, None,
+            "{tamper}: the store alone agrees with itself"
+        );
+        let anchored = anchor::read(&path).expect("read");
+        let broken = verify::verify_store_anchored(&store, None, &keys, Some(&anchored))
+            .await
+            .expect("verify")
+            .broken
+            .unwrap_or_else(|| panic!("{tamper}: not found"));
+        assert_eq!(broken.seq, second.seq, "{tamper}: {broken}");
+        let problem = match &broken.problem {
+            Problem::Anchored { problem, .. } => problem.clone(),
+            other => panic!("{tamper}: {other:?}"),
+        };
+        let text = broken.to_string();
+        match tamper {
+            "cut" => {
+                assert_eq!(
+                    problem,
+                    verify::AnchorProblem::Beyond {
+                        last_seq: Some(last_kept),
+                        records: 20
+                    }
+                );
+                assert!(
+                    text.contains(&format!("hash {}, 25 records", second.hash))
+                        && text.contains(&format!(
+                            "truncated: the store's chain ends at seq {last_kept} after 20 records"
+                        )),
+                    "{text}"
+                );
+            }
+            "hash" => assert!(
+                matches!(problem, verify::AnchorProblem::HashDiffers { .. }),
+                "{text}"
+            ),
+            "count" => {
+                assert_eq!(problem, verify::AnchorProblem::CountDiffers { chain: 25 });
+                assert!(text.contains("count short"), "{text}");
+            }
+            _ => assert_eq!(problem, verify::AnchorProblem::NotStored, "{text}"),
+        }
+    }
 }

@@ -4,9 +4,10 @@
 //!
 //! **What it holds** (a directory):
 //! - `manifest.json`: `format` ([`FORMAT`]), the chain (`system`), the
-//!   `counterparty`, the `anchor` `{seq, hash}` the segment starts after,
-//!   the first and last seq, how many records and how many in full, when
-//!   it was made;
+//!   `counterparty`, the `anchor` `{seq, hash, count}` the segment starts
+//!   after (`count`: the records the chain holds up to it, when its
+//!   checkpoint signs one), the first and last seq, how many records and
+//!   how many in full, when it was made;
 //! - `records.jsonl`: every record of the chain after the anchor up to the
 //!   end checkpoint, in seq order, one JSON object a line:
 //!   `{seq, prev_hash, digest, hash}`, plus `record` (its content, the
@@ -14,7 +15,8 @@
 //!   caller or provider. A record of anybody else shows no content and no
 //!   name: only the hashes that keep the chain whole;
 //! - `checkpoints.jsonl`: the chain's signed checkpoints from the anchor to
-//!   the end ([`super::checkpoint::Checkpoint`]);
+//!   the end ([`super::checkpoint::Checkpoint`], each with the count it
+//!   signs);
 //! - `jwks.json`: the signer's public keys. A counterparty should rather
 //!   check the checkpoints against the keys the hub publishes
 //!   (`/.well-known/jwks.json`, `hub trail verify --dir D --jwks FILE`):
@@ -31,9 +33,12 @@
 //! **Verifying it** ([`verify_dir`]): the anchor checkpoint's signature,
 //! then the chain from its hash — each full record's digest recomputed
 //! from its content, each link recomputed — with every checkpoint's
-//! signature and hash checked at its seq; and the last record must be the
-//! one a checkpoint signs, or verification fails (records no checkpoint
-//! covers prove nothing).
+//! signature, hash and count checked at its seq (the count from the
+//! anchor's on: a record left out of the segment shows even where the
+//! links around it were rewritten); and the last record must be the one a
+//! checkpoint signs, or verification fails (records no checkpoint covers
+//! prove nothing). An export whose anchor signs no count (a checkpoint
+//! older than counts) takes it from its first checkpoint that does.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -73,11 +78,14 @@ pub struct Manifest {
 }
 
 /// Where an export's segment starts: after the checkpoint at `seq`
-/// (`seq` 0 and [`GENESIS`]: the chain's start).
+/// (`seq` 0, [`GENESIS`] and count 0: the chain's start), which counts
+/// `count` records up to it (`None`: a checkpoint older than counts).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Anchor {
     pub seq: i64,
     pub hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 
 /// One line of `records.jsonl`.
@@ -210,10 +218,12 @@ pub async fn export(
         Anchor {
             seq: 0,
             hash: GENESIS.hex(),
+            count: Some(0),
         },
         |c| Anchor {
             seq: c.seq,
             hash: c.hash.clone(),
+            count: c.count,
         },
     );
     let after = checkpoint::list(store, &system, anchor.seq, i64::MAX).await?;
@@ -389,13 +399,16 @@ pub fn verify_dir(dir: &Path, keys: Option<JwkSet>) -> Result<DirVerification, E
     };
 
     // The anchor: the chain's start, or a signed checkpoint of the export.
-    let (start, start_seq) = if manifest.anchor.seq == 0 {
-        if ChainHash::parse(&manifest.anchor.hash) != Some(GENESIS) {
-            let problem =
-                Problem::Anchor("seq 0 is the chain's start, whose hash is 64 zeros".into());
+    let (start, start_seq, start_count) = if manifest.anchor.seq == 0 {
+        if ChainHash::parse(&manifest.anchor.hash) != Some(GENESIS)
+            || manifest.anchor.count.is_some_and(|n| n != 0)
+        {
+            let problem = Problem::Anchor(
+                "seq 0 is the chain's start, whose hash is 64 zeros and count 0".into(),
+            );
             return Ok(done(None, 0, Some(broken_at(0, problem))));
         }
-        (GENESIS, None)
+        (GENESIS, None, Some(0))
     } else {
         let seq = manifest.anchor.seq;
         let Some(pos) = checkpoints.iter().position(|c| c.seq == seq) else {
@@ -410,8 +423,16 @@ pub fn verify_dir(dir: &Path, keys: Option<JwkSet>) -> Result<DirVerification, E
                 Some(broken_at(seq, Problem::CheckpointSignature(why))),
             ));
         }
+        if manifest.anchor.count != anchor.count {
+            let problem = Problem::Anchor(format!(
+                "its count is not the one the checkpoint at seq {seq} signs"
+            ));
+            return Ok(done(None, 0, Some(broken_at(seq, problem))));
+        }
         match ChainHash::parse(&anchor.hash) {
-            Some(h) if anchor.hash.eq_ignore_ascii_case(&manifest.anchor.hash) => (h, Some(seq)),
+            Some(h) if anchor.hash.eq_ignore_ascii_case(&manifest.anchor.hash) => {
+                (h, Some(seq), anchor.count)
+            }
             _ => {
                 let problem = Problem::Anchor(format!(
                     "its hash is not the one the checkpoint at seq {seq} signs"
@@ -421,7 +442,13 @@ pub fn verify_dir(dir: &Path, keys: Option<JwkSet>) -> Result<DirVerification, E
         }
     };
 
-    let mut walker = Walker::new(&system, &keys, start, start_seq, checkpoints, None);
+    let mut walker = Walker::new(
+        &system,
+        &keys,
+        (start, start_seq, start_count),
+        checkpoints,
+        None,
+    );
     let mut full = 0u64;
     for (i, text) in read("records.jsonl")?.lines().enumerate() {
         if text.trim().is_empty() {

@@ -24,6 +24,20 @@
 //! Rows without a hash before a chain's first link were written before
 //! the chain existed: counted, not verified. After it, such a row was
 //! inserted outside the chain.
+//!
+//! **Counts.** The walk counts the chain's records. A checkpoint that
+//! signs a count (every one since migration 4) must sign the number of
+//! records up to its seq, and the head must hold the number up to its
+//! own: a deleted row shows even where the links were rewritten around it
+//! and seq numbers skip anyway.
+//!
+//! **What the store alone cannot show.** The chain's last rows deleted
+//! together with the head (or the head moved back) and the checkpoints
+//! after them leave a shorter chain that agrees with itself. Checkpoints
+//! kept outside the store ([`super::anchor`], `hub trail verify
+//! --anchor`) close that: each is checked like a stored one at its seq
+//! (signature, hash, count, and that the store still holds it), and one
+//! beyond the chain's last record names the truncation.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -32,6 +46,7 @@ use jsonwebtoken::jwk::JwkSet;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
+use super::anchor::Anchored;
 use super::chain::{self, ChainHash, Content, Head, GENESIS};
 use super::checkpoint::{self, Checkpoint};
 use super::AuditError;
@@ -69,6 +84,22 @@ pub enum Problem {
     CheckpointMismatch { signed: String, chain: ChainHash },
     /// A checkpoint names a seq the chain holds no record at.
     CheckpointWithoutRecord,
+    /// A checkpoint signs another number of records up to its seq than
+    /// the chain holds.
+    CheckpointCount { signed: u64, chain: u64 },
+    /// The chain head counts another number of records than the chain
+    /// holds up to it.
+    HeadCount { head: i64, chain: u64 },
+    /// A checkpoint of the anchor (held outside the store) does not hold
+    /// for the store's chain.
+    Anchored {
+        /// The hash it signs.
+        hash: String,
+        /// The records it counts, when it signs a count.
+        count: Option<u64>,
+        /// What is wrong.
+        problem: AnchorProblem,
+    },
     /// The chain head names a record the chain does not hold, or another
     /// hash than the chain's there.
     HeadMismatch { head: Head },
@@ -78,6 +109,60 @@ pub enum Problem {
     Anchor(String),
     /// An export holds fewer records than its manifest says.
     Incomplete(String),
+}
+
+/// What an anchored checkpoint found in the store's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnchorProblem {
+    /// The chain ends before its seq: truncated.
+    Beyond {
+        /// The chain's last record (`None`: the store holds none).
+        last_seq: Option<i64>,
+        /// How many records the store's chain holds.
+        records: u64,
+    },
+    /// The chain goes on past its seq but holds no record there.
+    NoRecord,
+    /// The chain's hash at its seq differs.
+    HashDiffers { chain: ChainHash },
+    /// The chain holds another number of records up to its seq.
+    CountDiffers { chain: u64 },
+    /// The chain agrees, but the store no longer holds this checkpoint.
+    NotStored,
+    /// Its signature does not verify.
+    Signature(String),
+}
+
+impl fmt::Display for AnchorProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnchorProblem::Beyond {
+                last_seq: Some(last),
+                records,
+            } => write!(
+                f,
+                "truncated: the store's chain ends at seq {last} after {records} records, \
+                 before the anchored checkpoint"
+            ),
+            AnchorProblem::Beyond { last_seq: None, .. } => {
+                f.write_str("truncated: the store holds no record of this chain")
+            }
+            AnchorProblem::NoRecord => f.write_str(
+                "row missing: the store's chain holds no record at the anchored checkpoint's seq",
+            ),
+            AnchorProblem::HashDiffers { chain } => {
+                write!(f, "hash differs: the store's chain has {chain} here")
+            }
+            AnchorProblem::CountDiffers { chain } => write!(
+                f,
+                "count short: the store's chain holds {chain} records up to this seq"
+            ),
+            AnchorProblem::NotStored => f.write_str(
+                "checkpoint missing: the store no longer holds this checkpoint (deleted)",
+            ),
+            AnchorProblem::Signature(why) => write!(f, "its signature is invalid: {why}"),
+        }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -119,6 +204,31 @@ impl fmt::Display for Problem {
                 "row missing (a gap in the chain): a checkpoint signs the record at this seq, \
                  and the chain does not hold it",
             ),
+            Problem::CheckpointCount { signed, chain } => write!(
+                f,
+                "count differs: the checkpoint signs {signed} records up to this seq, the \
+                 chain holds {chain} (rows missing)"
+            ),
+            Problem::HeadCount { head, chain } => write!(
+                f,
+                "count differs: the chain head counts {head} records, the chain holds {chain} \
+                 up to it (rows missing)"
+            ),
+            Problem::Anchored {
+                hash,
+                count,
+                problem,
+            } => {
+                write!(
+                    f,
+                    "the anchored checkpoint (hash {}",
+                    crate::text::clip(hash, 64)
+                )?;
+                if let Some(n) = count {
+                    write!(f, ", {n} records")?;
+                }
+                write!(f, ") does not hold: {problem}")
+            }
             Problem::HeadMismatch { head } => write!(
                 f,
                 "row missing at the end of the chain: its head names seq {} with hash {}, \
@@ -182,6 +292,10 @@ pub struct ChainReport {
     pub last_checkpoint: Option<i64>,
     /// Records after the last checkpoint.
     pub uncovered: u64,
+    /// Checkpoints of an anchor held outside the store that the chain met.
+    pub anchored: u64,
+    /// The seq the newest of them covers.
+    pub last_anchored: Option<i64>,
 }
 
 impl fmt::Display for ChainReport {
@@ -214,7 +328,15 @@ impl fmt::Display for ChainReport {
                 }
                 Ok(())
             }
+        }?;
+        if let Some(seq) = self.last_anchored {
+            write!(
+                f,
+                "; {} anchored checkpoints held, the newest at seq {seq}",
+                self.anchored
+            )?;
         }
+        Ok(())
     }
 }
 
@@ -256,6 +378,12 @@ pub(crate) struct Walker<'k> {
     prev: ChainHash,
     prev_seq: Option<i64>,
     pending: VecDeque<Checkpoint>,
+    /// Checkpoints of an anchor held outside the store.
+    anchored: VecDeque<Checkpoint>,
+    /// How many records the chain held before the walk's first one
+    /// (`None`: not known yet; the first checkpoint that signs a count
+    /// tells it).
+    count_before: Option<u64>,
     head: Option<Head>,
     head_seen: bool,
     report: ChainReport,
@@ -264,20 +392,23 @@ pub(crate) struct Walker<'k> {
 impl<'k> Walker<'k> {
     /// A walk of `system`'s chain from `start` (the link before its first
     /// record: [`GENESIS`], or an anchor checkpoint's hash at `start_seq`),
-    /// checking `checkpoints` (sorted by seq) and, for a store, its `head`.
+    /// `start_count` records before it when known, checking `checkpoints`
+    /// (sorted by seq) and, for a store, its `head`.
     pub fn new(
         system: &str,
         keys: &'k JwkSet,
-        start: ChainHash,
-        start_seq: Option<i64>,
+        start: (ChainHash, Option<i64>, Option<u64>),
         checkpoints: Vec<Checkpoint>,
         head: Option<Head>,
     ) -> Self {
+        let (start, start_seq, start_count) = start;
         Self {
             keys,
             prev: start,
             prev_seq: start_seq,
             pending: checkpoints.into(),
+            anchored: VecDeque::new(),
+            count_before: start_count,
             head: head.filter(|h| h.seq > 0),
             head_seen: false,
             report: ChainReport {
@@ -285,6 +416,13 @@ impl<'k> Walker<'k> {
                 ..ChainReport::default()
             },
         }
+    }
+
+    /// Checks `anchored` (sorted by seq) too: checkpoints held outside
+    /// the store, each of which the chain must reach and agree with.
+    pub fn with_anchored(mut self, anchored: Vec<Checkpoint>) -> Self {
+        self.anchored = anchored.into();
+        self
     }
 
     /// Counts a row written before the chain began.
@@ -313,14 +451,63 @@ impl<'k> Walker<'k> {
             .map_err(|why| self.broken(c.seq, request_id, Problem::CheckpointSignature(why)))
     }
 
+    /// An anchored checkpoint's problem, at its seq.
+    fn anchor_broken(
+        &self,
+        c: &Checkpoint,
+        request_id: Option<&str>,
+        problem: AnchorProblem,
+    ) -> Box<Broken> {
+        self.broken(
+            c.seq,
+            request_id,
+            Problem::Anchored {
+                hash: c.hash.clone(),
+                count: c.count,
+                problem,
+            },
+        )
+    }
+
+    /// An anchored checkpoint's signature.
+    fn anchor_signed(&self, c: &Checkpoint, request_id: Option<&str>) -> Result<(), Box<Broken>> {
+        c.verify_signature(self.keys)
+            .map(|_| ())
+            .map_err(|why| self.anchor_broken(c, request_id, AnchorProblem::Signature(why)))
+    }
+
     /// Checkpoints before `seq`: none has a record (the walk is past them).
     fn passed(&mut self, seq: i64) -> Result<(), Box<Broken>> {
-        match self.pending.front().filter(|c| c.seq < seq) {
-            Some(c) => {
-                self.signed(c, None)?;
-                Err(self.broken(c.seq, None, Problem::CheckpointWithoutRecord))
-            }
-            None => Ok(()),
+        if let Some(c) = self.pending.front().filter(|c| c.seq < seq) {
+            self.signed(c, None)?;
+            return Err(self.broken(c.seq, None, Problem::CheckpointWithoutRecord));
+        }
+        if let Some(c) = self.anchored.front().filter(|c| c.seq < seq) {
+            self.anchor_signed(c, None)?;
+            return Err(self.anchor_broken(c, None, AnchorProblem::NoRecord));
+        }
+        Ok(())
+    }
+
+    /// The records the chain holds up to the one just walked, when known.
+    fn count_here(&self) -> Option<u64> {
+        self.count_before.map(|n| n + self.report.records)
+    }
+
+    /// Checks a count signed at the record just walked: the count the
+    /// chain holds there, or, while the walk does not know it yet (an
+    /// export anchored at a checkpoint without a count), takes it as given.
+    fn counted(&mut self, signed: u64) -> Result<(), u64> {
+        match self.count_here() {
+            Some(here) if here == signed => Ok(()),
+            Some(here) => Err(here),
+            None => match signed.checked_sub(self.report.records) {
+                Some(before) => {
+                    self.count_before = Some(before);
+                    Ok(())
+                }
+                None => Err(self.report.records),
+            },
         }
     }
 
@@ -365,39 +552,91 @@ impl<'k> Walker<'k> {
             if head.hash != hash {
                 return Err(self.broken(e.seq, e.request_id, Problem::HeadMismatch { head }));
             }
+            if let Some(chain) = self
+                .count_here()
+                .filter(|n| i64::try_from(*n) != Ok(head.count))
+            {
+                return Err(self.broken(
+                    e.seq,
+                    e.request_id,
+                    Problem::HeadCount {
+                        head: head.count,
+                        chain,
+                    },
+                ));
+            }
             self.head_seen = true;
         }
-        while let Some(c) = self.pending.front().filter(|c| c.seq == e.seq) {
-            self.signed(c, e.request_id)?;
+        let mut stored_here = false;
+        while let Some(c) = self.pending.front().filter(|c| c.seq == e.seq).cloned() {
+            self.signed(&c, e.request_id)?;
             if ChainHash::parse(&c.hash) != Some(hash) {
-                let signed = c.hash.clone();
                 return Err(self.broken(
                     e.seq,
                     e.request_id,
                     Problem::CheckpointMismatch {
-                        signed,
+                        signed: c.hash.clone(),
                         chain: hash,
                     },
                 ));
             }
+            if let Some(signed) = c.count {
+                if let Err(chain) = self.counted(signed) {
+                    return Err(self.broken(
+                        e.seq,
+                        e.request_id,
+                        Problem::CheckpointCount { signed, chain },
+                    ));
+                }
+            }
+            stored_here = true;
             self.report.checkpoints += 1;
             self.report.last_checkpoint = Some(e.seq);
             self.report.uncovered = 0;
             self.pending.pop_front();
         }
+        while let Some(c) = self.anchored.front().filter(|c| c.seq == e.seq).cloned() {
+            self.anchor_signed(&c, e.request_id)?;
+            if ChainHash::parse(&c.hash) != Some(hash) {
+                let problem = AnchorProblem::HashDiffers { chain: hash };
+                return Err(self.anchor_broken(&c, e.request_id, problem));
+            }
+            if let Some(signed) = c.count {
+                if let Err(chain) = self.counted(signed) {
+                    let problem = AnchorProblem::CountDiffers { chain };
+                    return Err(self.anchor_broken(&c, e.request_id, problem));
+                }
+            }
+            if !stored_here {
+                return Err(self.anchor_broken(&c, e.request_id, AnchorProblem::NotStored));
+            }
+            self.report.anchored += 1;
+            self.report.last_anchored = Some(e.seq);
+            self.anchored.pop_front();
+        }
         Ok(())
     }
 
     /// The end of the chain: checkpoints beyond its last record, or a head
-    /// it did not meet, mark missing rows.
-    pub fn finish(mut self) -> Result<ChainReport, Box<Broken>> {
-        self.passed(i64::MAX)?;
+    /// it did not meet, mark missing rows; an anchored checkpoint beyond
+    /// it, a truncated chain.
+    pub fn finish(self) -> Result<ChainReport, Box<Broken>> {
         if let Some(c) = self.pending.front() {
             self.signed(c, None)?;
             return Err(self.broken(c.seq, None, Problem::CheckpointWithoutRecord));
         }
         if let (Some(head), false) = (self.head, self.head_seen) {
             return Err(self.broken(head.seq, None, Problem::HeadMismatch { head }));
+        }
+        // Every anchored checkpoint left is past the last record (one
+        // before it would have been met or passed): named at the newest.
+        if let Some(c) = self.anchored.back() {
+            self.anchor_signed(c, None)?;
+            let problem = AnchorProblem::Beyond {
+                last_seq: self.report.last_seq,
+                records: self.count_here().unwrap_or(self.report.records),
+            };
+            return Err(self.anchor_broken(c, None, problem));
         }
         Ok(self.report)
     }
@@ -413,23 +652,40 @@ pub async fn verify_store(
     system: Option<&str>,
     keys: &JwkSet,
 ) -> Result<Verification, AuditError> {
+    verify_store_anchored(store, system, keys, None).await
+}
+
+/// [`verify_store`], with the checkpoints of an `anchor` held outside the
+/// store checked too (module doc): a chain the anchor names and the store
+/// does not hold is walked as empty, and so named as truncated.
+pub async fn verify_store_anchored(
+    store: &Store,
+    system: Option<&str>,
+    keys: &JwkSet,
+    anchor: Option<&Anchored>,
+) -> Result<Verification, AuditError> {
     if !store.has_table("audit_chain_head").await? {
         return Err(AuditError::NotChained);
     }
     let systems: Vec<String> = match system {
         Some(s) => vec![s.to_string()],
         None => {
-            sqlx::query_scalar(
+            let mut all: Vec<String> = sqlx::query_scalar(
                 "SELECT system FROM audit_trail UNION SELECT system FROM audit_chain_head
                  UNION SELECT system FROM audit_checkpoints ORDER BY 1",
             )
             .fetch_all(store.pool())
-            .await?
+            .await?;
+            all.extend(anchor.map(Anchored::systems).unwrap_or_default());
+            all.sort();
+            all.dedup();
+            all
         }
     };
     let mut out = Verification::default();
     for system in systems {
-        match verify_chain(store, &system, keys).await? {
+        let anchored = anchor.map(|a| a.of(&system)).unwrap_or_default();
+        match verify_chain(store, &system, keys, anchored).await? {
             Ok(report) => out.chains.push(report),
             Err(broken) => {
                 out.broken = Some(broken);
@@ -446,10 +702,12 @@ async fn verify_chain(
     store: &Store,
     system: &str,
     keys: &JwkSet,
+    anchored: Vec<Checkpoint>,
 ) -> Result<Result<ChainReport, Broken>, AuditError> {
     let head = chain::head(store, system).await?;
     let checkpoints = checkpoint::list(store, system, i64::MIN, i64::MAX).await?;
-    let mut walker = Walker::new(system, keys, GENESIS, None, checkpoints, head);
+    let mut walker = Walker::new(system, keys, (GENESIS, None, Some(0)), checkpoints, head)
+        .with_anchored(anchored);
     let mut after = i64::MIN;
     loop {
         let rows = sqlx::query(

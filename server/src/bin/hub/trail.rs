@@ -4,9 +4,12 @@
 //! - `hub trail --trace-id X --db a.db --db b.db ...` (or `hub trail
 //!   rebuild ...`): rebuilds one interaction from several independent
 //!   trails, read-only (a `--db` may be the replicas' `postgres://` URL).
-//! - `hub trail verify --db X [--system S] [--jwks FILE]`: walks every
-//!   chain of a trail (the hub's or a peer's) and its signed checkpoints;
-//!   prints a summary and exits 0, or the first broken link and exits 1.
+//! - `hub trail verify --db X [--system S] [--jwks FILE] [--anchor FILE]`:
+//!   walks every chain of a trail (the hub's or a peer's) and its signed
+//!   checkpoints, and those of the anchor file the hub appended its
+//!   checkpoints to (`WS_TRAIL_ANCHOR`): prints a summary and exits 0, or
+//!   the first broken link (a truncation the anchor shows included) and
+//!   exits 1.
 //! - `hub trail verify --dir D [--jwks FILE]`: the same for an export,
 //!   with no database.
 //! - `hub trail export --db X --counterparty S --out D [--system C]`:
@@ -74,6 +77,11 @@ struct VerifyArgs {
     /// export's `jwks.json`.
     #[arg(long)]
     jwks: Option<PathBuf>,
+    /// The anchor file the hub appended its checkpoints to
+    /// (`WS_TRAIL_ANCHOR`): the store's chains must reach every checkpoint
+    /// it holds, and agree with it.
+    #[arg(long, conflicts_with = "dir")]
+    anchor: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -171,9 +179,15 @@ async fn verify_command(args: VerifyArgs) -> anyhow::Result<()> {
             serde_json::from_value(jwks).context("the store's signing keys as a JWKS")?
         }
     };
-    let found = verify::verify_store(&store, args.system.as_deref(), &keys)
-        .await
-        .with_context(|| format!("verifying the trail in {location}"))?;
+    let anchor = args
+        .anchor
+        .as_deref()
+        .map(audit::anchor::read)
+        .transpose()?;
+    let found =
+        verify::verify_store_anchored(&store, args.system.as_deref(), &keys, anchor.as_ref())
+            .await
+            .with_context(|| format!("verifying the trail in {location}"))?;
     for chain in &found.chains {
         println!("{chain}");
     }
@@ -196,6 +210,25 @@ async fn verify_command(args: VerifyArgs) -> anyhow::Result<()> {
             None => String::new(),
         }
     );
+    match (&args.anchor, &anchor) {
+        (Some(path), Some(anchor)) => {
+            let held: u64 = found.chains.iter().map(|c| c.anchored).sum();
+            println!(
+                "anchor {}: {held} checkpoints held outside the store, every one reached{}",
+                path.display(),
+                if anchor.torn_tail {
+                    " (its last line, an unfinished write, left out)"
+                } else {
+                    ""
+                }
+            );
+        }
+        _ if last.is_some() => println!(
+            "(without --anchor a chain cut short at its end, head and later checkpoints \
+             deleted with it, cannot be told from a shorter chain)"
+        ),
+        _ => {}
+    }
     Ok(())
 }
 
