@@ -469,3 +469,92 @@ async fn people_are_managed_from_the_command_line_and_the_hub_follows() {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 }
+
+#[tokio::test]
+async fn a_member_downloads_its_part_of_the_trail_and_verifies_it_offline() {
+    let stack = Stack::start_with_env(
+        ["vendorcorp", "buyercorp", "helpdesk"]
+            .map(common::PeerSpec::stock)
+            .to_vec(),
+        &[("WS_TRAIL_CHECKPOINT_SECONDS", "0.5")],
+    )
+    .await;
+    let answer = stack
+        .call("buyercorp", "vendorcorp", "orders.query")
+        .body(json!({"aggregate": {"op": "count"}, "group_by": "region"}))
+        .send()
+        .await;
+    assert_eq!(answer.json["status"], "connected", "{:?}", answer.json);
+    let vendor = login(&stack, "vendor-viewer").await;
+    // Another member's trail: 403, even for its own calls' counterpart.
+    let (status, _) = vendor.get(&routes::node_trail("buyercorp")).await;
+    assert_eq!(status, 403);
+    // Its own, once a checkpoint covers its newest record.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let bundle = loop {
+        let (status, body) = vendor.get(&routes::node_trail("vendorcorp")).await;
+        if status == 200 {
+            break body;
+        }
+        assert_eq!(status, 409, "{body}");
+        assert!(
+            Instant::now() < deadline,
+            "no checkpoint covered it: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let parsed: Value = serde_json::from_str(&bundle).expect("json");
+    assert_eq!(parsed["format"], "wall-street-trail-bundle/1");
+    assert_eq!(parsed["manifest"]["counterparty"], "vendorcorp");
+    // Nothing of a call VendorCorp was not part of is shown in full.
+    for line in parsed["records"].as_array().expect("records") {
+        if let Some(record) = line.get("record") {
+            assert!(
+                record["caller"] == "vendorcorp" || record["provider"] == "vendorcorp",
+                "{record}"
+            );
+        }
+    }
+    // The counterparty's check, with no access to the hub: the bundle and
+    // the hub's published keys.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("trail.json");
+    std::fs::write(&file, &bundle).expect("write");
+    let jwks = common::plain_client()
+        .get(format!("{}/.well-known/jwks.json", stack.hub_url()))
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("jwks");
+    let jwks_file = dir.path().join("jwks.json");
+    std::fs::write(&jwks_file, jwks).expect("write");
+    let out = std::process::Command::new(hub_bin())
+        .args(["trail", "verify", "--bundle"])
+        .arg(&file)
+        .arg("--jwks")
+        .arg(&jwks_file)
+        .output()
+        .expect("hub trail verify runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An edited record is named.
+    let edited = bundle.replacen("\"outcome\":\"connected\"", "\"outcome\":\"refused\"", 1);
+    assert_ne!(
+        edited, bundle,
+        "the bundle holds a connected record in full"
+    );
+    std::fs::write(&file, edited).expect("write");
+    let out = std::process::Command::new(hub_bin())
+        .args(["trail", "verify", "--bundle"])
+        .arg(&file)
+        .output()
+        .expect("hub trail verify runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("BROKEN"));
+}

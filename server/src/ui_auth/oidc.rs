@@ -366,22 +366,22 @@ async fn finish(
             answer.status().as_u16()
         ));
     }
-    let body = crate::egress::read_capped(
-        http::Response::from(answer).into_body(),
-        MAX_TOKEN_ANSWER,
-    )
-    .await
-    .map_err(|e| format!("reading the token answer: {e}"))?;
+    let body =
+        crate::egress::read_capped(http::Response::from(answer).into_body(), MAX_TOKEN_ANSWER)
+            .await
+            .map_err(|e| format!("reading the token answer: {e}"))?;
     let tokens: TokenAnswer = serde_json::from_slice(&body)
         .map_err(|_| "the token answer holds no ID token".to_string())?;
     let claims = verify_id_token(login, &issuer, &ui, &tokens.id_token, &pending.nonce).await?;
     let role = match claims.get(&ui.role_claim) {
         None | Some(serde_json::Value::Null) => Role::Viewer,
         Some(serde_json::Value::String(name)) => match Role::parse(name) {
-            Some(Role::Admin) => return Err(format!(
+            Some(Role::Admin) => {
+                return Err(format!(
                 "{}'s identity provider may make viewers, operators and approvers, never an admin",
                 pending.system
-            )),
+            ))
+            }
             Some(role) => role,
             None => {
                 return Err(format!(

@@ -11,7 +11,8 @@
 //!   the first broken link (a truncation the anchor shows included) and
 //!   exits 1.
 //! - `hub trail verify --dir D [--jwks FILE]`: the same for an export,
-//!   with no database.
+//!   with no database; `--bundle FILE` for an export downloaded from the
+//!   canvas as one JSON document.
 //! - `hub trail export --db X --counterparty S --out D [--system C]`:
 //!   writes S's verifiable segment of the hub's chain
 //!   (`exchange::audit::export`).
@@ -64,11 +65,15 @@ struct RebuildArgs {
 struct VerifyArgs {
     /// The trail's store: a SQLite file (the hub's or a peer's, opened
     /// read-only) or the replicas' `postgres://` URL.
-    #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
+    #[arg(long, required_unless_present_any = ["dir", "bundle"], conflicts_with_all = ["dir", "bundle"])]
     db: Option<Location>,
     /// An export directory (`hub trail export`), verified without a store.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bundle")]
     dir: Option<PathBuf>,
+    /// An export as one JSON document (what the canvas's
+    /// `GET /api/nodes/{id}/trail` downloads), verified without a store.
+    #[arg(long)]
+    bundle: Option<PathBuf>,
     /// Only this chain (a `system` of the trail).
     #[arg(long, conflicts_with = "dir")]
     system: Option<String>,
@@ -165,6 +170,16 @@ async fn verify_command(args: VerifyArgs) -> anyhow::Result<()> {
     let override_keys = args.jwks.as_deref().map(read_jwks).transpose()?;
     if let Some(dir) = &args.dir {
         return verify_export(dir, override_keys, args.jwks.is_some());
+    }
+    if let Some(file) = &args.bundle {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let bundle: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", file.display()))?;
+        let dir = tempfile::tempdir().context("a directory to unpack the bundle into")?;
+        export::write_bundle(&bundle, dir.path())
+            .with_context(|| format!("unpacking {}", file.display()))?;
+        return verify_export(dir.path(), override_keys, args.jwks.is_some());
     }
     let Some(location) = &args.db else {
         anyhow::bail!("give --db (a trail's store) or --dir (an export)");
