@@ -17,7 +17,7 @@ use crate::api::{self, Method};
 use crate::dto::{ApprovalStatus, BudgetPlanView, InboxPageView, ProposedActionView};
 use crate::format::format_number;
 use crate::routes;
-use crate::session::{require_session, use_hydrated, UserMenu};
+use crate::session::{require_session, use_hydrated, PageTopBar};
 use crate::untrusted::UntrustedBlock;
 
 /// What the page knows right now.
@@ -86,15 +86,7 @@ pub fn InboxPage() -> impl IntoView {
     Effect::new(move |_| ctx.reload());
 
     view! {
-        <header class="topbar">
-            <h1>"Wall Street"</h1>
-            <nav class="nav" aria-label="Pages">
-                <a href="/" data-testid="nav-canvas">"Canvas"</a>
-                <a href="/inbox" aria-current="page" data-testid="nav-inbox">"Inbox"</a>
-                {crate::session::people_link()}
-            </nav>
-            <UserMenu/>
-        </header>
+        <PageTopBar current=routes::Page::Inbox/>
         <main
             class="inbox-page"
             data-testid="inbox-page"

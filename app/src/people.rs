@@ -15,7 +15,7 @@ use crate::access::Role;
 use crate::api::{self, Method};
 use crate::dto::{NewPersonRequest, PasswordIssued, PeopleView, PersonUpdate, PersonView};
 use crate::routes;
-use crate::session::{require_session, use_hydrated, UserMenu};
+use crate::session::{require_session, use_hydrated, PageTopBar};
 
 /// What the page knows right now.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,15 +83,7 @@ pub fn PeoplePage() -> impl IntoView {
     let hydrated = use_hydrated();
     Effect::new(move |_| ctx.reload());
     view! {
-        <header class="topbar">
-            <h1>"Wall Street"</h1>
-            <nav class="nav" aria-label="Pages">
-                <a href="/" data-testid="nav-canvas">"Canvas"</a>
-                <a href="/inbox" data-testid="nav-inbox">"Inbox"</a>
-                <a href="/people" aria-current="page" data-testid="nav-people">"People"</a>
-            </nav>
-            <UserMenu/>
-        </header>
+        <PageTopBar current=routes::Page::People/>
         <main
             class="people-page"
             data-testid="people-page"

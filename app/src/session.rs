@@ -91,13 +91,34 @@ pub fn can(route: crate::routes::ApiRoute) -> Signal<bool> {
     })
 }
 
+/// The top bar of a page other than the canvas (whose bar carries its
+/// live controls): the site's name, the links between pages with `current`
+/// marked, who is logged in.
+#[component]
+pub fn PageTopBar(current: crate::routes::Page) -> impl IntoView {
+    use crate::routes::Page;
+    let mark = move |page: Page| (page == current).then_some("page");
+    view! {
+        <header class="topbar">
+            <h1>"Wall Street"</h1>
+            <nav class="nav" aria-label="Pages">
+                <a href="/" aria-current=mark(Page::Canvas) data-testid="nav-canvas">"Canvas"</a>
+                <a href="/inbox" aria-current=mark(Page::Inbox) data-testid="nav-inbox">"Inbox"</a>
+                {people_link()}
+            </nav>
+            <UserMenu/>
+        </header>
+    }
+}
+
 /// The top bar's People link, shown to those who may manage people.
 pub fn people_link() -> impl IntoView {
     let allowed = can(crate::routes::ApiRoute::People);
     move || {
-        allowed
-            .get()
-            .then(|| view! { <a href="/people" data-testid="nav-people">"People"</a> })
+        allowed.get().then(|| {
+            let current = (crate::current_page() == crate::routes::Page::People).then_some("page");
+            view! { <a href="/people" aria-current=current data-testid="nav-people">"People"</a> }
+        })
     }
 }
 

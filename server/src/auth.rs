@@ -537,7 +537,7 @@ mod tests {
 
     #[test]
     fn a_credential_names_a_system_or_says_why_not() {
-        let env = "WS_TEST_TOKEN_PRESENTED";
+        let env = "WS_TOKEN_TEST_PRESENTED";
         std::env::set_var(env, "tok-presented");
         let t = topology(env, false);
         let identity = Identity::default();

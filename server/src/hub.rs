@@ -338,7 +338,7 @@ impl Hub {
                 })
             },
             traffic: self.gateway.traffic().clone(),
-            people: self.ui.people.clone(),
+            people: Arc::new(self.ui.people.clone()),
         }));
         Ok(BackgroundTasks { handles })
     }

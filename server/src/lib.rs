@@ -37,7 +37,7 @@
 //! | [`onboarding`] | how a company joins or leaves the exchange from the canvas: its card read with limits, a proposed section, the edits of the topology file |
 //! | [`bff`] | the `/api` a browser calls, and the views it gets |
 //! | [`api`] | the one error shape of every `/api` route |
-//! | [`ui_auth`] | who may use the canvas: login and its limits, sessions, CSRF, security headers |
+//! | [`ui_auth`] | who may use the canvas and what each may do: people and roles, login (a password, or a member's own identity provider) and its limits, sessions, CSRF, security headers |
 //! | [`web`] | the server-rendered Leptos pages |
 //! | [`store`] | where the hub's state lives: a SQLite file, or the PostgreSQL database replicas share; its migrations |
 //! | [`cluster`] | several hub processes as one hub: liveness, notifications, one prober |
@@ -46,7 +46,7 @@
 //! | [`networks`] | the networks an operator lists in a variable: trusted balancers, `/metrics` scrapers, each egress purpose's private reach |
 //! | [`listen`] | how connections are accepted: header timeout, connection caps, TLS; who is at the other end ([`listen::Peer`]) |
 //! | [`tls`] | the hub's TLS: its listener's configuration, the client certificate a member presents, `hub certs` |
-//! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page |
+//! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page; the hub's own public addresses (what its cards name and its signatures bind to) |
 
 pub mod agents;
 pub mod api;

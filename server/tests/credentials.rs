@@ -28,13 +28,16 @@ use common::{hub_bin, repo, Stack, UiClient};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-/// Everything a server of the attacker's heard: one line per request,
-/// with the `Authorization` it carried.
+/// One request a server of the attacker's heard: its path and the
+/// `Authorization` it carried.
+type Overheard = (String, Option<String>);
+
+/// Everything a server of the attacker's heard.
 #[derive(Clone, Default)]
-struct Heard(Arc<Mutex<Vec<(String, Option<String>)>>>);
+struct Heard(Arc<Mutex<Vec<Overheard>>>);
 
 impl Heard {
-    fn all(&self) -> Vec<(String, Option<String>)> {
+    fn all(&self) -> Vec<Overheard> {
         self.0.lock().expect("lock").clone()
     }
 }
@@ -92,18 +95,7 @@ async fn digest(ui: &UiClient) -> String {
 }
 
 async fn save(ui: &UiClient, section: &str) -> (u16, Value) {
-    let base = digest(ui).await;
-    let (status, body) = ui
-        .send(
-            Method::POST,
-            "/api/systems",
-            &json!({ "base": base, "section": section }),
-        )
-        .await;
-    (
-        status,
-        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")),
-    )
+    ui.save_section(&digest(ui).await, section).await
 }
 
 fn topology_text(stack: &Stack) -> String {

@@ -248,13 +248,6 @@ async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_t
         "{}",
         refused.json
     );
-    // The same claims naming the hub's own address are fine.
-    let at_hub = issuer.sign(base_claims(
-        json!({"aud": format!("{}/a2a/vendorcorp", stack.hub_url())}),
-    ));
-    let accepted = query(&stack, &at_hub, "buyercorp").await;
-    assert_eq!(accepted.json["status"], "connected", "{}", accepted.json);
-
     // The same token of VendorCorp is fine as VendorCorp: it names a
     // member, just not the one claimed above (and VendorCorp may not call
     // its own orders through the hub, which the rule check says).
@@ -300,6 +293,13 @@ async fn a_members_own_identity_provider_authenticates_its_calls_and_every_bad_t
         forwarded_after, forwarded_before,
         "no refused token reached VendorCorp"
     );
+    // The claims refused at the forged host, naming the hub's own address
+    // instead, are fine.
+    let at_hub = issuer.sign(base_claims(
+        json!({"aud": format!("{}/a2a/vendorcorp", stack.hub_url())}),
+    ));
+    let accepted = query(&stack, &at_hub, "buyercorp").await;
+    assert_eq!(accepted.json["status"], "connected", "{}", accepted.json);
 
     // What the provider receives is the hub's own credential: the peer
     // accepts only the hub's token, so every call above that went through

@@ -23,8 +23,11 @@ async fn browse(start: &str) -> (u16, String, Option<String>) {
     let mut jar: HashMap<String, HashMap<String, String>> = HashMap::new();
     let mut url = reqwest::Url::parse(start).expect("url");
     for _ in 0..20 {
-        let host = format!("{}", url.host_str().unwrap_or_default())
-            + &format!(":{}", url.port_or_known_default().unwrap_or(80));
+        let host = format!(
+            "{}:{}",
+            url.host_str().unwrap_or_default(),
+            url.port_or_known_default().unwrap_or(80)
+        );
         let cookies = jar
             .get(&host)
             .map(|c| {

@@ -58,17 +58,7 @@ async fn discover(ui: &UiClient, base_url: &str) -> (u16, Value) {
 }
 
 async fn save(ui: &UiClient, base: &str, section: &str) -> (u16, Value) {
-    let (status, body) = ui
-        .send(
-            Method::POST,
-            "/api/systems",
-            &json!({ "base": base, "section": section }),
-        )
-        .await;
-    (
-        status,
-        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")),
-    )
+    ui.save_section(base, section).await
 }
 
 fn topology_text(stack: &Stack) -> String {
@@ -374,7 +364,7 @@ async fn bad_onboarding_input_is_refused_by_name_and_nothing_is_written() {
 
     // Identity mismatch: the server at that address is `logistics`.
     let renamed = section
-        .replace("  id: logistics\n", "  id: shipping\n")
+        .replace("logistics", "shipping")
         .replace("WS_TOKEN_LOGISTICS", "WS_TOKEN_SHIPPING");
     let (status, e) = save(&ui, &base, &renamed).await;
     assert_eq!(status, 422, "{e}");

@@ -25,7 +25,6 @@ use crate::events::EventBus;
 use crate::health::StatusBoard;
 use crate::registry::Registry;
 use crate::traffic::Traffic;
-use crate::ui_auth::people::People;
 
 /// What a replica keeps in memory of the shared state, and its canvases'
 /// event bus: what a notification updates.
@@ -47,8 +46,19 @@ pub struct Replicated {
     /// The edge labels' traffic (the other replicas' counts are kept
     /// there).
     pub traffic: Arc<Traffic>,
-    /// The people who may use the canvas.
-    pub people: People,
+    /// The people who may use the canvas (the people store, wired by the
+    /// hub: the store announces its changes through this module, so this
+    /// module knows it only as what it must do).
+    pub people: Arc<dyn PeopleSync>,
+}
+
+/// What a replica does when another announces a change of the people.
+#[async_trait::async_trait]
+pub trait PeopleSync: Send + Sync + std::fmt::Debug {
+    /// Re-read the people (closing the streams of whoever changed).
+    async fn reload(&self);
+    /// Close this replica's event streams of the session keyed `key`.
+    fn session_ended(&self, key: String);
 }
 
 /// What a replica runs to re-read a file of its own when another replica
@@ -129,9 +139,7 @@ async fn resync(store: &Store, state: &Replicated) {
         apply_health(store, state, &system).await;
     }
     count_inbox(state).await;
-    if let Err(e) = state.people.reload().await {
-        tracing::warn!(error = %e, "re-reading the people store");
-    }
+    state.people.reload().await;
     state.events.publish(HubEvent::TopologyChanged);
 }
 
@@ -170,11 +178,7 @@ async fn apply(store: &Store, state: &Replicated, from: &str, change: Change) {
             let reload = state.reload_agents.clone();
             let _ = tokio::task::spawn_blocking(move || reload.run()).await;
         }
-        Change::People => {
-            if let Err(e) = state.people.reload().await {
-                tracing::warn!(error = %e, "re-reading the people another replica changed");
-            }
-        }
+        Change::People => state.people.reload().await,
         Change::SessionEnded { key } => state.people.session_ended(key),
         Change::Traffic { edges } => {
             let edges = state.traffic.apply_remote(from, edges);

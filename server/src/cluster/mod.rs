@@ -39,7 +39,7 @@ use tokio::task::JoinHandle;
 
 use crate::health::{HealthSnapshot, PeerStatus, ProviderCard, ShareHealth};
 
-pub use listen::{Reload, Replicated};
+pub use listen::{PeopleSync, Reload, Replicated};
 
 /// The channel every replica listens on.
 pub const CHANNEL: &str = "ws_hub";

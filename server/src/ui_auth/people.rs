@@ -89,6 +89,9 @@ impl Person {
     }
 }
 
+/// A row of `people`: username, password hash, role, member, origin.
+type Row = (String, Option<String>, String, Option<String>, String);
+
 /// One row, with the password hash that never leaves this module.
 #[derive(Clone)]
 struct Entry {
@@ -208,7 +211,7 @@ impl People {
     /// change); every person whose role or scope changed, or who is gone,
     /// has their event streams closed.
     pub async fn reload(&self) -> Result<(), PeopleError> {
-        let rows: Vec<(String, Option<String>, String, Option<String>, String)> = sqlx::query_as(
+        let rows: Vec<Row> = sqlx::query_as(
             "SELECT username, password_hash, role, member, origin FROM people ORDER BY username",
         )
         .fetch_all(self.store.pool())
@@ -442,6 +445,19 @@ impl People {
         } else {
             Err(PeopleError::LastAdmin)
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::cluster::PeopleSync for People {
+    async fn reload(&self) {
+        if let Err(e) = People::reload(self).await {
+            tracing::warn!(error = %e, "re-reading the people another replica changed");
+        }
+    }
+
+    fn session_ended(&self, key: String) {
+        People::session_ended(self, key);
     }
 }
 

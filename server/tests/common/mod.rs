@@ -1397,6 +1397,22 @@ impl UiClient {
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: not JSON: {e}: {body}"))
     }
 
+    /// Saves an onboarding section against the topology file's digest
+    /// `base` (`POST /api/systems`); status and the JSON answer.
+    pub async fn save_section(&self, base: &str, section: &str) -> (u16, Json) {
+        let (status, body) = self
+            .send(
+                reqwest::Method::POST,
+                "/api/systems",
+                &serde_json::json!({ "base": base, "section": section }),
+            )
+            .await;
+        (
+            status,
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")),
+        )
+    }
+
     /// A state-changing request with a JSON body; status and body text.
     pub async fn send(&self, method: reqwest::Method, path: &str, body: &Json) -> (u16, String) {
         let resp = self
