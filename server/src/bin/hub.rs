@@ -113,14 +113,17 @@ struct ServeArgs {
 fn main() -> anyhow::Result<()> {
     // The log lines, and OpenTelemetry spans when OTEL_EXPORTER_OTLP_ENDPOINT
     // is set (flushed below, after a Ctrl-C or SIGTERM too: `serve` returns).
+    let cli = Cli::parse();
+    // A command that prints what a person reads (a password, a credential,
+    // a verdict) keeps its stdout for that: its log lines go to stderr.
+    let serving = matches!(cli.command, None | Some(Command::Serve(_)));
     let telemetry = exchange::telemetry::init(
         "wall-street-hub",
         exchange::telemetry::Logs {
             default_filter: "info,server=info,tower_http=warn",
-            stderr: false,
+            stderr: !serving,
         },
     );
-    let cli = Cli::parse();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let result = match cli.command {
         None => runtime.block_on(serve(cli.serve)),
