@@ -27,7 +27,7 @@ const SHARE = "buyercorp->vendorcorp:orders.query";
 const SHARE_INPUT = { aggregate: { op: "sum", column: "order_value" }, group_by: "region" };
 const TRIAGE = "buyercorp->helpdesk:ticket.triage";
 const TICKET = "T-1003";
-/** server/src/redaction/apply.rs mask_email: first character, `***@`, the domain. */
+/** hub/src/redaction/apply.rs mask_email: first character, `***@`, the domain. */
 const MASKED_EMAIL = /"requester_email":\s*"[^"@\s]?\*\*\*@[A-Za-z0-9.-]+"/;
 
 /** The drawer's `metric-calls`, or 0 while it says "no calls yet". */

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::dto::{CapabilityKind, TopologyView};
+use crate::dto::{edge_id, CapabilityKind, TopologyView};
 
 /// One connection the rules allow: `consumer → provider` for `capability`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct Candidate {
 impl Candidate {
     /// The edge id the hub gives this connection once established.
     pub fn edge_id(&self) -> String {
-        format!("{}->{}:{}", self.consumer, self.provider, self.capability)
+        edge_id(&self.consumer, &self.provider, &self.capability)
     }
 
     /// Does it join `a` and `b` (in either direction)?

@@ -3,7 +3,7 @@
 //! tested without a browser.
 //!
 //! The hub decides which triples are observed edges
-//! (`server::traffic::observed`): `GET /api/traffic` lists them, and each
+//! (`hub::traffic::observed`): `GET /api/traffic` lists them, and each
 //! `HubEvent::Traffic` says which of the edges it carries are observed
 //! edges now (an edge it carries but does not name is not any more: its
 //! window emptied). The canvas keeps that set across topology loads and
@@ -90,11 +90,11 @@ pub fn drawable(set: &ObservedSet, view: &TopologyView) -> Vec<EdgeView> {
 mod tests {
     use super::*;
     use crate::canvas::graph::tests::demo;
-    use crate::dto::{CapabilityKind, CapabilityView};
+    use crate::dto::{edge_id, CapabilityKind, CapabilityView};
 
     fn o(c: &str, p: &str, cap: &str) -> ObservedEdgeView {
         ObservedEdgeView {
-            id: format!("{c}->{p}:{cap}"),
+            id: edge_id(c, p, cap),
             consumer: c.into(),
             provider: p.into(),
             capability: cap.into(),

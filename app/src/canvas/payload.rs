@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dto::{
-    CapabilityKind, CapabilityRef, CapabilityView, CardSignatureView, EdgeView, InputGrant,
-    NodeKind, NodePosition, NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
+    edge_id, CapabilityKind, CapabilityRef, CapabilityView, CardSignatureView, EdgeView,
+    InputGrant, NodeKind, NodePosition, NodeStatus, NodeView, ReasonCode, RuleView, TopologyView,
 };
 
 /// An enum written as a small number. Both directions are exhaustive
@@ -193,7 +193,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
         .edges
         .iter()
         .map(|e| {
-            let usual = e.id == format!("{}->{}:{}", e.consumer, e.provider, e.capability);
+            let usual = e.id == edge_id(&e.consumer, &e.provider, &e.capability);
             PackedEdge(
                 t.s(&e.consumer),
                 t.s(&e.provider),
@@ -304,7 +304,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                 let (consumer, provider, capability) = (s(e.0)?, s(e.1)?, s(e.2)?);
                 let id = match e.6 {
                     Some(i) => s(i)?,
-                    None => format!("{consumer}->{provider}:{capability}"),
+                    None => edge_id(&consumer, &provider, &capability),
                 };
                 Ok(EdgeView {
                     id,

@@ -275,7 +275,9 @@ mod tests {
 #[cfg(all(test, feature = "ssr"))]
 mod render_tests {
     use super::*;
-    use crate::dto::{CapabilityKind, EdgeView, NodeKind, NodeStatus, NodeView, TopologyView};
+    use crate::dto::{
+        edge_id, CapabilityKind, EdgeView, NodeKind, NodeStatus, NodeView, TopologyView,
+    };
 
     fn topology() -> TopologyView {
         TopologyView {
@@ -304,7 +306,7 @@ mod render_tests {
 
     fn suggestion(consumer: &str, provider: &str, capability: &str) -> SuggestionView {
         SuggestionView {
-            edge: format!("{consumer}->{provider}:{capability}"),
+            edge: edge_id(consumer, provider, capability),
             consumer: consumer.into(),
             provider: provider.into(),
             capability: capability.into(),

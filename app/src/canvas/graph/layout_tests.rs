@@ -2,7 +2,7 @@
 //! (whose fixture the other canvas tests draw too).
 
 use super::*;
-use crate::dto::{CapabilityKind, CapabilityRef, NodeStatus, RuleView};
+use crate::dto::{edge_id, CapabilityKind, CapabilityRef, NodeStatus, RuleView};
 
 fn node(id: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
     NodeView::healthy(id, id, kind, system)
@@ -17,7 +17,7 @@ fn cap(id: &str, kind: CapabilityKind) -> CapabilityRef {
 
 fn edge(consumer: &str, provider: &str, capability: &str, kind: CapabilityKind) -> EdgeView {
     EdgeView {
-        id: format!("{consumer}->{provider}:{capability}"),
+        id: edge_id(consumer, provider, capability),
         consumer: consumer.into(),
         provider: provider.into(),
         capability: capability.into(),

@@ -180,11 +180,11 @@ pub fn lanes<'a>(edges: &'a [EdgeView], root_of: impl Fn(&'a str) -> &'a str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dto::{CapabilityKind, NodeStatus};
+    use crate::dto::{edge_id, CapabilityKind, NodeStatus};
 
     fn e(c: &str, p: &str, cap: &str) -> EdgeView {
         EdgeView {
-            id: format!("{c}->{p}:{cap}"),
+            id: edge_id(c, p, cap),
             consumer: c.into(),
             provider: p.into(),
             capability: cap.into(),
