@@ -392,7 +392,7 @@ pub struct ContractSummaryView {
     pub expired: bool,
 }
 
-/// Where a consumer's contract work stands (seed `000`: derived from the
+/// Where a consumer's contract work stands (derived from the
 /// events, so a process that dies mid-run cannot leave a stale flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -598,7 +598,7 @@ pub enum HubEvent {
 }
 
 // ---------------------------------------------------------------------
-// Traffic, metrics and the envelope inspector (issue 13)
+// Traffic, metrics and the envelope inspector
 // ---------------------------------------------------------------------
 
 /// How one exchange through the hub ended, as traffic counts it.
@@ -676,7 +676,7 @@ pub struct ReasonCountView {
     pub count: u64,
 }
 
-/// Whether work got done (seed `004`), for an edge
+/// Whether work got done (DESIGN.md §6), for an edge
 /// (`GET /api/edges/{id}/metrics`) or a system, over every edge it is
 /// part of (`GET /api/nodes/{id}/metrics`). Counts since the hub started;
 /// `unfinished_tasks` and the human interventions are read from the hub's
