@@ -281,7 +281,7 @@ mod browser {
     //! The request itself is not generic ([`request`]: method, path, body
     //! text in; status checked, body text out): its code, and the fetch
     //! and error handling in it, exist once in the wasm. Only the JSON
-    //! (de)serialisation is per type (issue 14: the bundle).
+    //! (de)serialisation is per type (it keeps the bundle small).
 
     use std::cell::RefCell;
 

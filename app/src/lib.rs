@@ -53,8 +53,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// Both sides pick the page from the same path with [`Page::from_path`], so
 /// hydration finds the DOM the server rendered. There is no client-side
 /// router: the links between pages are full page loads, each rendered by
-/// the server for the session (issue 14: the router was a twentieth of the
-/// browser bundle for three fixed paths).
+/// the server for the session (a client-side router measured a twentieth
+/// of the browser bundle for a few fixed paths).
 pub fn current_page() -> Page {
     #[cfg(feature = "ssr")]
     {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Canvas benchmark (issue 14; DESIGN.md §6, the canvas): a generated
+// Canvas benchmark (DESIGN.md §6, the canvas): a generated
 // topology of 500 nodes and 1,000 edges, served by a real hub on its own
 // port and database, measured in headless Chromium with the Performance
 // API, side by side with React Flow 12 on the same graph in the same sitting

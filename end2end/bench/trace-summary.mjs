@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Where a Chromium performance trace's time went (issue 14, the canvas at
-// 500 nodes; DESIGN.md §6, the canvas): self time per event name on the
+// Where a Chromium performance trace's time went (the canvas at 500
+// nodes; DESIGN.md §6, the canvas): self time per event name on the
 // page's main thread (script, style, layout, paint, GC…) and the total of
 // the raster and compositor threads, for `canvas-bench.mjs --trace`.
 //

@@ -118,7 +118,7 @@ test("no response the browser receives holds a secret, an internal address or ra
   // Every GET route, asked explicitly.
   const roots = view.nodes.filter((n) => n.node_type === "system" || n.node_type === "hub");
   const gets = ["/api/topology", "/api/session", "/api/inbox", "/api/inbox/page", "/api/agents", "/api/recommendations", ...roots.map((n) => `/api/nodes/${encodeURIComponent(n.id)}/audit?limit=100`)];
-  // Issue 13: every edge's traffic, each edge's metrics and envelope
+  // Traffic: every edge's traffic, each edge's metrics and envelope
   // inspector (payloads as the contracts redact them), each system's
   // metrics. A consult's answer may quote the question it was asked: that
   // is the test's own text (as in the drawers above), not peer data.

@@ -1,5 +1,5 @@
 // What crossed an edge, on the canvas (DESIGN.md §6, metrics on the
-// canvas; issue 13), against the real stack: an edge label's counts change
+// canvas), against the real stack: an edge label's counts change
 // live as calls flow (a member's A2A call through the hub's surface, the
 // drawer's own consult through the hub's gateway), the drawer's metrics
 // and envelope inspector follow without a reload; the inspector shows a

@@ -7,7 +7,7 @@
 //! The trace id joins the separate trails into one interaction
 //! ([`rebuild`]).
 //!
-//! **Group commit** (issue 14, the hub's hot path). Every call writes a
+//! **Group commit** (the hub's hot path). Every call writes a
 //! record, so the trail is on every call's path. [`AuditTrail::append`]
 //! hands its record to the trail's one writer task and waits until that
 //! task has committed it: the writer takes every record waiting at that

@@ -240,7 +240,8 @@ impl Inbox {
 
     /// How many proposals a human decided, per (from system, capability):
     /// `(from_system, capability, approved, rejected)`. The human
-    /// interventions of seed `004`'s metrics, read from the store.
+    /// interventions of the hub's metrics (DESIGN.md §6), read from the
+    /// store.
     pub async fn decision_counts(&self) -> Result<Vec<(String, String, u64, u64)>, InboxError> {
         let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
             "SELECT from_system, capability,

@@ -1,4 +1,4 @@
-//! The negotiation message (DESIGN.md §2, "capability"; seed `000`, step 1):
+//! The negotiation message (DESIGN.md §2, "capability"):
 //! what a consumer's and a provider's agents send each other, over A2A,
 //! while they agree a data contract — and the one validator both sides run
 //! on every message they receive.

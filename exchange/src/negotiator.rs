@@ -1,4 +1,4 @@
-//! The consumer's side of a negotiation (seed `000`, steps 1 and 3): the
+//! The consumer's side of a negotiation: the
 //! deterministic agent that proposes the columns its question needs,
 //! accepts a counter that still covers them, and holds the provider to the
 //! protocol — every reply validated by the one validator

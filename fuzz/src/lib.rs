@@ -1,4 +1,4 @@
-//! Fuzzing of every parser that reads outside input (issue 15; DESIGN.md
+//! Fuzzing of every parser that reads outside input (DESIGN.md
 //! reliability: a parser of outside input never panics, and refuses bad
 //! input with an error naming what was wrong).
 //!

@@ -1,4 +1,4 @@
-//! The bounded CI run of every fuzz target (issue 15): each runs its
+//! The bounded CI run of every fuzz target: each runs its
 //! committed corpus, then `WS_FUZZ_SECONDS` seconds (default 5) of
 //! generated input, and must not crash. One test per target, so they run
 //! in parallel and a failure names its target and the crash files.

@@ -1,4 +1,4 @@
-//! The hub's hot path beside its anchors, in one run (issue 14, "the hub's
+//! The hub's hot path beside its anchors, in one run (NOTES.md, "The hub's
 //! hot path"; DESIGN.md §4, "Peer to peer": what the gateway costs a call).
 //!
 //! Starts a real VendorCorp peer, the echo provider (`peer echo`: answers

@@ -1,7 +1,7 @@
-//! The hub as an MCP client of a provider's data plane (seed `000`, step
-//! 4): the sessions the gateway forwards consumers' `tools/call` over, and
-//! the prober's identity check of a plane. Both present the hub's own
-//! token for the provider, never a caller's.
+//! The hub as an MCP client of a provider's data plane: the sessions the
+//! gateway forwards consumers' `tools/call` over, and the prober's
+//! identity check of a plane. Both present the hub's own token for the
+//! provider, never a caller's.
 //!
 //! **One session per plane, shared by every call** ([`Sessions`]). On
 //! MCP's stateless revision (2026-07-28) a session is no server state:

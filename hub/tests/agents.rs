@@ -1,4 +1,4 @@
-//! The hub's own agents end to end (DESIGN.md §5, issue 12): a real hub
+//! The hub's own agents end to end (DESIGN.md §5): a real hub
 //! and real peers, and — where a model path runs — the stand-in model
 //! server (`scripts/model-standin`), a real OpenAI-compatible process
 //! answering from a script. Nothing in the hub is stubbed: the recommender,
@@ -381,7 +381,7 @@ async fn with_the_standin_every_model_path_runs_and_every_rule_holds_in_code() {
     assert_eq!(recs["ranked_by"], "model", "{recs}");
     assert_eq!(standin.log().await.len(), 2, "one retry after the 503");
     // A reasoning model's empty content is named, with the setting that
-    // fixes it (seed 000's quirk), not taken as an answer.
+    // fixes it (a known provider quirk), not taken as an answer.
     standin
         .script(json!([{"name": "thinking", "when": {},
             "reply": {"content": "", "reasoning_content": "Let me think about the ranking at length..."}}]))

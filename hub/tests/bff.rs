@@ -1202,7 +1202,7 @@ async fn hash_password_prints_an_argon2_hash_the_users_file_accepts() {
 }
 
 /// A data-share edge's contracts view is rebuilt from the hub's record of
-/// the negotiations that crossed it (seed `000`, step 6): BuyerCorp's
+/// the negotiations that crossed it: BuyerCorp's
 /// contract and transcript in order, the hub's state derived, and a bad
 /// negotiation request refused with what was wrong, nothing negotiated.
 #[tokio::test]

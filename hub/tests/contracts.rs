@@ -1,4 +1,4 @@
-//! The contract test suite (seed 003, issue 5): replies that embed
+//! The contract test suite: replies that embed
 //! instructions cause no write anywhere.
 //!
 //! A real stack (hub + VendorCorp + BuyerCorp + Helpdesk, each its own

@@ -473,7 +473,7 @@ async fn the_topology_view_leaks_no_token_env_name_base_url_or_allowlist() {
     }
 }
 
-/// The audit trail's group commit (issue 14): a call is answered only
+/// The audit trail's group commit: a call is answered only
 /// once its record is committed, so killing the hub with SIGKILL while
 /// calls are in flight loses no record of a call that was answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
-//! The hub fronts MCP like it fronts A2A (seed `000`, step 4; NOTES "Data
-//! contracts"), real processes: the hub, VendorCorp's agent and its MCP
+//! The hub fronts MCP like it fronts A2A (NOTES.md, "Data contracts and
+//! the data plane"), real processes: the hub, VendorCorp's agent and its MCP
 //! data plane (`peer mcp`, a process of its own), and MCP clients this
 //! project did not write (the Python `mcp` 2.x SDK) or that it only uses
 //! (rmcp's client).

@@ -1,5 +1,5 @@
 //! `/metrics` and the drawers' numbers after a scripted sequence of calls
-//! (DESIGN.md §6; seed `004`: success rate, failure types, retries, wait,
+//! (DESIGN.md §6: success rate, failure types, retries, wait,
 //! human interventions, unfinished tasks). Every count asserted is the one
 //! the sequence implies; a crawl of `/metrics` finds no token, no env var
 //! name, no internal URL and no payload value.

@@ -1,8 +1,8 @@
-//! Negotiated data contracts end to end (seed `000`; NOTES "Data
-//! contracts"), real processes: the hub, VendorCorp and the `peer
+//! Negotiated data contracts end to end (NOTES.md, "Data contracts and
+//! the data plane"), real processes: the hub, VendorCorp and the `peer
 //! negotiate` command as BuyerCorp's operator runs it.
 //!
-//! - the seed's transcript: BuyerCorp proposes region, order_date,
+//! - the demo's transcript: BuyerCorp proposes region, order_date,
 //!   order_value, order_id; VendorCorp counters without order_id; BuyerCorp
 //!   accepts; a grant with 30 days' retention; the aggregate read under it
 //!   equals an independent recomputation over VendorCorp's rows;

@@ -1,5 +1,5 @@
-//! Tasks through the hub with a real provider (DESIGN.md §2 "task", §6;
-//! seed `004`): Helpdesk's `ticket.triage` moves submitted → working →
+//! Tasks through the hub with a real provider (DESIGN.md §2 "task", §6):
+//! Helpdesk's `ticket.triage` moves submitted → working →
 //! completed / failed / canceled, under a deadline the caller sets, and
 //! a retry with the same key never executes twice — after a timeout,
 //! across a hub restart, and when submissions race.

@@ -105,8 +105,8 @@ pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) 
 }
 
 /// A skill's tags: its kind, handler and system; a negotiation skill adds
-/// its negotiable schema — every column *name* of the dataset (seed `000`:
-/// what a consumer validates its proposals against; never a value).
+/// its negotiable schema — every column *name* of the dataset (what a
+/// consumer validates its proposals against; never a value).
 fn skill_tags(config: &PeerConfig, skill: &SkillConfig, schema: &TableSchema) -> Vec<String> {
     let mut tags = vec![
         skill.kind.as_str().to_string(),

@@ -1,5 +1,5 @@
-//! `peer echo`: a trivial A2A provider for the gateway benchmark (issue 14,
-//! "the hub's hot path"; DESIGN.md §4, "Peer to peer", the provider's leg).
+//! `peer echo`: a trivial A2A provider for the gateway benchmark (NOTES.md,
+//! "The hub's hot path"; DESIGN.md §4, "Peer to peer", the provider's leg).
 //!
 //! A real process speaking the same wire as a reference peer — `GET
 //! /health` with the peer identity the hub's prober checks, an agent card

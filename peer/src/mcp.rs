@@ -1,6 +1,6 @@
-//! The MCP data plane of a provider (seed `000`, step 4: "the data plane is
-//! an MCP server, not a function"; DESIGN.md §3, "reference peers"; NOTES
-//! "Data contracts").
+//! The MCP data plane of a provider (an MCP server, not a function;
+//! DESIGN.md §3, "reference peers"; NOTES.md, "Data contracts and the data
+//! plane").
 //!
 //! `peer mcp --config <file>` runs it: a separate process of the same
 //! binary, on its own port (`mcp.listen`), over the same SQLite file as

@@ -1,5 +1,5 @@
-//! This peer negotiating a data contract as a consumer (`peer negotiate`;
-//! seed `000`, steps 1–3): its operator starts it, the hub never does.
+//! This peer negotiating a data contract as a consumer (`peer
+//! negotiate`): its operator starts it, the hub never does.
 //!
 //! The provider's negotiable schema comes from its card *as the hub shows
 //! it to this peer* (`GET /a2a/{provider}/.well-known/agent-card.json`,

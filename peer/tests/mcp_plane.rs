@@ -1,6 +1,6 @@
-//! The MCP data plane as real processes (seed `000`, step 4: "the data
-//! plane is an MCP server, not a function"; step 5: the provider refuses
-//! out-of-contract calls in code, before any row is read).
+//! The MCP data plane as real processes (the data plane is an MCP server,
+//! not a function; the provider refuses out-of-contract calls in code,
+//! before any row is read).
 //!
 //! Each test starts `peer serve` and `peer mcp` for a VendorCorp config on
 //! free ports over one SQLite file in a temp dir, grants a contract the way

@@ -1,5 +1,5 @@
 //! `ticket.triage` as a real A2A task, against the real `peer serve`
-//! binary (DESIGN.md §2 "task", §6; seed `004`): a temp copy of the
+//! binary (DESIGN.md §2 "task", §6): a temp copy of the
 //! shipped Helpdesk config on a free port, driven with raw JSON-RPC the
 //! way the hub forwards (the peer's bearer token, `X-Caller-System`,
 //! `A2A-Version`, `X-Request-Id` = the messageId).

@@ -1,4 +1,4 @@
-//! How the page carries its topology (issue 14, the canvas at 500 nodes;
+//! How the page carries its topology (small enough for 500 nodes;
 //! DESIGN.md §6, the canvas): the first load travels inside the server's
 //! HTML, serialised for hydration, and this is its packed form.
 //!

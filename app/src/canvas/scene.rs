@@ -10,7 +10,7 @@
 //! node and edge derives its own piece with a memo. A drag moves only the
 //! dragged root's card and, on the drag overlay, its edges.
 //!
-//! What is drawn depends on the camera (issue 14, `crate::canvas::cull`):
+//! What is drawn depends on the camera (`crate::canvas::cull`):
 //! close up, every node and edge of a small graph, and of a large one those
 //! near the screen (the server's HTML has the same ones); far out, blocks
 //! and grouped edge paths (`components::far`). Both are in the DOM (the far

@@ -56,7 +56,7 @@ pub struct ContractSummaryView {
     pub expired: bool,
 }
 
-/// Where a consumer's contract work stands (seed `000`: derived from the
+/// Where a consumer's contract work stands (derived from the
 /// events, so a process that dies mid-run cannot leave a stale flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

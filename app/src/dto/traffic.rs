@@ -1,4 +1,4 @@
-//! Traffic, metrics and the envelope inspector (issue 13): what crossed
+//! Traffic, metrics and the envelope inspector: what crossed
 //! each edge, established or observed, whether work got done, and the
 //! edge's last exchanges as the hub redacted them. Built by the hub's
 //! `traffic` and `web::bff::traffic`.
@@ -82,7 +82,7 @@ pub struct ReasonCountView {
     pub count: u64,
 }
 
-/// Whether work got done (seed `004`), for an edge
+/// Whether work got done (DESIGN.md §6), for an edge
 /// (`GET /api/edges/{id}/metrics`) or a system, over every edge it is
 /// part of (`GET /api/nodes/{id}/metrics`). Counts since the hub started;
 /// `unfinished_tasks` and the human interventions are read from the hub's

@@ -14,7 +14,7 @@
 //!   per-call deadline and a bounded retry policy (transport failures,
 //!   429 and 5xx; never a 4xx, never past the deadline).
 //! * [`quirks`]: the one adapter where a provider's deviations from the
-//!   OpenAI shape are absorbed (seed `000` names real ones), so nothing
+//!   OpenAI shape are absorbed (real ones, listed there), so nothing
 //!   above it has a special case.
 //! * [`reply`]: JSON-only replies: the object extracted from the text,
 //!   validated against the caller's schema, with exactly one corrective

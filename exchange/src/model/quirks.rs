@@ -1,5 +1,5 @@
 //! The one adapter for providers' deviations from the OpenAI chat shape
-//! (seed `000`, "provider quirks"): everything above this file sees a
+//! ("provider quirks"): everything above this file sees a
 //! plain string of assistant text or a named error.
 //!
 //! Absorbed here:

@@ -20,7 +20,7 @@ pub struct Tier {
     /// Name of the env var that holds the API key, if the endpoint wants one.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Sent as `reasoning_effort` when set (seed `000`: a reasoning model
+    /// Sent as `reasoning_effort` when set (a reasoning model
     /// that spends its whole budget thinking answers `content: ""` unless
     /// asked for `"none"`).
     #[serde(default)]

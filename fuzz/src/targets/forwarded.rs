@@ -1,4 +1,4 @@
-//! What the replicas read from outside (issue 15): `X-Forwarded-For` as a
+//! What the replicas read from outside: `X-Forwarded-For` as a
 //! trusted balancer passes it (`hub::net::listen::TrustedProxies::client`),
 //! the trusted-proxy list (`TrustedProxies::parse`, `WS_TRUSTED_PROXIES`)
 //! and the store's location (`exchange::db::Location`, `--database`). The

@@ -1,6 +1,6 @@
 //! The gateway benchmark's floor: Debian's `nginx` as a plain reverse proxy
-//! in front of the same backends (issue 14, "the hub's hot path": what any
-//! proxy pays; DESIGN.md §4).
+//! in front of the same backends (NOTES.md, "The hub's hot path": what
+//! any proxy pays; DESIGN.md §4).
 //!
 //! One nginx, a temporary config in the bench's own directory, one loopback
 //! port per backend, kept-alive upstream connections (as the hub keeps its

@@ -1,5 +1,5 @@
 //! The gateway benchmark's load generator: Debian's `wrk`, a process of its
-//! own, driven by a Lua script this file writes (issue 14, "the hub's hot
+//! own, driven by a Lua script this file writes (NOTES.md, "The hub's hot
 //! path"; DESIGN.md §4, the gateway measured against direct calls).
 //!
 //! Every request carries a fresh id (`<run>-<thread>-<n>`): in the A2A

@@ -1,4 +1,4 @@
-//! The hub's own agents (DESIGN.md §5, seed `003`): a small multi-agent
+//! The hub's own agents (DESIGN.md §5): a small multi-agent
 //! system whose model tiers come from config and whose prompts come from
 //! a library, and which works without any model.
 //!

@@ -1,4 +1,4 @@
-//! The hub's negotiation agent with a tier (seed `000`, issue 12): the
+//! The hub's negotiation agent with a tier: the
 //! model drafts the hub's proposal; the rules still apply after it, in
 //! code.
 //!

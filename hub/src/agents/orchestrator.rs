@@ -1,5 +1,5 @@
-//! The orchestrator: a bounded ReAct loop (DESIGN.md §5, seed `003`: "a
-//! lightweight ReAct loop over Wall Street's own specialists").
+//! The orchestrator: a bounded, lightweight ReAct loop over Wall Street's
+//! own specialists (DESIGN.md §5).
 //!
 //! A specialist builds one for its run ([`Task`]): its tier and bounds
 //! (the specialist's [`Runner`]), its tool set, its task text (from the

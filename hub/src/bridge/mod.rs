@@ -194,8 +194,8 @@ impl BridgeError {
 // Lossy constructs
 // ---------------------------------------------------------------------------
 
-/// One line per construct that does not survive a round trip, for docs and
-/// the closing note: (what, why).
+/// One line per construct that does not survive a round trip, for the docs
+/// (NOTES.md, "Version bridge"): (what, why).
 pub const LOSSY: &[(&str, &str)] = &[
     (
         "status-update `final`",

@@ -1,6 +1,6 @@
 //! One prober for all replicas: the replica holding the leader lock probes
-//! (DESIGN.md §4 "Degradation"; issue 15: "the health prober does not
-//! multiply its load by the replica count").
+//! (DESIGN.md §4 "Degradation"), so the health prober does not multiply
+//! its load by the replica count.
 //!
 //! Every replica tries to take a session advisory lock on a connection of
 //! its own, once a second. The one that gets it runs the prober; its board

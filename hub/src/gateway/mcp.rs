@@ -1,5 +1,5 @@
-//! The MCP door through the gateway (seed `000`, step 4; NOTES "Data
-//! contracts"): a consumer's `tools/list` and `tools/call` for a
+//! The MCP door through the gateway (NOTES.md, "Data contracts and the
+//! data plane"): a consumer's `tools/list` and `tools/call` for a
 //! provider's data plane run the same pipeline as an A2A call of the
 //! data-share the plane serves — the auth chain, the rule for that
 //! capability, its input schema (the hub's half of the grant), its

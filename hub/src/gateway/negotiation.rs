@@ -1,5 +1,5 @@
-//! Negotiation turns through the gateway (seed `000`; NOTES "Data
-//! contracts"): a call of a `negotiation` capability is forwarded like any
+//! Negotiation turns through the gateway (NOTES.md, "Data contracts and
+//! the data plane"): a call of a `negotiation` capability is forwarded like any
 //! other — auth chain, rule, the hub's input schema, deadline, the
 //! response schema, the audit record — and, because the hub is where both
 //! sides' messages cross, each turn is also written to the hub's

@@ -1,5 +1,5 @@
 //! What the gateway tells [`Traffic`](crate::traffic) about each finished
-//! exchange (DESIGN.md §6 metrics; the envelope inspector of issue 13).
+//! exchange (DESIGN.md §6 metrics; the envelope inspector).
 //!
 //! Called once per exchange from `finish`, next to the audit record. The
 //! payload is passed through the redaction layer *here*, before anything

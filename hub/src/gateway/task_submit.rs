@@ -1,7 +1,7 @@
-//! Submitting a task (DESIGN.md §2 "task", §6; seed `004`: "对于未知状态，
-//! 直接重试写操作可能造成重复执行，正确做法是先用幂等键查询；只有确认请求
-//! 未被接受时，才允许重新提交" — for an unknown state, query by the key
-//! before resubmitting).
+//! Submitting a task (DESIGN.md §2 "task", §6). For an unknown state,
+//! retrying the write at once could execute it twice, so the hub first
+//! queries by the idempotency key, and resubmits only once it knows the
+//! request was not accepted.
 //!
 //! A `SendMessage` to a `task` capability carries the caller's idempotency
 //! key (its `X-Request-Id`, i.e. its `messageId`) and, optionally, a

@@ -141,7 +141,7 @@ pub struct System {
     #[serde(default)]
     pub datasources: Vec<Datasource>,
     /// Its MCP data plane, if it runs one: a separate process the hub
-    /// fronts at `/mcp/{system}` (seed `000`, step 4).
+    /// fronts at `/mcp/{system}`.
     #[serde(default)]
     pub data_plane: Option<DataPlane>,
 }
@@ -248,11 +248,11 @@ pub enum CapabilityKind {
     DataShare,
     /// Ask; the answer is a read-only conclusion. Idempotent by request id.
     Consult,
-    /// Agree a data contract for a data-share (seed `000`): strict
+    /// Agree a data contract for a data-share: strict
     /// messages, one negotiation per A2A `contextId`, the grant written
     /// by the provider.
     Negotiation,
-    /// Long-running work (DESIGN.md §2, "task"; seed `004`): accepted as an
+    /// Long-running work (DESIGN.md §2, "task"): accepted as an
     /// A2A task under the caller's idempotency key and a deadline, with a
     /// lifecycle the provider reports and the hub records.
     Task,

@@ -1,6 +1,5 @@
-//! The hub's record of every task it forwarded (DESIGN.md §2 "task", §6;
-//! seed `004`: "状态变化应当由服务端记录" — state changes are recorded by
-//! the server, not claimed by a model).
+//! The hub's record of every task it forwarded (DESIGN.md §2 "task", §6):
+//! state changes are recorded by the server, not claimed by a model.
 //!
 //! One row per submission of a `task` capability, keyed by the caller's
 //! idempotency key (its `X-Request-Id`, which is the A2A `messageId`):

@@ -1,4 +1,4 @@
-//! The hub as an MCP server (seed `000`, step 4; DESIGN.md §4 "Peer to
+//! The hub as an MCP server (DESIGN.md §4 "Peer to
 //! peer"): `POST /mcp/{provider}` is MCP Streamable HTTP (stateless, JSON
 //! answers) in front of that provider's data plane, the way `/a2a/{provider}`
 //! fronts its agent. Any MCP client — the Python `mcp` SDK included —

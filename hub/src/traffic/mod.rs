@@ -1,7 +1,7 @@
 //! Whether work got done, edge by edge (DESIGN.md §6 "metrics that say
-//! whether work got done … on `/metrics` and on the canvas"; seed `004`:
-//! success rate, failure types, retries, wait, human interventions,
-//! unfinished tasks — not how many model requests were made).
+//! whether work got done … on `/metrics` and on the canvas": success
+//! rate, failure types, retries, wait, human interventions, unfinished
+//! tasks — not how many model requests were made).
 //!
 //! Every exchange the gateway finishes (refused or answered, on any door)
 //! is handed to [`Traffic::observe`] once, from `gateway::pipeline`'s

@@ -1,4 +1,4 @@
-//! One edge's numbers (DESIGN.md §6; seed `004`): counters since the hub
+//! One edge's numbers (DESIGN.md §6): counters since the hub
 //! started, the last minute's calls for the canvas, the recent waits for
 //! p50/p95, and the inspector's ring. Everything is bounded: the window
 //! keeps at most [`WINDOW_CAP`] calls, the waits [`WAITS_CAP`].

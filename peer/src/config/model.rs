@@ -217,11 +217,11 @@ pub enum SkillKind {
     DataShare,
     /// Ask; the answer is a read-only conclusion.
     Consult,
-    /// Agree a data contract for a data-share (seed `000`): strict
+    /// Agree a data contract for a data-share: strict
     /// messages until the provider grants a scope.
     Negotiation,
     /// Long-running work accepted under an idempotency key and a deadline
-    /// (DESIGN.md §2 "task", seed `004`): the answer is an A2A task that
+    /// (DESIGN.md §2 "task"): the answer is an A2A task that
     /// moves submitted → working → completed | failed | canceled, or is
     /// rejected.
     Task,
@@ -373,8 +373,8 @@ pub enum AnswerAs {
     Task,
 }
 
-/// The MCP data plane of this peer (seed `000`, step 4: "the data plane is
-/// an MCP server, not a function"): `peer mcp` serves one tool,
+/// The MCP data plane of this peer (the data plane is an MCP server, not a
+/// function): `peer mcp` serves one tool,
 /// `query_records`, over MCP Streamable HTTP, and decides every call
 /// against the caller's negotiated contract for `capability`, re-read from
 /// the store each time ([`crate::mcp`]). A separate process of the same
@@ -390,7 +390,7 @@ pub struct McpConfig {
     pub capability: String,
 }
 
-/// The model tier of this peer's negotiation agent (issue 12): an
+/// The model tier of this peer's negotiation agent: an
 /// OpenAI-compatible endpoint, the prompt library, bounds. The policy in
 /// code applies after whatever the model drafts
 /// (`crate::contracts::draft`).

@@ -1,4 +1,4 @@
-//! The one decision of a read against a data contract (seed `000`, step 5):
+//! The one decision of a read against a data contract:
 //! [`evaluate`], called on every call of every door (the A2A data-share
 //! and the MCP data plane) before a row is read.
 //!

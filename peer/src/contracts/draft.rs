@@ -1,6 +1,6 @@
-//! The provider's negotiation agent with a model tier (issue 12; seed
-//! `000`, step 2): the model drafts the reply, the [`super::policy`] then
-//! applies in code exactly as it does to the deterministic draft.
+//! The provider's negotiation agent with a model tier: the model drafts
+//! the reply, the [`super::policy`] then applies in code exactly as it
+//! does to the deterministic draft.
 //!
 //! Configured by the peer file's `model` section (a tier, the prompt
 //! library, bounds). The consumer's message — its rationale and purpose

@@ -1,5 +1,5 @@
-//! Data contracts at the data owner (seed `000`, steps 1 and 5; DESIGN.md
-//! §2, "capability"): what a provider has agreed to let one consumer read,
+//! Data contracts at the data owner (DESIGN.md §2, "capability"): what a
+//! provider has agreed to let one consumer read,
 //! how it decides what to grant, and the one function that decides every
 //! read against the current contract.
 //!

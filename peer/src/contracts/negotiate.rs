@@ -1,4 +1,4 @@
-//! The provider's side of a negotiation (seed `000`, steps 1–5): one turn
+//! The provider's side of a negotiation: one turn
 //! per A2A message, one negotiation per `contextId`.
 //!
 //! A turn: the consumer's message is validated by the shared validator

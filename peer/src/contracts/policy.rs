@@ -1,6 +1,6 @@
-//! The provider's negotiation policy, in code (seed `000`, step 5): applied
-//! to the provider's reply *after* whatever produced it — the deterministic
-//! agent today, a model later — so a reply that grants too much is narrowed
+//! The provider's negotiation policy, in code: applied to the provider's
+//! reply *after* whatever produced it — the deterministic agent or a model
+//! tier's draft — so a reply that grants too much is narrowed
 //! here, and the narrowing is reported, never silent.
 //!
 //! Three rules and one deterministic step:
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn columns_beyond_the_negotiable_ones_come_out_too() {
-        // The seed's transcript: order_id is in the dataset, never granted.
+        // The demo's transcript: order_id is in the dataset, never granted.
         let reply = msg(
             Party::Provider,
             Intent::Accept,

@@ -1,5 +1,5 @@
-//! The gate in front of every read of the dataset (seed `000`, step 5; NOTES
-//! "Data contracts"): both doors — the A2A data-share (`orders.query`) and
+//! The gate in front of every read of the dataset (NOTES.md, "Data
+//! contracts and the data plane"): both doors — the A2A data-share (`orders.query`) and
 //! the MCP data plane (`query_records`) — call [`read`], so one contract
 //! decides both, re-read from the store on every call.
 //!

@@ -1,5 +1,5 @@
 //! The provider's negotiation memory and granted contracts, in its own
-//! SQLite file (seed `000`, step 3): its last offer per negotiation (the
+//! SQLite file: its last offer per negotiation (the
 //! A2A `contextId`: an `accept` is checked against it), and every contract
 //! it granted, the newest per consumer and capability being the current
 //! one that every read is decided against.

@@ -19,11 +19,12 @@
 //! table_info` before it reaches SQL (and is then quoted); every value is a
 //! bound parameter. Nothing a caller sends is interpolated unvalidated.
 //!
-//! Scope: a capability grants a set of columns (`granted_columns` in the
-//! peer's config, the data owner's half of the data contract). A query that
-//! names any other column anywhere (aggregate, filter, group by) is refused
-//! while it is parsed, before a row is read, with `scope_denied` — seed
-//! 000's data plane. "No such column" and "not granted" stay distinct.
+//! Scope: a call is granted a set of columns (the consumer's negotiated
+//! contract, never beyond the skill's `negotiable_columns`: the data
+//! owner's half of the data contract). A query that names any other column
+//! anywhere (aggregate, filter, group by) is refused while it is parsed,
+//! before a row is read, with `scope_denied`. "No such column" and "not
+//! granted" stay distinct.
 
 use super::{json_type, num, object_with, round2, SkillError};
 use crate::datasets::{Column, ColumnType, TableSchema};

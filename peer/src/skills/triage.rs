@@ -1,5 +1,5 @@
 //! `ticket_triage`: the Helpdesk's task-style skill (DESIGN.md §2 "task",
-//! §6 "task lifecycle"; seed `004`, the task contract).
+//! §6 "task lifecycle"; the task contract).
 //!
 //! Triage is long-running work: the executor answers a `ticket.triage`
 //! call with an A2A task (`crate::executor`), under the caller's

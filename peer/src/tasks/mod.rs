@@ -1,5 +1,5 @@
 //! Task skills as real A2A tasks (DESIGN.md §2 "task", §6 "task
-//! lifecycle"; seed `004`, the task contract): what the executor runs when
+//! lifecycle"; the task contract): what the executor runs when
 //! a call names a `task` skill (`ticket.triage`).
 //!
 //! The handler (`a2a-server`'s `DefaultRequestHandler`) creates the task,

@@ -1,5 +1,5 @@
-//! The drag overlay (issue 14, the canvas at 500 nodes; DESIGN.md §6, the
-//! canvas): what a gesture draws while it lasts, on a screen-sized layer
+//! The drag overlay (what keeps a drag fluid at 500 nodes; DESIGN.md §6,
+//! the canvas): what a gesture draws while it lasts, on a screen-sized layer
 //! above the graph: the edges of the root being dragged (lines, arrows and
 //! labels) and the line of a connection being dragged.
 //!

@@ -1,5 +1,5 @@
-//! The graph far out (issue 14, the canvas at 500 nodes; DESIGN.md §6, the
-//! canvas): below [`FAR_ZOOM`](crate::canvas::cull::FAR_ZOOM) every root
+//! The graph far out (a canvas of 500 nodes, zoomed out; DESIGN.md §6,
+//! the canvas): below [`FAR_ZOOM`](crate::canvas::cull::FAR_ZOOM) every root
 //! is a block (its card and its children's area, its name, its health) and
 //! the edges are a few long paths, one per look (kind and health, and the
 //! lit edge on its own), instead of a thousand cards, lines, labels and

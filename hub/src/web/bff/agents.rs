@@ -1,6 +1,6 @@
-//! The routes of the hub's own agents (DESIGN.md §5; seed `003`:
-//! "dispatch starts at the BFF's static route table: it picks the
-//! specialist, and the specialist builds the orchestrator").
+//! The routes of the hub's own agents (DESIGN.md §5). Dispatch starts at
+//! the BFF's static route table: it picks the specialist, and the
+//! specialist builds the orchestrator.
 //!
 //! * `GET /api/agents`: what the canvas may offer ([`AgentsView`]).
 //! * `GET /api/recommendations`: the recommender.

@@ -1,5 +1,5 @@
-//! What a data-share edge's drawer shows about data contracts (seed `000`,
-//! step 6; DESIGN.md §4 "Open a data-share edge"): for the edge's
+//! What a data-share edge's drawer shows about data contracts (DESIGN.md
+//! §4 "Open a data-share edge"): for the edge's
 //! consumer and for the hub (whose drawer queries run as the hub, so need
 //! a contract of their own), the newest contract granted, the newest
 //! negotiation's transcript and the run state — all rebuilt from the hub's
@@ -263,7 +263,7 @@ async fn view(state: &BffState, target: &Target) -> Result<Redacted<ContractsVie
 }
 
 /// The run state of a consumer's newest negotiation, from its recorded
-/// turns (seed `000`, step 6: derived, never stored) and whether the
+/// turns (derived, never stored) and whether the
 /// newest contract has expired.
 pub fn derive_state(newest: &[&TurnRecord], contract_expired: Option<bool>) -> (RunState, String) {
     let Some(last) = newest.last() else {

@@ -4,7 +4,7 @@
 //! newest negotiation; and, for the hub, a form to have the hub negotiate
 //! its own (DESIGN.md §4, "Open a data-share edge").
 //!
-//! The panel is a log reader (seed `000`, step 6): it shows only the
+//! The panel is a log reader: it shows only the
 //! messages the hub recorded, in order (never a placeholder timeline,
 //! never a message that did not happen), and the run state as the hub
 //! derived it from them (it is not stored, here or there). The one thing
