@@ -1,4 +1,3 @@
-
 use super::*;
 
 async fn trail(system: &str) -> AuditTrail {

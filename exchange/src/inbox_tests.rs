@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::testing::{engines, TestStore};
 use async_trait::async_trait;

@@ -48,6 +48,8 @@ mod fixed;
 mod mcp;
 #[path = "gateway/nginx.rs"]
 mod nginx;
+#[path = "gateway/report.rs"]
+mod report;
 #[path = "gateway/tokens.rs"]
 mod tokens;
 #[path = "gateway/wrk.rs"]
@@ -66,17 +68,25 @@ enum Door {
     Direct,
     Nginx,
     HubA2a,
+    HubRest,
     Gateway,
 }
 
 impl Door {
-    const ALL: [Door; 4] = [Door::Direct, Door::Nginx, Door::HubA2a, Door::Gateway];
+    const ALL: [Door; 5] = [
+        Door::Direct,
+        Door::Nginx,
+        Door::HubA2a,
+        Door::HubRest,
+        Door::Gateway,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Door::Direct => "direct",
             Door::Nginx => "nginx",
             Door::HubA2a => "hub A2A",
+            Door::HubRest => "hub HTTP+JSON",
             Door::Gateway => "/gateway/v1",
         }
     }
@@ -105,13 +115,13 @@ fn run_id() -> String {
 
 /// The `wrk` load of one door of one backend.
 fn load(stack: &Stack, b: &Backend, door: Door) -> Load {
+    let params = json!({ "message": {
+        "messageId": ID,
+        "role": "ROLE_USER",
+        "parts": [{ "data": { "capability": b.capability, "input": b.input } }],
+    } });
     let a2a_body = json!({
-        "jsonrpc": "2.0", "id": ID, "method": "SendMessage",
-        "params": { "message": {
-            "messageId": ID,
-            "role": "ROLE_USER",
-            "parts": [{ "data": { "capability": b.capability, "input": b.input } }],
-        } }
+        "jsonrpc": "2.0", "id": ID, "method": "SendMessage", "params": params,
     })
     .to_string();
     let bearer = |id: &str| {
@@ -143,8 +153,15 @@ fn load(stack: &Stack, b: &Backend, door: Door) -> Load {
         ),
         Door::HubA2a => (
             format!("{}/a2a/{}", stack.hub_url(), b.provider),
-            vec![bearer("buyercorp"), version],
+            vec![bearer("buyercorp"), version.clone()],
             a2a_body,
+            None,
+            "\"parts\"",
+        ),
+        Door::HubRest => (
+            format!("{}/a2a/{}/rest/message:send", stack.hub_url(), b.provider),
+            vec![bearer("buyercorp"), version],
+            params.to_string(),
             None,
             "\"parts\"",
         ),
@@ -197,6 +214,7 @@ async fn check(client: &reqwest::Client, load: &Load) -> Result<Value, String> {
         return Err(fail("not a success"));
     }
     let result = match load.id_header {
+        None if load.url.ends_with("/message:send") => json.pointer("/message/parts/0/data"),
         None => json.pointer("/result/message/parts/0/data"),
         Some(_) => (json["status"] == "connected")
             .then(|| json.get("result"))
@@ -243,8 +261,30 @@ fn median(runs: &[Figures]) -> Figures {
     }
 }
 
+/// Where the published report goes: `BENCH_REPORT_DIR`, else the
+/// repository's `docs/`.
+fn report_dir() -> PathBuf {
+    std::env::var_os("BENCH_REPORT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs"))
+}
+
 #[tokio::main]
 async fn main() {
+    // `BENCH_RENDER=<raw.jsonl>`: the report written again from kept
+    // results, nothing measured.
+    if let Some(raw) = std::env::var_os("BENCH_RENDER") {
+        // A relative path is the repository's (cargo runs a bench in its
+        // package's directory).
+        let raw = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(raw);
+        let text = std::fs::read_to_string(&raw)
+            .unwrap_or_else(|e| panic!("BENCH_RENDER={}: {e}", raw.display()));
+        let path = report::render(&report_dir(), &text);
+        println!("report written: {}", path.display());
+        return;
+    }
     let seconds = env_count("BENCH_SECONDS", 8) as u64;
     let rounds = env_count("BENCH_ROUNDS", 1);
     let concurrencies: Vec<usize> = match std::env::var("BENCH_CONCURRENCY") {
@@ -260,6 +300,13 @@ async fn main() {
     };
     let wrk_bin = tool("wrk", "BENCH_WRK");
     let nginx_bin = tool("nginx", "BENCH_NGINX");
+    let sections = Sections::from_env();
+    // The published report pins: everything this process starts on one
+    // core, then the gateway under test moved to the other.
+    let mut pinning = report::Pinning::plan();
+    if sections.report {
+        pinning.pin_self();
+    }
     let mut stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
     stack.add_echo("echo").await;
     let backends = [
@@ -283,6 +330,12 @@ async fn main() {
         .map(|b| (b.nginx_port, stack.peer_ports[b.provider]))
         .collect();
     let proxy = nginx::Nginx::start(&nginx_bin, stack.dir.path(), &routes);
+    if sections.report {
+        if let Some(pid) = stack.hub_pid() {
+            pinning.pin_gateway(pid);
+        }
+        pinning.pin_gateway(proxy.pid());
+    }
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
@@ -336,10 +389,51 @@ async fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let sections = Sections::from_env();
     // A peer seeds its dataset when it starts: figures taken while it
     // does would be its, not the doors'.
     wait_idle();
+    if sections.report {
+        let Some(oha) = oha() else {
+            panic!("the report needs `oha`: scripts/bench-gateway installs it");
+        };
+        let rates = rates();
+        let seconds = env_count("BENCH_FIXED_SECONDS", 5) as u64;
+        // echo first (the gateway's own cost), then orders, then MCP.
+        let mut groups = Vec::new();
+        for (b, row) in backends.iter().zip(&loads).rev() {
+            groups.push(
+                Door::ALL
+                    .iter()
+                    .map(|&d| report::Row {
+                        backend: b.name,
+                        door: d.name(),
+                        load: &row[d as usize],
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        groups.push(
+            mcp_loads
+                .iter()
+                .zip(["direct", "hub MCP"])
+                .map(|(l, door)| report::Row {
+                    backend: "mcp",
+                    door,
+                    load: l,
+                })
+                .collect(),
+        );
+        let context = report::Context {
+            hub: common::hub_bin(),
+            pinning,
+            // `BENCH_REPORT_DIR`: elsewhere than the repository's docs
+            // (an earlier build's figures, say).
+            out: report_dir(),
+        };
+        let path = report::run(&oha, &groups, &rates, seconds, &context);
+        println!("report written: {}", path.display());
+        return;
+    }
     if sections.fixed {
         // The echo backend first (the targets are read on it), then
         // orders, then MCP; nginx is a floor, not a door of the hub's.
@@ -420,8 +514,10 @@ async fn main() {
 
 /// Which parts of the bench run (`BENCH_SECTIONS`, a comma list of
 /// `fixed`, `wrk`, `tokens`, `tracing`; all by default; `BENCH_TRACING=0`
-/// drops `tracing`).
+/// drops `tracing`; `report` alone writes the published report, see
+/// `gateway/report.rs`).
 struct Sections {
+    report: bool,
     fixed: bool,
     wrk: bool,
     tokens: bool,
@@ -434,6 +530,7 @@ impl Sections {
             std::env::var("BENCH_SECTIONS").unwrap_or_else(|_| "fixed,wrk,tokens,tracing".into());
         let has = |s: &str| asked.split(',').any(|a| a.trim() == s);
         Self {
+            report: has("report"),
             fixed: has("fixed"),
             wrk: has("wrk"),
             tokens: has("tokens"),
@@ -475,6 +572,25 @@ fn wait_idle() {
     println!("(machine still busy after 60 s of waiting: figures below are noisy)");
 }
 
+/// `oha`: `BENCH_OHA`, on `PATH`, or where `cargo install` put it.
+fn oha() -> Option<PathBuf> {
+    wrk::find("oha", "BENCH_OHA").or_else(|| {
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+        Some(home.join("bin/oha")).filter(|p| p.is_file())
+    })
+}
+
+/// The fixed rates (`BENCH_RATES`, a comma list; default 1000,2000,3000).
+fn rates() -> Vec<u32> {
+    std::env::var("BENCH_RATES")
+        .unwrap_or_else(|_| "1000,2000,3000".into())
+        .split(',')
+        .filter_map(|r| r.trim().parse().ok())
+        .collect()
+}
+
 /// How long the backends get to finish what an overloaded run left
 /// queued (longer than the capabilities' deadlines).
 const DRAIN: Duration = Duration::from_secs(6);
@@ -487,21 +603,12 @@ const DRAIN: Duration = Duration::from_secs(6);
 /// (a backend's doors, direct first), in the order they run; the first
 /// is the one the targets are read on.
 fn fixed_rate(groups: &[Vec<&Load>]) {
-    let Some(oha) = wrk::find("oha", "BENCH_OHA").or_else(|| {
-        let home = std::env::var_os("CARGO_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-        Some(home.join("bin/oha")).filter(|p| p.is_file())
-    }) else {
+    let Some(oha) = oha() else {
         println!("fixed rate: skipped (no `oha`: scripts/bench-gateway installs it)");
         return;
     };
     let seconds = env_count("BENCH_FIXED_SECONDS", 5) as u64;
-    let rates: Vec<u32> = std::env::var("BENCH_RATES")
-        .unwrap_or_else(|_| "1000,2000,3000".into())
-        .split(',')
-        .filter_map(|r| r.trim().parse().ok())
-        .collect();
+    let rates = rates();
     let bound = Duration::from_millis(50);
     println!();
     println!(

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::net::tls::ClientCertificate;
 use axum::http::HeaderValue;

@@ -1,4 +1,3 @@
-
 use super::*;
 use app::dto::{HubEvent, NodeStatus, TopologyView};
 use exchange::reason::{NotConnected, ReasonCode};

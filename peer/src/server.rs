@@ -261,7 +261,7 @@ pub(crate) fn spawn(listener: TcpListener, addr: SocketAddr, app: Router) -> Run
 }
 
 /// `peer serve`: opens the store, binds, serves until SIGINT/SIGTERM: over
-/// TLS when the config has `tls` ([`crate::net::tls`]), else plain HTTP.
+/// TLS when the config has `tls` ([`crate::tls`]), else plain HTTP.
 pub async fn serve(
     config: PeerConfig,
     token: Token,
@@ -275,7 +275,7 @@ pub async fn serve(
         .with_context(|| format!("listen address `{listen}` is not IP:port"))?;
     // TLS material first: a bad certificate is said before anything opens.
     let tls = match &config.tls {
-        Some(tls) => Some(crate::net::tls::server_config(tls)?),
+        Some(tls) => Some(crate::tls::server_config(tls)?),
         None => None,
     };
     let state = Arc::new(PeerState::open(config, token, database).await?);
@@ -308,7 +308,7 @@ pub async fn serve(
             .await
             .context("serving the peer")?,
         Some(config) => axum::serve(
-            crate::net::tls::TlsListener::new(listener, config).context("the TLS listener")?,
+            crate::tls::TlsListener::new(listener, config).context("the TLS listener")?,
             app,
         )
         .with_graceful_shutdown(shutdown_signal())

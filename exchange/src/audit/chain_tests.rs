@@ -665,3 +665,101 @@ async fn an_anchor_names_a_chain_cut_short_that_the_store_alone_cannot() {
         }
     }
 }
+
+/// A trail written while the store numbered its rows with `AUTOINCREMENT`
+/// keeps every row, its seq and its chain through the migration that
+/// numbers them by rowid alone; the next record takes the next seq, the
+/// append-only triggers still hold, and no commit writes `sqlite_sequence`
+/// for the trail again.
+#[tokio::test]
+async fn the_trail_keeps_its_rows_seqs_and_chain_when_its_numbering_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let before = dir.path().join("migrations-before");
+    std::fs::create_dir(&before).expect("a directory");
+    for (name, sql) in [
+        (
+            "1_audit_trail.sql",
+            include_str!("../../migrations/sqlite/1_audit_trail.sql"),
+        ),
+        (
+            "2_approval_inbox.sql",
+            include_str!("../../migrations/sqlite/2_approval_inbox.sql"),
+        ),
+        (
+            "3_audit_chain.sql",
+            include_str!("../../migrations/sqlite/3_audit_chain.sql"),
+        ),
+        (
+            "4_audit_chain_count.sql",
+            include_str!("../../migrations/sqlite/4_audit_chain_count.sql"),
+        ),
+    ] {
+        std::fs::write(before.join(name), sql).expect("a migration");
+    }
+    let location = crate::db::Location::File(dir.path().join("trail.db"));
+    let store = Store::open(&location).await.expect("open");
+    sqlx::migrate::Migrator::new(before.as_path())
+        .await
+        .expect("the earlier migrations")
+        .run(store.pool())
+        .await
+        .expect("migrate to the earlier schema");
+    let trail = AuditTrail::open(store.clone(), "hub");
+    for i in 0..5 {
+        trail.append(record(i, "a", "b")).await.expect("append");
+    }
+    let sequenced = "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'audit_trail'";
+    let n: i64 = sqlx::query_scalar(sequenced)
+        .fetch_one(store.pool())
+        .await
+        .expect("count");
+    assert_eq!(
+        n, 1,
+        "the earlier schema numbers the trail with AUTOINCREMENT"
+    );
+
+    store
+        .migrate(&[&crate::db::SCHEMA])
+        .await
+        .expect("migrate to the current schema");
+    let sql: String = sqlx::query_scalar(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit_trail'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("the table");
+    assert!(!sql.to_uppercase().contains("AUTOINCREMENT"), "{sql}");
+    for i in 0..5 {
+        assert_eq!(
+            seq_of(&store, &format!("r{i}")).await,
+            i64::try_from(i).unwrap() + 1
+        );
+    }
+    trail.append(record(5, "a", "b")).await.expect("append");
+    assert_eq!(seq_of(&store, "r5").await, 6);
+    let n: i64 = sqlx::query_scalar(sequenced)
+        .fetch_one(store.pool())
+        .await
+        .expect("count");
+    assert_eq!(n, 0, "no commit writes sqlite_sequence for the trail");
+    let v = verify::verify_store(&store, None, &JwkSet { keys: vec![] })
+        .await
+        .expect("verify");
+    assert_eq!(v.broken, None);
+    assert_eq!(v.chains[0].records, 6);
+    let head = chain::head(&store, "hub")
+        .await
+        .expect("head")
+        .expect("a head");
+    assert_eq!((head.seq, head.count), (6, 6));
+    for refused in [
+        "DELETE FROM audit_trail WHERE seq = 1",
+        "UPDATE audit_trail SET detail = 'x' WHERE seq = 1",
+    ] {
+        let e = sqlx::query(refused)
+            .execute(store.pool())
+            .await
+            .expect_err(refused);
+        assert!(e.to_string().contains("append-only"), "{refused}: {e}");
+    }
+}

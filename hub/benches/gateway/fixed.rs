@@ -6,9 +6,10 @@
 //! The load generator is `oha` (crates.io) in its constant-rate mode
 //! (`--qps`) with latency correction: a request is timed from when it was
 //! due, not from when a busy connection got round to sending it, so a
-//! stalled door cannot hide its queue (coordinated omission). A run in
-//! which any answer is not HTTP 200, or any request failed, aborts the
-//! bench: a benchmark of errors is worthless.
+//! stalled door cannot hide its queue (coordinated omission). [`run`]
+//! aborts the bench on a run in which any answer is not HTTP 200 or any
+//! request failed (a table of errors is worthless); [`run_raw`] counts
+//! them instead, for the published report, which discloses them.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,8 +35,23 @@ pub struct Rated {
 /// by connections waiting on slow answers (64 × 1 / 10 ms = 6,400/s).
 const CONNECTIONS: usize = 64;
 
-/// One run of `load` at `rate` requests per second for `seconds`.
+/// One run of `load` at `rate` requests per second for `seconds`; a run
+/// with any answer other than 200 or any failed request aborts the bench.
 pub fn run(oha: &Path, load: &Load, id: &str, rate: u32, seconds: u64) -> Rated {
+    let (rated, errors, summary) = run_raw(oha, load, id, rate, seconds);
+    assert!(
+        errors == 0,
+        "{} at {rate}/s: answers other than 200 or failures: {}",
+        load.name,
+        summary
+    );
+    rated
+}
+
+/// One run, its errors counted instead of aborting: the figures, how many
+/// answers were not 200 or failed, and `oha`'s summary with the status
+/// codes and errors it saw.
+pub fn run_raw(oha: &Path, load: &Load, id: &str, rate: u32, seconds: u64) -> (Rated, u64, Value) {
     let mut cmd = Command::new(oha);
     cmd.args([
         "--no-tui",
@@ -77,37 +93,38 @@ pub fn run(oha: &Path, load: &Load, id: &str, rate: u32, seconds: u64) -> Rated 
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let bad: Vec<String> = codes
+    let count = |v: &Value| v.as_u64().unwrap_or(0);
+    let bad: u64 = codes
         .iter()
         .filter(|(code, _)| code.as_str() != "200")
-        .map(|(code, n)| format!("{code}: {n}"))
-        .collect();
+        .map(|(_, n)| count(n))
+        .sum();
     let errors = json["errorDistribution"]
         .as_object()
         .cloned()
         .unwrap_or_default();
     // A request cut off when the run's time is up is not a failure.
-    let failed: Vec<String> = errors
+    let failed: u64 = errors
         .iter()
         .filter(|(e, _)| !e.contains("aborted due to deadline"))
-        .map(|(e, n)| format!("{e}: {n}"))
-        .collect();
-    assert!(
-        bad.is_empty() && failed.is_empty(),
-        "{} at {rate}/s: answers other than 200 ({}) or failures ({})",
-        load.name,
-        bad.join(", "),
-        failed.join(", ")
-    );
+        .map(|(_, n)| count(n))
+        .sum();
     let secs = |v: &Value| Duration::from_secs_f64(v.as_f64().unwrap_or(f64::NAN).max(0.0));
     let p = &json["latencyPercentiles"];
-    Rated {
+    let rated = Rated {
         asked: rate,
         achieved: json["summary"]["requestsPerSec"].as_f64().unwrap_or(0.0),
         p50: secs(&p["p50"]),
         p99: secs(&p["p99"]),
         p999: secs(&p["p99.9"]),
-    }
+    };
+    let summary = serde_json::json!({
+        "summary": json["summary"],
+        "latencyPercentiles": json["latencyPercentiles"],
+        "statusCodeDistribution": codes,
+        "errorDistribution": errors,
+    });
+    (rated, bad + failed, summary)
 }
 
 /// Whether a run kept up: the rate achieved within 5 % of the rate asked,
@@ -133,7 +150,8 @@ pub fn saturation(
 ) -> u32 {
     let mut holds = |rate: u32| {
         (0..2).any(|_| {
-            let ok = sustained(&run(oha, load, &id(), rate, seconds), bound);
+            let (rated, errors, _) = run_raw(oha, load, &id(), rate, seconds);
+            let ok = errors == 0 && sustained(&rated, bound);
             if !ok {
                 std::thread::sleep(drain);
             }

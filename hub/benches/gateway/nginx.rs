@@ -17,6 +17,11 @@ pub struct Nginx {
 }
 
 impl Nginx {
+    /// The master process's id (its workers are its children).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `nginx` with one `(listen_port, upstream_port)` per backend,
     /// and waits until every listen port answers.
     pub fn start(nginx: &Path, dir: &Path, routes: &[(u16, u16)]) -> Nginx {

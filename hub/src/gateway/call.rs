@@ -18,10 +18,10 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::answer::ProviderReply;
 use super::strangers::{Front, Stranger};
 use crate::net::listen::Peer;
 use crate::registry::Loaded;
-use a2a::SendMessageResponse;
 use exchange::envelope::{Envelope, CALLER_HEADER};
 use exchange::reason::NotConnected;
 
@@ -220,7 +220,7 @@ pub struct Handled {
     /// refused, not replayed): a binding that speaks A2A passes its
     /// Message or Task on; the capability result in `result` was read
     /// from it and checked against the contract.
-    pub reply: Option<SendMessageResponse>,
+    pub reply: Option<ProviderReply>,
     /// When the provider refused the caller's request with an A2A error
     /// (say, a message to a task that has ended): its code, which an A2A
     /// binding answers with instead of a generic invalid-params.
@@ -235,7 +235,7 @@ pub struct Handled {
 pub(super) struct Answered {
     pub(super) result: Value,
     pub(super) replayed: bool,
-    pub(super) reply: Option<SendMessageResponse>,
+    pub(super) reply: Option<ProviderReply>,
 }
 
 /// What happened, before it is turned into a `CallResult`.

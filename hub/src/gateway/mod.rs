@@ -66,7 +66,9 @@
 //!   counted on `/metrics` and summarised in one trail row per interval
 //!   instead of a row each.
 //! - `answer`: reading the provider's HTTP answer into a result or a
-//!   reason code (no I/O); `client`: the pooled HTTP client.
+//!   reason code (no I/O), and the [`ProviderReply`] a door passes on: a
+//!   plain message kept as the provider's text, anything else typed;
+//!   `client`: the pooled HTTP client.
 //! - `observe`: what each finished exchange tells the traffic (counts,
 //!   the inspector), redacted before it is kept.
 //! - `http`: the `/gateway/v1/{provider}/{capability}` binding: body limit,
@@ -108,7 +110,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 
-pub use answer::MAX_PEER_DETAIL;
+pub use answer::{PassedMessage, ProviderReply, MAX_PEER_DETAIL};
 pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, MAX_REQUEST_BODY};

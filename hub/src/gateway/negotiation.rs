@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use a2a::SendMessageResponse;
+use super::answer::ProviderReply;
 use serde_json::Value;
 
 use super::call::{Call, Conversation};
@@ -33,17 +33,17 @@ impl Gateway {
         call: &Call,
         data_capability: String,
         sent: Value,
-        reply: Option<&SendMessageResponse>,
+        reply: Option<&ProviderReply>,
         result: &CallResult,
     ) {
         let context_id = call
             .conversation
             .context_id
             .clone()
-            .or_else(|| match reply {
-                Some(SendMessageResponse::Message(m)) => m.context_id.clone(),
-                Some(SendMessageResponse::Task(t)) => Some(t.context_id.clone()),
-                None => None,
+            .or_else(|| {
+                reply
+                    .and_then(ProviderReply::context_id)
+                    .map(str::to_string)
             })
             .unwrap_or_default();
         let (answer, reason, detail, trace_id) = match result {

@@ -10,6 +10,7 @@
 use axum::http::StatusCode;
 use serde_json::Value;
 
+use super::answer::ProviderReply;
 use super::call::Call;
 use super::Gateway;
 use crate::redaction;
@@ -75,7 +76,7 @@ impl Gateway {
         call: &Call,
         status: StatusCode,
         result: &CallResult,
-        reply: Option<&SendMessageResponse>,
+        reply: Option<&ProviderReply>,
         shown: Shown<'_>,
     ) {
         let capability = shown.capability.unwrap_or(&call.capability);
@@ -98,7 +99,7 @@ impl Gateway {
         // The task it created or read: the provider's A2A answer, or a
         // task operation's result.
         let task: Option<Task> = match (reply, result) {
-            (Some(SendMessageResponse::Task(t)), _) => Some(t.clone()),
+            (Some(reply), _) if reply.task().is_some() => reply.task().cloned(),
             (None, CallResult::Connected { result, .. }) if shown.capability.is_some() => {
                 serde_json::from_value(result.clone()).ok()
             }

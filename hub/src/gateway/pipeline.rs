@@ -39,6 +39,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::answer::ProviderReply;
 use super::call::{Answered, Call, Conversation, Done, Handled, Incoming, Input};
 use super::forward::Leg;
 use super::observe::{Shown, ShownInput};
@@ -50,7 +51,6 @@ use crate::quotas::Edge;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
 use crate::store::idempotency::IdempotencyKey;
-use a2a::SendMessageResponse;
 use exchange::audit::{AuditError, AuditRecord, Outcome, Role};
 use exchange::db::retry_while_unavailable;
 use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
@@ -448,14 +448,16 @@ impl Gateway {
         call: &Call,
         done: Done,
         shown: Shown<'_>,
-    ) -> (StatusCode, CallResult, Option<SendMessageResponse>) {
+    ) -> (StatusCode, CallResult, Option<ProviderReply>) {
         let envelope = &call.envelope;
         let trace_id = envelope.trace.trace_id.clone();
         let request_id = envelope.request_id.clone();
-        if let Ok(Answered {
-            reply: Some(SendMessageResponse::Task(task)),
-            ..
-        }) = &done.result
+        if let Some(task) = done
+            .result
+            .as_ref()
+            .ok()
+            .and_then(|a| a.reply.as_ref())
+            .and_then(ProviderReply::task)
         {
             if let Err(e) = self
                 .tasks
@@ -570,7 +572,7 @@ impl Gateway {
 struct Passed {
     status: StatusCode,
     result: CallResult,
-    reply: Option<SendMessageResponse>,
+    reply: Option<ProviderReply>,
     /// The provider's own A2A error code, when it refused the request.
     provider_code: Option<i64>,
     /// Seconds until a call refused over a quota may be sent again.

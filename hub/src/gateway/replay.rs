@@ -33,6 +33,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::answer::ProviderReply;
 use super::call::{Answered, Done};
 use super::forward::Leg;
 use super::Gateway;
@@ -114,7 +115,7 @@ impl Gateway {
                 // The answer is stored before the caller has it; a store
                 // that is away (a PostgreSQL restart) is waited for until
                 // the call's deadline, then the answer goes out unstored.
-                let response = serde_json::to_value(&reply.response).ok();
+                let response = reply.response.to_value().ok();
                 let stored =
                     retry_while_unavailable(leg.deadline, IdempotencyError::is_unavailable, || {
                         self.idempotency.put(
@@ -185,7 +186,10 @@ impl Gateway {
                     result: stored.answer,
                     replayed: true,
                     // The provider's answer as first sent, when stored.
-                    reply: stored.reply.and_then(|r| serde_json::from_value(r).ok()),
+                    reply: stored
+                        .reply
+                        .and_then(|r| serde_json::from_value(r).ok())
+                        .map(ProviderReply::Typed),
                 }),
                 note: format!("replay of trace {}", stored.trace_id),
                 status: None,

@@ -31,6 +31,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::answer::ProviderReply;
 use super::answer::{peer_error, Blame};
 use super::call::{Answered, Done, TaskSend};
 use super::forward::Leg;
@@ -233,7 +234,7 @@ impl Gateway {
         // The task's owner first: once the row names the task, a duplicate
         // waiting on it reads the task, and ownership is checked then
         // (`finish` records it again, harmlessly, for every task answer).
-        if let Some(SendMessageResponse::Task(t)) = result.as_ref().ok().map(|r| &r.response) {
+        if let Some(t) = result.as_ref().ok().and_then(|r| r.response.task()) {
             let owned = retry_while_unavailable(
                 leg.deadline.max(Instant::now() + STORE_GRACE),
                 |e: &crate::store::task_owners::TaskOwnersError| e.is_unavailable(),
@@ -253,15 +254,15 @@ impl Gateway {
         // until its deadline.
         let record = || async {
             match &result {
-                Ok(reply) => match &reply.response {
-                    SendMessageResponse::Task(t) => {
+                Ok(reply) => match reply.response.task() {
+                    Some(t) => {
                         self.records
                             .accepted(caller, key, &t.id, RecordState::of_task(&t.status.state))
                             .await
                     }
                     // Answered at once, without a task: done, and never to
                     // be resubmitted (a retry is told to use a new id).
-                    SendMessageResponse::Message(_) => self.records.answered(caller, key).await,
+                    None => self.records.answered(caller, key).await,
                 },
                 Err(f) if f.blame == Blame::Caller => self.records.release(caller, key).await,
                 Err(_) => self.records.unknown(caller, key).await,
@@ -387,7 +388,7 @@ fn answered_task(task: Task, retry: bool, note: &str) -> Done {
         result: Ok(Answered {
             result,
             replayed: retry,
-            reply: Some(response),
+            reply: Some(ProviderReply::Typed(response)),
         }),
         note: note.into(),
         status: None,

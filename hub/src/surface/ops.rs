@@ -35,7 +35,8 @@ use serde_json::{json, Value};
 use super::errors::{code, SurfaceError};
 use crate::auth::caller_by_token;
 use crate::gateway::{
-    Front, Gateway, Incoming, Input, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
+    Front, Gateway, Incoming, Input, ProviderReply, TaskAsk, TaskIncoming, TaskOp, TaskRefusal,
+    DEADLINE_KEY,
 };
 use crate::identity::Identity;
 use crate::net::listen::Peer;
@@ -112,7 +113,7 @@ pub async fn send_message(
     gateway: &Arc<Gateway>,
     request: &Request,
     params: SendMessageRequest,
-) -> (Envelope, Result<SendMessageResponse, SurfaceError>) {
+) -> (Envelope, Result<ProviderReply, SurfaceError>) {
     let message = params.message;
     // A message that continues a task: the task must be the caller's
     // (checked through the task door: version, auth chain, ownership, and
@@ -187,7 +188,7 @@ pub async fn send_message(
                 // The caller's conversation, or a new one (A2A v1.0
                 // §3.4.1: an answer always names its context).
                 answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
-                Ok(SendMessageResponse::Message(answer))
+                Ok(ProviderReply::Typed(SendMessageResponse::Message(answer)))
             }
             CallResult::NotConnected { reason, detail, .. } => {
                 Err(SurfaceError::call(reason, detail, handled.status))
@@ -205,7 +206,7 @@ pub async fn send_message(
                 // result as a Message.
                 let mut answer = wire::answer_message(result, None);
                 answer.context_id = Some(message.context_id.unwrap_or_else(a2a::new_context_id));
-                SendMessageResponse::Message(answer)
+                ProviderReply::Typed(SendMessageResponse::Message(answer))
             });
             if replayed {
                 mark_replayed(&mut reply);
@@ -256,8 +257,13 @@ pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<St
 }
 
 /// Marks an answer that came from the replay store, not a new execution
-/// (`metadata.replayed: true` on the Message or the Task).
-fn mark_replayed(reply: &mut SendMessageResponse) {
+/// (`metadata.replayed: true` on the Message or the Task). A replay is
+/// always typed (read back from the store); a passed-through answer is a
+/// fresh execution's.
+fn mark_replayed(reply: &mut ProviderReply) {
+    let ProviderReply::Typed(reply) = reply else {
+        return;
+    };
     let metadata = match reply {
         SendMessageResponse::Message(m) => &mut m.metadata,
         SendMessageResponse::Task(t) => &mut t.metadata,
