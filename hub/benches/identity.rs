@@ -186,13 +186,13 @@ async fn main() {
         let first = if name == "static" {
             "-".to_string()
         } else {
-            let base = identity.base(&headers);
+            let bases = [identity.base(&headers)];
             let verify = per_call(n / 10, || {
                 black_box(hub::identity::token::verify(
                     black_box(&token),
                     &loaded,
                     identity.keys(),
-                    &base,
+                    &bases,
                 ))
                 .ok();
             });
