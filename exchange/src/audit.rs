@@ -217,6 +217,15 @@ pub struct AuditTrail {
     writer: Option<mpsc::Sender<Pending>>,
 }
 
+impl std::fmt::Debug for AuditTrail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditTrail")
+            .field("system", &self.system)
+            .field("writer", &self.writer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A record waiting for the writer, and who waits for its commit.
 struct Pending {
     record: AuditRecord,

@@ -134,6 +134,18 @@ pub struct Hub {
     provider_tls: Option<crate::net::tls::client::ProviderTls>,
     /// Forwards calls.
     pub gateway: Arc<Gateway>,
+    /// The member issuers' keys and the hub's public addresses.
+    pub identity: Arc<crate::identity::Identity>,
+    /// What crossed each edge: counts, the inspector, `/metrics`.
+    pub traffic: Arc<crate::traffic::Traffic>,
+    /// The hub's audit trail.
+    pub audit: AuditTrail,
+    /// The keys the hub signs its cards and checkpoints with.
+    pub keys: Arc<crate::signing::HubKeys>,
+    /// The hub's record of the tasks it forwarded.
+    records: TaskRecords,
+    /// Every negotiation turn that crossed the hub.
+    negotiations: Negotiations,
     /// Live changes for canvases.
     pub events: EventBus,
     /// Fired when the hub stops.
@@ -197,28 +209,38 @@ impl Hub {
         let provider_tls =
             crate::net::tls::client::ProviderTls::from_env().map_err(HubError::ProviderTls)?;
         let egress = crate::net::egress::Egress::from_env()?;
-        let gateway = Arc::new(
-            Gateway::new(
-                registry.clone(),
-                board.clone(),
-                idempotency,
-                AuditTrail::open(store.clone(), hub_id),
-                TaskOwners::new(store.clone()),
-                records,
-                Negotiations::new(store.clone()),
-                cluster.clone(),
-            )?
-            .with_quotas(crate::quotas::Quotas::new(store.clone()))
-            .with_egress(&egress)?
-            .with_provider_tls(provider_tls.as_ref()),
-        );
-        let login_counters = gateway.traffic().prometheus().login();
-        gateway.set_keys(crate::signing::HubKeys::open(store.clone()).await?);
+        let identity = Arc::new(crate::identity::Identity::new(&egress));
+        let traffic = Arc::new(crate::traffic::Traffic::new());
+        let audit = AuditTrail::open(store.clone(), hub_id);
+        let negotiations = Negotiations::new(store.clone());
+        let gateway = Arc::new(Gateway::new(gateway::Wiring {
+            registry: registry.clone(),
+            board: board.clone(),
+            identity: identity.clone(),
+            traffic: traffic.clone(),
+            audit: audit.clone(),
+            idempotency,
+            owners: TaskOwners::new(store.clone()),
+            records: records.clone(),
+            negotiations: negotiations.clone(),
+            cluster: cluster.clone(),
+            quotas: Some(crate::quotas::Quotas::new(store.clone())),
+            egress: egress.clone(),
+            provider_tls: provider_tls.clone(),
+        })?);
+        let login_counters = traffic.prometheus().login();
+        let keys = crate::signing::HubKeys::open(store.clone()).await?;
         Ok(Self {
             registry,
             board,
             provider_tls,
             gateway,
+            identity,
+            traffic,
+            audit,
+            keys,
+            records,
+            negotiations,
             events,
             shutdown: Shutdown::new(),
             edges,
@@ -289,7 +311,7 @@ impl Hub {
         let (agents, cluster) = (self.agents.clone(), self.cluster.clone());
         let agents = crate::agents::watch(agents, move || cluster.announce(Change::Agents));
         let cluster = self.cluster.clone();
-        let traffic = self.gateway.traffic().clone().spawn_publisher(
+        let traffic = self.traffic.clone().spawn_publisher(
             self.registry.clone(),
             self.events.clone(),
             std::time::Duration::from_millis(500),
@@ -308,23 +330,22 @@ impl Hub {
                 self.shutdown.wait(),
             ),
         ];
-        if let Some(keys) = self.gateway.keys().cloned() {
-            // The audit trail's signed checkpoints (`signing` says when).
-            handles.push(crate::signing::spawn_trail_checkpoints(
-                keys.clone(),
-                self.store.clone(),
-            )?);
-            handles.push(tokio::spawn(async move {
-                let mut every = tokio::time::interval(keys.refresh_every());
+        // The audit trail's signed checkpoints (`signing` says when).
+        handles.push(crate::signing::spawn_trail_checkpoints(
+            self.keys.clone(),
+            self.store.clone(),
+        )?);
+        let keys = self.keys.clone();
+        handles.push(tokio::spawn(async move {
+            let mut every = tokio::time::interval(keys.refresh_every());
+            every.tick().await;
+            loop {
                 every.tick().await;
-                loop {
-                    every.tick().await;
-                    if let Err(e) = keys.refresh().await {
-                        tracing::warn!(error = %e, "could not refresh the signing keys");
-                    }
+                if let Err(e) = keys.refresh().await {
+                    tracing::warn!(error = %e, "could not refresh the signing keys");
                 }
-            }));
-        }
+            }
+        }));
         handles.extend(self.cluster.spawn_listener(Replicated {
             edges: self.edges.clone(),
             inbox: self.inbox.clone(),
@@ -337,7 +358,7 @@ impl Hub {
                     let _ = agents.reload();
                 })
             },
-            traffic: self.gateway.traffic().clone(),
+            traffic: self.traffic.clone(),
             people: Arc::new(self.ui.people.clone()),
         }));
         Ok(BackgroundTasks { handles })
@@ -352,6 +373,11 @@ impl Hub {
             shutdown: self.shutdown.clone(),
             edges: self.edges.clone(),
             gateway: self.gateway.clone(),
+            traffic: self.traffic.clone(),
+            audit: self.audit.clone(),
+            keys: self.keys.clone(),
+            records: self.records.clone(),
+            negotiations: self.negotiations.clone(),
             inbox: self.inbox.clone(),
             agents: self.agents.clone(),
             cluster: self.cluster.clone(),
@@ -388,7 +414,7 @@ impl Hub {
             .with_state(self.gateway.clone());
         let oidc_login = crate::web::ui_auth::oidc::OidcLogin {
             registry: self.registry.clone(),
-            identity: self.gateway.identity().clone(),
+            identity: self.identity.clone(),
             people: self.ui.people.clone(),
             // The code exchange goes out the way every identity fetch
             // does: the identity providers' address policy, no redirects.
@@ -419,12 +445,18 @@ impl Hub {
         };
         let identity = crate::identity::DoorState {
             registry: self.registry.clone(),
-            identity: self.gateway.identity().clone(),
+            identity: self.identity.clone(),
         };
         let machine = gateway
             .merge(metrics)
             .merge(crate::surface::router(
-                self.gateway.clone(),
+                crate::surface::Surface {
+                    gateway: self.gateway.clone(),
+                    registry: self.registry.clone(),
+                    identity: self.identity.clone(),
+                    board: self.board.clone(),
+                    keys: self.keys.clone(),
+                },
                 identity.clone(),
             ))
             .layer(axum::middleware::from_fn_with_state(

@@ -39,8 +39,7 @@ async fn serve_hub(tag: &str) -> (Hub, String, tempfile::TempDir) {
         .await
         .expect("bind");
     let bound = listener.local_addr().expect("addr");
-    hub.gateway
-        .identity()
+    hub.identity
         .set_public(crate::net::machine::PublicUrls::listening(bound, None));
     let url = format!("http://{bound}");
     let app = hub

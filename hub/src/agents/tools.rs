@@ -174,6 +174,8 @@ pub struct Context {
     pub edges: Arc<EdgeStore>,
     pub board: Arc<StatusBoard>,
     pub gateway: Arc<Gateway>,
+    /// The hub's audit trail (the agents' transcripts are recorded in it).
+    pub audit: exchange::audit::AuditTrail,
 }
 
 /// A tool's answer.
@@ -390,8 +392,7 @@ async fn node_metrics(ctx: &Context, node: &str) -> Result<Value, Refused> {
     }
     let status = ctx.board.status(system);
     let records = ctx
-        .gateway
-        .audit()
+        .audit
         .recent_involving(system, METRICS_WINDOW)
         .await
         .unwrap_or_default();

@@ -65,7 +65,7 @@ impl<'a> Recorder<'a> {
             duration_ms,
             detail: format!("{tool}: {detail}"),
         };
-        if let Err(e) = self.ctx.gateway.audit().append(record).await {
+        if let Err(e) = self.ctx.audit.append(record).await {
             tracing::warn!(error = %e, "could not write an agent step to the trail");
         }
     }

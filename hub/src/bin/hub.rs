@@ -231,7 +231,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let public =
         hub::net::machine::PublicUrls::from_env(addr, tls_bound).map_err(anyhow::Error::msg)?;
     tracing::info!(public = ?public.all(), "the hub's public addresses");
-    hub.gateway.identity().set_public(public);
+    hub.identity.set_public(public);
     let shutdown = hub.shutdown.clone();
     let server = hub::net::listen::serve(listener, app, limits, proxies, async move {
         stop_signal().await;

@@ -14,6 +14,8 @@
 //! of clients, tokens or deadlines, while this file does the I/O and
 //! nothing else.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use http_body_util::Full;
@@ -25,8 +27,9 @@ pub(super) use super::answer::Reply;
 use super::answer::{interpret_answer, peer_error};
 pub(super) use super::answer::{Blame, Failure};
 use super::call::{Answered, Call, Done, TaskSend, DEADLINE_KEY};
-use super::Gateway;
+use super::client::Providers;
 use crate::bridge::{self, Method};
+use crate::health::StatusBoard;
 use crate::registry::model::System;
 use crate::registry::Route;
 use a2a::{SendMessageConfiguration, SendMessageRequest};
@@ -92,7 +95,33 @@ impl Done {
     }
 }
 
-impl Gateway {
+/// The provider's leg, and what it reads: the pooled client the hub goes
+/// out by, and the status board (each provider's A2A version and card,
+/// and where every call's outcome is told).
+pub(super) struct Forwarder {
+    providers: Providers,
+    board: Arc<StatusBoard>,
+}
+
+impl Forwarder {
+    /// A forwarder going out by `providers`, telling `board`.
+    pub(super) fn new(providers: Providers, board: Arc<StatusBoard>) -> Self {
+        Self { providers, board }
+    }
+
+    /// Tells the status board what a call to `system` came to: an answer,
+    /// or a failure the provider is to blame for (the hub's own or the
+    /// caller's fault says nothing of the provider's health).
+    pub(super) fn heard(&self, system: &str, outcome: Result<(), &Failure>) {
+        match outcome {
+            Ok(()) => self.board.record_call(system, Ok(())),
+            Err(f) if f.blame == Blame::Provider => {
+                self.board.record_call(system, Err(f.nc.clone()));
+            }
+            Err(_) => {}
+        }
+    }
+
     /// Forwards, then checks the answer against the contract, and feeds
     /// the provider's status on the board.
     pub(super) async fn forward_checked(
@@ -114,19 +143,8 @@ impl Gateway {
                     ))
                 }),
             });
-        let system = &leg.route.system.id;
-        match result {
-            Ok(answer) => {
-                self.board.record_call(system, Ok(()));
-                Ok(answer)
-            }
-            Err(failure) => {
-                if failure.blame == Blame::Provider {
-                    self.board.record_call(system, Err(failure.nc.clone()));
-                }
-                Err(failure)
-            }
-        }
+        self.heard(&leg.route.system.id, result.as_ref().map(|_| ()));
+        result
     }
 
     /// One A2A `SendMessage` to the provider, bounded by the deadline from

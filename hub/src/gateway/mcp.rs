@@ -20,21 +20,16 @@ use std::collections::HashMap;
 use tokio::time::Instant;
 
 use axum::http::HeaderMap;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use serde_json::Value;
 
-use super::call::{Call, Done};
-use super::observe::{Shown, ShownInput};
-use super::strangers::Front;
-use super::Gateway;
-use crate::dataplane::{call_tool, connect, within, RequestHeaders, Session};
+use super::call::Call;
+use crate::dataplane::{call_tool, connect, RequestHeaders, Session, Sessions};
 use crate::net::listen::Peer;
 use crate::registry::model::System;
-use exchange::envelope::{Envelope, CALLER_HEADER, TRACEPARENT_HEADER};
+use exchange::envelope::{CALLER_HEADER, TRACEPARENT_HEADER};
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::telemetry;
-use exchange::wire::MCP_QUERY_TOOL;
-use tracing::Instrument;
 
 /// One MCP request from outside, as the binding read it.
 #[derive(Debug, Clone)]
@@ -59,137 +54,21 @@ pub enum McpAnswer {
     NotConnected(NotConnected),
 }
 
-impl Gateway {
-    /// `tools/list` of `incoming.provider`'s data plane, for this caller:
-    /// auth chain and rule as for a call, nothing recorded (a listing
-    /// reads no data).
-    pub async fn mcp_list_tools(&self, incoming: &McpIncoming) -> Result<Vec<Tool>, NotConnected> {
-        let call = self.mcp_call(incoming);
-        let (system, _) = self.mcp_admit(&call, incoming, &Value::Null)?;
-        let deadline = call.registry.topology.hub.default_deadline_ms;
-        let client = self.mcp_client(&call, system, deadline).await?;
-        let tools = within(deadline, &system.id, client.list_all_tools()).await;
-        let _ = client.cancel().await;
-        tools
-    }
+/// The MCP leg of a call, and what it holds: one MCP session per
+/// provider's data plane, shared by every call.
+pub(super) struct Planes {
+    sessions: Sessions,
+}
 
-    /// The call value of an MCP request: audited under the data-share the
-    /// provider's plane serves (the query tool's name when it has none:
-    /// the call is refused, and its record still names what was asked).
-    fn mcp_call(&self, incoming: &McpIncoming) -> Call {
-        let registry = self.registry.snapshot();
-        let capability = registry
-            .topology
-            .system(&incoming.provider)
-            .and_then(|s| s.data_plane.as_ref())
-            .map(|p| p.capability.clone())
-            .unwrap_or_else(|| MCP_QUERY_TOOL.to_string());
-        Call::new(
-            registry,
-            &incoming.caller,
-            &incoming.provider,
-            &capability,
-            Envelope::from_headers(&incoming.headers),
-        )
-    }
-
-    /// `tools/call` of `incoming.provider`'s data plane: the whole pipeline
-    /// and one audit record under the data-share the plane serves; one
-    /// `gateway.mcp` span when traces are exported, parented on the
-    /// caller's traceparent (the data plane gets the next hop's).
-    pub async fn mcp_call_tool(
-        &self,
-        incoming: &McpIncoming,
-        name: &str,
-        arguments: Option<JsonObject>,
-    ) -> (McpAnswer, Envelope) {
-        let span = telemetry::mcp_span(&incoming.caller, &incoming.provider, name);
-        if span.is_disabled() {
-            return self.mcp_call_tool_in(incoming, name, arguments).await;
-        }
-        let mut incoming = incoming.clone();
-        telemetry::continue_trace(&span, &mut incoming.headers);
-        let (answer, envelope) = self
-            .mcp_call_tool_in(&incoming, name, arguments)
-            .instrument(span.clone())
-            .await;
-        telemetry::record(&span, "request_id", &envelope.request_id);
-        match &answer {
-            McpAnswer::Tool(_) => telemetry::record_outcome(&span, "connected"),
-            McpAnswer::NotConnected(nc) => telemetry::record_refusal(&span, nc.reason.as_str()),
-        }
-        (answer, envelope)
-    }
-
-    async fn mcp_call_tool_in(
-        &self,
-        incoming: &McpIncoming,
-        name: &str,
-        arguments: Option<JsonObject>,
-    ) -> (McpAnswer, Envelope) {
-        let call = self.mcp_call(incoming);
-        let input = arguments.clone().map(Value::Object).unwrap_or(Value::Null);
-        // Admitted, then counted against the data-share's quota (a
-        // listing is not a call and is not counted).
-        let admitted = match self.mcp_admit(&call, incoming, &input) {
-            Ok(target) => self.within_quota(&call).await.map(|()| target),
-            Err(nc) => Err(nc),
-        };
-        let (answer, note) = match admitted {
-            Err(nc) => (McpAnswer::NotConnected(nc), String::new()),
-            Ok((system, deadline_ms)) => {
-                self.mcp_forward(&call, system, deadline_ms, name, arguments)
-                    .await
-            }
-        };
-        let done = match &answer {
-            McpAnswer::Tool(result) => {
-                Done::answered(serde_json::to_value(result).unwrap_or(Value::Null), note)
-            }
-            McpAnswer::NotConnected(nc) => Done::fail(nc.clone()),
-        };
-        self.finish(
-            &call,
-            done,
-            Shown {
-                method: "tools/call",
-                input: ShownInput::None,
-                capability: None,
-                answer_checked: false,
-            },
-        )
-        .await;
-        (answer, call.envelope)
-    }
-
-    /// Version, auth chain, the registry's route to the data plane, and
-    /// the input schema: the provider and the call's deadline, or the
-    /// refusal.
-    fn mcp_admit<'a>(
-        &self,
-        call: &'a Call,
-        incoming: &McpIncoming,
-        input: &Value,
-    ) -> Result<(&'a System, u64), NotConnected> {
-        self.admit_outside(call, &incoming.peer, &incoming.headers, Front::Mcp)?;
-        let (route, plane) = call.registry.plane_route(&call.caller, &call.provider)?;
-        if !input.is_null() {
-            if let Some(v) = route.contract.and_then(|c| c.check_input(input).err()) {
-                return Err(NotConnected::new(
-                    ReasonCode::NotPermitted,
-                    format!(
-                        "{}: the input is outside the contract at {}: {}",
-                        plane.capability, v.pointer, v.problem
-                    ),
-                ));
-            }
-        }
-        Ok((route.system, route.deadline_ms))
+impl Planes {
+    /// Planes reached through `sessions`.
+    pub(super) fn new(sessions: Sessions) -> Self {
+        Self { sessions }
     }
 
     /// Forwards one `tools/call` under the deadline; the answer and a note
     /// for the audit record (the refusal's code, never its values).
-    async fn mcp_forward(
+    pub(super) async fn forward(
         &self,
         call: &Call,
         system: &System,
@@ -198,8 +77,8 @@ impl Gateway {
         arguments: Option<JsonObject>,
     ) -> (McpAnswer, String) {
         let started = Instant::now();
-        let session = match self.mcp_target(call, system) {
-            Ok((url, token)) => self.planes.get(&system.id, url, token, deadline_ms).await,
+        let session = match target(call, system) {
+            Ok((url, token)) => self.sessions.get(&system.id, url, token, deadline_ms).await,
             Err(nc) => Err(nc),
         };
         let session = match session {
@@ -214,7 +93,7 @@ impl Gateway {
         }
         let headers = RequestHeaders(mcp_headers(call));
         let called = call_tool(
-            &self.planes,
+            &self.sessions,
             &system.id,
             &session,
             params,
@@ -257,15 +136,15 @@ impl Gateway {
     /// A new MCP client session with `system`'s data plane carrying this
     /// call's headers, started within `deadline_ms` (a listing: rare
     /// enough not to share the calls' session).
-    async fn mcp_client(
+    pub(super) async fn client(
         &self,
         call: &Call,
         system: &System,
         deadline_ms: u64,
     ) -> Result<Session, NotConnected> {
-        let (url, token) = self.mcp_target(call, system)?;
+        let (url, token) = target(call, system)?;
         connect(
-            self.planes.carrier(),
+            self.sessions.carrier(),
             &system.id,
             url,
             token,
@@ -274,28 +153,24 @@ impl Gateway {
         )
         .await
     }
+}
 
-    /// Where `system`'s data plane is and the hub's token for it, in the
-    /// call's registry generation.
-    fn mcp_target<'a>(
-        &self,
-        call: &'a Call,
-        system: &'a System,
-    ) -> Result<(&'a str, &'a str), NotConnected> {
-        let plane = system.data_plane.as_ref().ok_or_else(|| {
-            NotConnected::new(
-                ReasonCode::NotPermitted,
-                format!("{} runs no MCP data plane", system.id),
-            )
-        })?;
-        let Some(token) = call.registry.tokens.of(&system.id) else {
-            return Err(NotConnected::new(
-                ReasonCode::AuthRejected,
-                format!("the hub holds no token for {}", system.id),
-            ));
-        };
-        Ok((&plane.base_url, token))
-    }
+/// Where `system`'s data plane is and the hub's token for it, in the
+/// call's registry generation.
+fn target<'a>(call: &'a Call, system: &'a System) -> Result<(&'a str, &'a str), NotConnected> {
+    let plane = system.data_plane.as_ref().ok_or_else(|| {
+        NotConnected::new(
+            ReasonCode::NotPermitted,
+            format!("{} runs no MCP data plane", system.id),
+        )
+    })?;
+    let Some(token) = call.registry.tokens.of(&system.id) else {
+        return Err(NotConnected::new(
+            ReasonCode::AuthRejected,
+            format!("the hub holds no token for {}", system.id),
+        ));
+    };
+    Ok((&plane.base_url, token))
 }
 
 /// What the data plane is told about a call besides the hub's token: the

@@ -42,35 +42,41 @@
 //!
 //! # Layout
 //!
+//! [`Gateway`] is the pipeline over its parts; its one `impl` block is in
+//! `pipeline`, where every door's method hands the call from part to part.
+//! Each part is a value that owns only what it reads:
+//!
 //! - `call`: the values a call travels as — the [`Incoming`] a door hands
 //!   in, the `Call` it is admitted into (caller, provider, capability,
 //!   envelope, one registry generation), and the `Done` every step ends
-//!   in. Every other room reads these; none of them reads another's.
+//!   in. Every other room reads these.
 //! - `pipeline`: the steps above, shared by every door, and the `Plan`
 //!   that decides how a routed call runs. A binding parses its request
 //!   into an [`Incoming`] and calls [`Gateway::run`]; the hub's own
 //!   callers use [`Gateway::call`].
-//! - One file per plan: `forward` (step 7 and 8, the one A2A
-//!   `SendMessage` to the provider, and what the call tells the status
-//!   board), `replay` (steps 6 and 9: at most one execution of a consult
-//!   per request id, across replicas), `task_submit` (a `task`
-//!   capability's submission under the caller's idempotency key and the
-//!   state machine that makes a retry never execute twice), and
-//!   `negotiation` (a negotiation turn written to the hub's negotiation
-//!   record; the hub negotiating its own contract).
-//! - `tasks`: the task operations that follow a submission (get, cancel,
-//!   list), each on the caller's own tasks.
-//! - `mcp`: the MCP door, `tools/list` and `tools/call` of a provider's
-//!   data plane through the same admission, route and audit record.
-//! - `strangers`: calls the door refused whose credential named nobody,
-//!   counted on `/metrics` and summarised in one trail row per interval
-//!   instead of a row each.
+//! - `admission` (`Admission`, steps 1 to 4: version, auth chain, route,
+//!   input contract, quota).
+//! - One part per plan: `forward` (`Forwarder`, steps 7 and 8: the one
+//!   A2A request to the provider, and what it tells the status board),
+//!   `replay` (`Replay`, steps 6 and 9: at most one execution of a consult
+//!   per request id, across replicas), `task_submit` (`TaskSubmit`: a
+//!   `task` capability's submission under the caller's idempotency key and
+//!   the state machine that makes a retry never execute twice), and
+//!   `negotiation` (`Turns`: a negotiation turn written to the hub's
+//!   negotiation record; the hub negotiating its own contract).
+//! - `tasks` (`TaskOps`): the task operations that follow a submission
+//!   (get, cancel, list), each on the caller's own tasks.
+//! - `mcp` (`Planes`): `tools/list` and `tools/call` at a provider's data
+//!   plane, behind the same admission and record.
+//! - `record` (`Recorder`, step 10): the audit record committed before the
+//!   answer leaves, the task's owner, what the traffic learns (redacted
+//!   before it is kept); `strangers`: calls the door refused whose
+//!   credential named nobody, counted on `/metrics` and summarised in one
+//!   trail row per interval instead of a row each.
 //! - `answer`: reading the provider's HTTP answer into a result or a
 //!   reason code (no I/O), and the [`ProviderReply`] a door passes on: a
 //!   plain message kept as the provider's text, anything else typed;
 //!   `client`: the pooled HTTP client.
-//! - `observe`: what each finished exchange tells the traffic (counts,
-//!   the inspector), redacted before it is kept.
 //! - `http`: the `/gateway/v1/{provider}/{capability}` binding: body limit,
 //!   headers and body into an [`Incoming`], the result back into an HTTP
 //!   response.
@@ -79,14 +85,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::auth::AuthChain;
 use crate::cluster::Cluster;
 use crate::health::StatusBoard;
 use crate::identity::Identity;
 use crate::net::egress::Egress;
+use crate::net::tls::client::ProviderTls;
 use crate::quotas::Quotas;
 use crate::registry::Registry;
-use crate::signing::HubKeys;
 use crate::store::idempotency::IdempotencyStore;
 use crate::store::negotiations::Negotiations;
 use crate::store::task_owners::TaskOwners;
@@ -94,6 +99,7 @@ use crate::store::task_records::TaskRecords;
 use crate::traffic::Traffic;
 use exchange::audit::AuditTrail;
 
+mod admission;
 mod answer;
 mod call;
 mod client;
@@ -101,8 +107,8 @@ mod forward;
 mod http;
 pub mod mcp;
 mod negotiation;
-mod observe;
 mod pipeline;
+mod record;
 mod replay;
 pub mod strangers;
 mod task_submit;
@@ -114,6 +120,7 @@ pub use answer::{PassedMessage, ProviderReply, MAX_PEER_DETAIL};
 pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;
 pub use http::{handler, MAX_REQUEST_BODY};
+pub use negotiation::published_columns;
 pub use strangers::Front;
 pub use task_submit::{task_deadline, CALLER_METADATA, KEY_METADATA};
 pub use tasks::{TaskHandled, TaskIncoming, TaskOp, TaskRefusal};
@@ -127,49 +134,65 @@ const CONNECT_TIMEOUT: Duration = Duration::from_millis(1000);
 /// not closed and opened again.
 const MAX_IDLE_PER_PROVIDER: usize = 256;
 
-/// The gateway: shared by the HTTP handler and the hub's own callers.
+/// The gateway: the pipeline over its parts, each owning what it uses.
+/// Shared by every door (the bindings, the MCP front, the hub's own
+/// callers); built once at start from a [`Wiring`].
 pub struct Gateway {
+    /// The registry each call takes its one generation from.
     registry: Arc<Registry>,
-    board: Arc<StatusBoard>,
-    idempotency: IdempotencyStore,
-    audit: AuditTrail,
-    auth: AuthChain,
-    /// Which caller created which provider task.
-    tasks: TaskOwners,
-    /// Every task submission, by the caller's idempotency key.
-    records: TaskRecords,
-    /// What crossed each edge: counts, the inspector, `/metrics`.
-    traffic: Arc<Traffic>,
-    /// Every negotiation turn that crossed the hub.
-    negotiations: Negotiations,
-    /// The pooled HTTP client for providers.
-    providers: client::Providers,
-    /// The egress path the providers' client and the planes' go out by.
-    egress: Egress,
-    /// What the providers' client trusts and presents over TLS.
-    provider_tls: Option<crate::net::tls::client::ProviderTls>,
-    /// One MCP session per provider's data plane, shared by every call.
-    planes: crate::dataplane::Sessions,
-    /// This hub process among replicas: whose claims are whose, and
-    /// whether their processes still run.
-    cluster: Cluster,
-    /// The hub as a resource server of its members' identity providers.
-    identity: Arc<Identity>,
-    /// The counters of limited edges; `None` (a gateway built without
-    /// [`Gateway::with_quotas`]) admits every call uncounted.
-    quotas: Option<Quotas>,
-    /// The keys the hub signs its cards with (set once the store is open).
-    keys: std::sync::OnceLock<Arc<HubKeys>>,
-    /// Calls refused before any caller was known, this interval.
-    strangers: strangers::Strangers,
+    /// Version, auth chain, route, input contract, quota.
+    admission: admission::Admission,
+    /// The provider's leg: one A2A request, its answer read and checked.
+    forwarder: Arc<forward::Forwarder>,
+    /// At most one execution of a consult per request id.
+    replay: replay::Replay,
+    /// A task submission under the caller's key.
+    submit: task_submit::TaskSubmit,
+    /// Task operations on the caller's own tasks.
+    tasks: Arc<tasks::TaskOps>,
+    /// Negotiation turns written to the hub's record.
+    turns: negotiation::Turns,
+    /// The MCP leg to providers' data planes.
+    planes: mcp::Planes,
+    /// The audit record, the task's owner, the traffic, the strangers.
+    recorder: record::Recorder,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gateway")
-            .field("auth", &self.auth)
-            .finish_non_exhaustive()
+        f.debug_struct("Gateway").finish_non_exhaustive()
     }
+}
+
+/// What a gateway is built from: the hub's shared parts and stores, and
+/// how it goes out to providers.
+pub struct Wiring {
+    /// The registry calls are routed by.
+    pub registry: Arc<Registry>,
+    /// Providers' versions and cards; told what every call came to.
+    pub board: Arc<StatusBoard>,
+    /// The member issuers' keys, for bearer JWTs.
+    pub identity: Arc<Identity>,
+    /// What crossed each edge: counts, the inspector, `/metrics`.
+    pub traffic: Arc<Traffic>,
+    /// The hub's audit trail.
+    pub audit: AuditTrail,
+    /// Consult answers by request id, for replay.
+    pub idempotency: IdempotencyStore,
+    /// Which caller created which provider task.
+    pub owners: TaskOwners,
+    /// Every task submission, by the caller's idempotency key.
+    pub records: TaskRecords,
+    /// Every negotiation turn that crossed the hub.
+    pub negotiations: Negotiations,
+    /// This hub process among replicas.
+    pub cluster: Cluster,
+    /// The counters of limited edges; `None` admits every call uncounted.
+    pub quotas: Option<Quotas>,
+    /// The egress path forwards and data-plane sessions go out by.
+    pub egress: Egress,
+    /// What the providers' client trusts and presents over TLS.
+    pub provider_tls: Option<ProviderTls>,
 }
 
 /// Why the gateway could not be built.
@@ -181,141 +204,4 @@ pub enum GatewayError {
     /// The data planes' HTTP client could not be configured.
     #[error("building the data planes' HTTP client: {0}")]
     Planes(#[from] reqwest13::Error),
-}
-
-impl Gateway {
-    /// A gateway over the given registry, status board and hub stores, with
-    /// the standard auth chain and one pooled HTTP client for all peers,
-    /// going out by the default egress policy ([`Gateway::with_egress`]
-    /// gives it the hub's).
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        registry: Arc<Registry>,
-        board: Arc<StatusBoard>,
-        idempotency: IdempotencyStore,
-        audit: AuditTrail,
-        tasks: TaskOwners,
-        records: TaskRecords,
-        negotiations: Negotiations,
-        cluster: Cluster,
-    ) -> Result<Self, GatewayError> {
-        let egress = Egress::default();
-        Ok(Self {
-            registry,
-            board,
-            idempotency,
-            audit,
-            auth: AuthChain::standard(),
-            tasks,
-            records,
-            traffic: Arc::new(Traffic::new()),
-            negotiations,
-            providers: client::Providers::new(
-                CONNECT_TIMEOUT,
-                MAX_IDLE_PER_PROVIDER,
-                None,
-                &egress,
-            ),
-            planes: crate::dataplane::Sessions::new(&egress)?,
-            identity: Arc::new(Identity::new(&egress)),
-            egress,
-            provider_tls: None,
-            cluster,
-            quotas: None,
-            keys: std::sync::OnceLock::new(),
-            strangers: strangers::Strangers::default(),
-        })
-    }
-
-    /// The same gateway, counting calls along limited edges in `quotas`
-    /// (the hub's store, shared by its replicas).
-    pub fn with_quotas(mut self, quotas: Quotas) -> Self {
-        self.quotas = Some(quotas);
-        self
-    }
-
-    /// The same gateway, reaching an `https://` provider with `tls` (the
-    /// CAs the hub trusts, the client certificate it presents).
-    pub fn with_provider_tls(mut self, tls: Option<&crate::net::tls::client::ProviderTls>) -> Self {
-        if tls.is_some() {
-            self.provider_tls = tls.cloned();
-            self.providers = self.providers_client();
-        }
-        self
-    }
-
-    /// The same gateway, going out by `egress` (its forwards, its data
-    /// plane sessions, its reads of member issuers' keys).
-    pub fn with_egress(mut self, egress: &Egress) -> Result<Self, GatewayError> {
-        self.egress = egress.clone();
-        self.providers = self.providers_client();
-        self.planes = crate::dataplane::Sessions::new(egress)?;
-        self.identity = Arc::new(Identity::new(egress));
-        Ok(self)
-    }
-
-    fn providers_client(&self) -> client::Providers {
-        client::Providers::new(
-            CONNECT_TIMEOUT,
-            MAX_IDLE_PER_PROVIDER,
-            self.provider_tls.as_ref(),
-            &self.egress,
-        )
-    }
-
-    /// The hub's signing keys, once set.
-    pub fn keys(&self) -> Option<&Arc<HubKeys>> {
-        self.keys.get()
-    }
-
-    /// Gives the gateway the hub's signing keys (once; later calls are
-    /// ignored).
-    pub fn set_keys(&self, keys: Arc<HubKeys>) {
-        let _ = self.keys.set(keys);
-    }
-
-    /// The member issuers' keys and the hub's public base URL.
-    pub fn identity(&self) -> &Arc<Identity> {
-        &self.identity
-    }
-
-    /// What crossed each edge.
-    pub fn traffic(&self) -> &Arc<Traffic> {
-        &self.traffic
-    }
-
-    /// The hub's record of the tasks it forwarded.
-    pub fn records(&self) -> &TaskRecords {
-        &self.records
-    }
-
-    /// The negotiation record this gateway writes.
-    pub fn negotiations(&self) -> &Negotiations {
-        &self.negotiations
-    }
-
-    /// The audit trail this gateway writes (the hub's).
-    pub fn audit(&self) -> &AuditTrail {
-        &self.audit
-    }
-
-    /// The registry this gateway routes by.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
-    /// The status board this gateway feeds (and reads providers' cards
-    /// from).
-    pub fn board(&self) -> &StatusBoard {
-        &self.board
-    }
-
-    /// The auth chain a call meets, for a request that is not a call (a
-    /// provider's extended card): the same layers, the same refusals.
-    pub fn authenticate(
-        &self,
-        cx: &crate::auth::AuthContext<'_>,
-    ) -> Result<(), exchange::reason::NotConnected> {
-        self.auth.check(cx)
-    }
 }

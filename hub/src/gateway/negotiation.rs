@@ -6,29 +6,48 @@
 //! negotiation record ([`crate::store::negotiations`]): what the drawer's
 //! transcript and contract are rebuilt from.
 //!
-//! The hub negotiates for itself too ([`Gateway::negotiate_for_hub`]): the
+//! The hub negotiates for itself too ([`Gateway::negotiate_for_hub`](super::Gateway::negotiate_for_hub)): the
 //! same deterministic consumer agent a peer's operator runs
 //! ([`exchange::negotiator`]), each message a gateway call as the hub, in
 //! one `contextId`.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::Arc;
 
-use super::answer::ProviderReply;
 use serde_json::Value;
 
+use super::answer::ProviderReply;
 use super::call::{Call, Conversation};
-use super::Gateway;
-use crate::store::negotiations::TurnRecord;
+use crate::health::StatusBoard;
+use crate::registry::Registry;
+use crate::store::negotiations::{Negotiations, TurnRecord};
 use exchange::envelope::Envelope;
 use exchange::negotiation::{columns_on_card, NegotiationMessage};
 use exchange::negotiator::{negotiate, NegotiationError, Outcome, Sent, Want};
 use exchange::reason::{CallResult, ReasonCode};
 
-impl Gateway {
+/// Negotiation turns, and what they read: the hub's negotiation record,
+/// and the status board (the providers' cards, whose negotiation skills
+/// publish the columns on offer).
+pub(super) struct Turns {
+    negotiations: Negotiations,
+    board: Arc<StatusBoard>,
+}
+
+impl Turns {
+    /// Turns written to `negotiations`, offers read from `board`.
+    pub(super) fn new(negotiations: Negotiations, board: Arc<StatusBoard>) -> Self {
+        Self {
+            negotiations,
+            board,
+        }
+    }
+
     /// Writes one turn of `call` to the negotiation record. The
     /// negotiation is the message's `contextId`, or the one the provider's
     /// answer names.
-    pub(super) async fn record_turn(
+    pub(super) async fn record(
         &self,
         call: &Call,
         data_capability: String,
@@ -83,16 +102,23 @@ impl Gateway {
 
     /// The hub negotiates its own contract for `data_capability` of
     /// `provider` (for its drawer queries), through `negotiation`, in a new
-    /// `contextId`. The provider's negotiable schema is read from its card
-    /// on the status board.
-    pub async fn negotiate_for_hub(
+    /// `contextId`, each message a call `pass` runs as the hub. The
+    /// provider's negotiable schema is read from its card on the status
+    /// board.
+    pub(super) async fn negotiate_as_hub<F, Fut>(
         &self,
+        registry: &Registry,
         provider: &str,
         negotiation: &str,
         want: &Want,
-    ) -> Result<Outcome, NegotiationError> {
-        let hub = self.registry.snapshot().topology.hub.id.clone();
-        let known = self.published_columns(provider, negotiation);
+        pass: F,
+    ) -> Result<Outcome, NegotiationError>
+    where
+        F: Fn(Call, Value) -> Fut,
+        Fut: Future<Output = CallResult>,
+    {
+        let hub = registry.snapshot().topology.hub.id.clone();
+        let known = published_columns(&self.board, provider, negotiation);
         if known.is_empty() {
             return Err(NegotiationError::Failed {
                 reason: ReasonCode::PeerUnreachable.as_str().into(),
@@ -111,28 +137,27 @@ impl Gateway {
                 trace: trace.child(),
                 ..Envelope::new_root()
             };
-            let mut call = Call::new(
-                self.registry.snapshot(),
-                &hub,
-                provider,
-                negotiation,
-                envelope,
-            );
+            let mut call = Call::new(registry.snapshot(), &hub, provider, negotiation, envelope);
             call.conversation = Conversation {
                 context_id: Some(context_id.clone()),
                 task_id: None,
             };
-            async move { Sent::from(self.call_as_hub(call, input).await) }
+            let passed = pass(call, input);
+            async move { Sent::from(passed.await) }
         };
         negotiate(want, &known, send).await
     }
+}
 
-    /// The column names `provider`'s card publishes on its `negotiation`
-    /// skill (empty when there is no card yet).
-    pub fn published_columns(&self, provider: &str, negotiation: &str) -> BTreeSet<String> {
-        self.board
-            .card(provider)
-            .map(|card| columns_on_card(&card.card, negotiation))
-            .unwrap_or_default()
-    }
+/// The column names `provider`'s card on `board` publishes on its
+/// `negotiation` skill (empty when there is no card yet).
+pub fn published_columns(
+    board: &StatusBoard,
+    provider: &str,
+    negotiation: &str,
+) -> BTreeSet<String> {
+    board
+        .card(provider)
+        .map(|card| columns_on_card(&card.card, negotiation))
+        .unwrap_or_default()
 }

@@ -24,7 +24,10 @@
 //! What differs between a plain forward, an at-most-once consult, a task
 //! submission and a negotiation turn is one [`Plan`], decided here from
 //! the capability's kind and the envelope; each is executed by its own
-//! file (`forward`, `replay`, `task_submit`, `negotiation`).
+//! part (`Forwarder`, `Replay`, `TaskSubmit`; a turn is a forward that
+//! `Turns` also records). This file is the only `impl Gateway`: each
+//! door's method below is the order in which it hands the call from part
+//! to part, and nothing else.
 //!
 //! DESIGN.md §1 in this file: every refusal is a [`NotConnected`] with one
 //! reason code, never a panic or an early hang-up, and every call, refused
@@ -36,32 +39,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
+use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::admission::{Admission, Door};
 use super::answer::ProviderReply;
-use super::call::{Answered, Call, Conversation, Done, Handled, Incoming, Input};
-use super::forward::Leg;
-use super::observe::{Shown, ShownInput};
-use super::strangers::{Front, Stranger};
-use super::Gateway;
-use crate::auth::{AuthContext, Target};
-use crate::net::listen::Peer;
-use crate::quotas::Edge;
+use super::call::{Call, Conversation, Done, Handled, Incoming, Input};
+use super::client::Providers;
+use super::forward::{Forwarder, Leg};
+use super::mcp::{McpAnswer, McpIncoming, Planes};
+use super::negotiation::Turns;
+use super::record::{Recorder, Shown, ShownInput};
+use super::replay::Replay;
+use super::strangers::Front;
+use super::task_submit::TaskSubmit;
+use super::tasks::{refusal_reason, TaskHandled, TaskIncoming, TaskOps};
+use super::{Gateway, GatewayError, Wiring, CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER};
+use crate::auth::{AuthContext, Unidentified};
+use crate::dataplane::within;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
 use crate::store::idempotency::IdempotencyKey;
-use exchange::audit::{AuditError, AuditRecord, Outcome, Role};
-use exchange::db::retry_while_unavailable;
 use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
+use exchange::negotiator::{NegotiationError, Outcome, Want};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
 use exchange::telemetry;
-use exchange::text::clip;
+use exchange::wire::MCP_QUERY_TOOL;
 use tracing::Instrument;
-
-/// How long a call's audit record is tried while the store is away,
-/// before the call is refused for want of it.
-const AUDIT_GRACE: Duration = Duration::from_secs(5);
 
 /// How a routed call runs: one enum decides, one file executes each.
 pub(super) enum Plan {
@@ -102,19 +107,58 @@ impl Plan {
     }
 }
 
-/// How a call reached the pipeline.
-enum Door<'a> {
-    /// From outside, by `front`: the auth chain runs on these.
-    Outside {
-        peer: &'a Peer,
-        headers: &'a HeaderMap,
-        front: Front,
-    },
-    /// The hub's own callers, in-process.
-    Hub,
-}
-
 impl Gateway {
+    /// A gateway of the parts `wiring` names: the forward, the replay and
+    /// the task submission share one pooled client for providers (going
+    /// out by the wiring's egress and TLS), the MCP planes one session
+    /// each.
+    pub fn new(wiring: Wiring) -> Result<Self, GatewayError> {
+        let Wiring {
+            registry,
+            board,
+            identity,
+            traffic,
+            audit,
+            idempotency,
+            owners,
+            records,
+            negotiations,
+            cluster,
+            quotas,
+            egress,
+            provider_tls,
+        } = wiring;
+        let providers = Providers::new(
+            CONNECT_TIMEOUT,
+            MAX_IDLE_PER_PROVIDER,
+            provider_tls.as_ref(),
+            &egress,
+        );
+        let forwarder = Arc::new(Forwarder::new(providers, board.clone()));
+        let tasks = Arc::new(TaskOps::new(
+            owners.clone(),
+            records.clone(),
+            forwarder.clone(),
+        ));
+        Ok(Self {
+            registry,
+            admission: Admission::new(identity, quotas),
+            replay: Replay::new(idempotency, cluster.clone(), forwarder.clone()),
+            submit: TaskSubmit::new(
+                records,
+                owners.clone(),
+                cluster,
+                forwarder.clone(),
+                tasks.clone(),
+            ),
+            tasks,
+            forwarder,
+            turns: Turns::new(negotiations, board),
+            planes: Planes::new(crate::dataplane::Sessions::new(&egress)?),
+            recorder: Recorder::new(audit, owners, traffic),
+        })
+    }
+
     /// The entry every binding calls: [`Gateway::handle`] on a task of its
     /// own, so a caller that hangs up cannot cut a call short between
     /// forwarding and recording it, and a bug cannot take the connection's
@@ -253,15 +297,19 @@ impl Gateway {
             ),
             _ => (None, ShownInput::None),
         };
-        let done = match self.admit(call, &door, input) {
+        let done = match self.admission.admit(call, &door, input) {
             Ok(input) => self.dispatch(call, input).await,
             Err(refused) => refused,
         };
         let provider_code = done.provider_code;
         let retry_after = done.result.as_ref().err().and_then(|nc| nc.retry_after);
-        let (status, result, reply) = self.finish(call, done, Shown::message(shown)).await;
+        let (status, result, reply) = self
+            .recorder
+            .finish(call, done, Shown::message(shown))
+            .await;
         if let (Some(data_capability), Some(sent)) = (negotiates, sent) {
-            self.record_turn(call, data_capability, sent, reply.as_ref(), &result)
+            self.turns
+                .record(call, data_capability, sent, reply.as_ref(), &result)
                 .await;
         }
         Passed {
@@ -273,89 +321,6 @@ impl Gateway {
         }
     }
 
-    /// The door: an unreadable request is refused first, then the version,
-    /// the auth chain (callers from outside), and a request without a
-    /// valid input. A call from outside refused here whose credential
-    /// names no system is marked a stranger's.
-    // The error is the refusal the caller gets, on a path that ends the
-    // call: boxing it would only move it.
-    #[allow(clippy::result_large_err)]
-    fn admit(&self, call: &Call, door: &Door<'_>, input: Input) -> Result<Value, Done> {
-        let admitted = self.admit_checks(call, door, input);
-        if let (
-            Err(_),
-            Door::Outside {
-                peer,
-                headers,
-                front,
-            },
-        ) = (&admitted, door)
-        {
-            if let Err(credential) = crate::auth::presented(headers, &call.registry, &self.identity)
-            {
-                let _ = call.stranger.set(Stranger {
-                    front: *front,
-                    credential,
-                    from: peer.addr.map(|a| a.ip()),
-                });
-            }
-        }
-        admitted
-    }
-
-    /// [`Gateway::admit`]'s checks, in order.
-    #[allow(clippy::result_large_err)]
-    fn admit_checks(&self, call: &Call, door: &Door<'_>, input: Input) -> Result<Value, Done> {
-        let input = match input {
-            Input::Unreadable { status, why } => return Err(Done::refused(status, why)),
-            Input::Invalid { status, why } => Err(Done::refused(status, why)),
-            Input::Parsed(input) => Ok(input),
-        };
-        if !call.envelope.version_supported() {
-            return Err(Done::fail(version_unsupported(&call.envelope)));
-        }
-        if let Door::Outside { peer, headers, .. } = door {
-            self.auth
-                .check(&AuthContext {
-                    caller: &call.caller,
-                    peer,
-                    headers,
-                    registry: &call.registry,
-                    identity: &self.identity,
-                    target: Some(Target {
-                        provider: &call.provider,
-                        capability: &call.capability,
-                    }),
-                })
-                .map_err(Done::fail)?;
-        }
-        input
-    }
-
-    /// The door for a request that is not a capability call (a task
-    /// operation, an MCP request, a message the hub answers itself), come
-    /// in by `front`: version and auth chain as for a call.
-    pub(super) fn admit_outside(
-        &self,
-        call: &Call,
-        peer: &Peer,
-        headers: &HeaderMap,
-        front: Front,
-    ) -> Result<(), NotConnected> {
-        let door = Door::Outside {
-            peer,
-            headers,
-            front,
-        };
-        match self.admit(call, &door, Input::Parsed(Value::Null)) {
-            Ok(_) => Ok(()),
-            Err(done) => Err(done
-                .result
-                .err()
-                .unwrap_or_else(|| NotConnected::new(ReasonCode::PeerError, "refused"))),
-        }
-    }
-
     /// A message the hub answers itself, without forwarding it (a text
     /// message to a provider whose skills all take data: the answer is
     /// `result`, the provider's skills): the version check and the auth
@@ -363,11 +328,17 @@ impl Gateway {
     pub async fn answer_here(&self, incoming: Incoming, result: Value) -> Handled {
         let call = self.call_of(&incoming);
         let done =
-            match self.admit_outside(&call, &incoming.peer, &incoming.headers, incoming.front) {
+            match self
+                .admission
+                .outside(&call, &incoming.peer, &incoming.headers, incoming.front)
+            {
                 Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
                 Err(nc) => Done::fail(nc),
             };
-        let (status, result, reply) = self.finish(&call, done, Shown::answered_here()).await;
+        let (status, result, reply) = self
+            .recorder
+            .finish(&call, done, Shown::answered_here())
+            .await;
         Handled {
             status,
             envelope: call.envelope,
@@ -378,29 +349,15 @@ impl Gateway {
         }
     }
 
-    /// Route, input contract, plan, execute.
+    /// Route, input contract, quota, plan, execute.
     async fn dispatch(&self, call: &Call, input: Value) -> Done {
-        let route = match call
-            .registry
-            .route(&call.caller, &call.provider, &call.capability)
-        {
+        let route = match self.admission.route(call, &input) {
             Ok(route) => route,
             Err(nc) => return Done::fail(nc),
         };
-        // The hub's half of the grant: an input outside the capability's
-        // input schema (a column nobody granted) never leaves the hub.
-        if let Some(v) = route.contract.and_then(|c| c.check_input(&input).err()) {
-            return Done::fail(NotConnected::new(
-                ReasonCode::NotPermitted,
-                format!(
-                    "{}: the input is outside the contract at {}: {}",
-                    call.capability, v.pointer, v.problem
-                ),
-            ));
-        }
         // Admitted: counted against the edge's limits, or refused before
         // it is forwarded.
-        if let Err(nc) = self.within_quota(call).await {
+        if let Err(nc) = self.admission.within_quota(call).await {
             return Done::refused(StatusCode::TOO_MANY_REQUESTS, nc);
         }
         let leg = Leg {
@@ -410,161 +367,219 @@ impl Gateway {
             task: None,
         };
         match Plan::of(call, &route) {
-            Plan::Forward => Done::forwarded(self.forward_checked(&leg, input).await),
-            Plan::Consult(key) => self.at_most_once(&key, &leg, input).await,
-            Plan::Task { cap_ms } => self.submit_task(&leg, input, cap_ms).await,
+            Plan::Forward => Done::forwarded(self.forwarder.forward_checked(&leg, input).await),
+            Plan::Consult(key) => self.replay.at_most_once(&key, &leg, input).await,
+            Plan::Task { cap_ms } => self.submit.submit_task(&leg, input, cap_ms).await,
         }
     }
 
-    /// The quota of an admitted call (its rule's rate limit and daily
-    /// quota, `crate::quotas`): counted, or refused with `NOT_PERMITTED`
-    /// and when to retry. A rule without limits asks no store.
-    pub(super) async fn within_quota(&self, call: &Call) -> Result<(), NotConnected> {
-        let Some(quotas) = &self.quotas else {
-            return Ok(());
-        };
-        let Some(limits) =
-            call.registry
-                .topology
-                .limits(&call.caller, &call.capability, &call.provider)
-        else {
-            return Ok(());
-        };
-        let edge = Edge {
-            consumer: &call.caller,
-            provider: &call.provider,
-            capability: &call.capability,
-        };
-        quotas
-            .admit(edge, limits)
-            .await
-            .map_err(|over| over.refusal(edge))
-    }
-
-    /// Builds the result, writes the audit record, answers the status (and
-    /// the provider's A2A answer, when there is one).
-    pub(super) async fn finish(
-        &self,
-        call: &Call,
-        done: Done,
-        shown: Shown<'_>,
-    ) -> (StatusCode, CallResult, Option<ProviderReply>) {
-        let envelope = &call.envelope;
-        let trace_id = envelope.trace.trace_id.clone();
-        let request_id = envelope.request_id.clone();
-        if let Some(task) = done
-            .result
-            .as_ref()
-            .ok()
-            .and_then(|a| a.reply.as_ref())
-            .and_then(ProviderReply::task)
+    /// One task operation from outside (`GetTask`, `CancelTask`,
+    /// `ListTasks`): version, auth chain, provider known, the caller's own
+    /// tasks only, forward, one audit record.
+    pub async fn task(&self, incoming: TaskIncoming) -> TaskHandled {
+        let call = Call::new(
+            incoming
+                .registry
+                .clone()
+                .unwrap_or_else(|| self.registry.snapshot()),
+            &incoming.caller,
+            &incoming.provider,
+            incoming.op.audit_name(),
+            Envelope::from_headers(&incoming.headers),
+        );
+        let provider = call.provider.as_str();
+        let result = match self
+            .admission
+            .outside(&call, &incoming.peer, &incoming.headers, Front::A2a)
+            .and_then(|()| call.registry.provider(provider))
         {
-            if let Err(e) = self
-                .tasks
-                .record(&call.provider, &task.id, &call.caller, &call.capability)
-                .await
-            {
-                tracing::warn!(error = %e, "could not record a task's owner");
+            Err(nc) => Err(super::TaskRefusal::NotConnected(nc)),
+            Ok(system) => {
+                self.tasks
+                    .task_op(&TaskOps::rpc(&call, system), &incoming.op)
+                    .await
             }
+        };
+        let done = match &result {
+            Ok(v) => Done::answered(v.clone(), ""),
+            Err(refusal) => Done::fail(refusal_reason(&call.caller, provider, refusal.clone())),
+        };
+        let about = self.tasks.about(provider, &incoming.op, &result).await;
+        self.recorder
+            .finish(
+                &call,
+                done,
+                Shown {
+                    method: incoming.op.audit_name(),
+                    input: ShownInput::None,
+                    capability: about.as_deref(),
+                    answer_checked: false,
+                },
+            )
+            .await;
+        TaskHandled {
+            envelope: call.envelope,
+            result,
         }
-        let (status, result, reply, outcome, reason, detail) = match done.result {
-            Ok(Answered {
-                result: value,
-                replayed,
-                reply,
-            }) => (
-                StatusCode::OK,
-                CallResult::Connected {
-                    trace_id,
-                    request_id,
-                    replayed,
-                    result: value,
-                },
-                reply,
-                if replayed {
-                    Outcome::Replayed
-                } else {
-                    Outcome::Connected
-                },
-                None,
-                done.note,
-            ),
-            Err(nc) => (
-                done.status.unwrap_or_else(|| {
-                    StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::BAD_GATEWAY)
-                }),
-                CallResult::NotConnected {
-                    trace_id,
-                    request_id,
-                    reason: nc.reason,
-                    detail: nc.detail.clone(),
-                },
-                None,
-                Outcome::NotConnected,
-                Some(nc.reason),
-                nc.detail,
-            ),
+    }
+
+    /// `tools/list` of `incoming.provider`'s data plane, for this caller:
+    /// auth chain and rule as for a call, nothing recorded (a listing
+    /// reads no data).
+    pub async fn mcp_list_tools(&self, incoming: &McpIncoming) -> Result<Vec<Tool>, NotConnected> {
+        let call = self.mcp_call(incoming);
+        let (system, _) =
+            self.admission
+                .plane(&call, &incoming.peer, &incoming.headers, &Value::Null)?;
+        let deadline = call.registry.topology.hub.default_deadline_ms;
+        let client = self.planes.client(&call, system, deadline).await?;
+        let tools = within(deadline, &system.id, client.list_all_tools()).await;
+        let _ = client.cancel().await;
+        tools
+    }
+
+    /// The call value of an MCP request: audited under the data-share the
+    /// provider's plane serves (the query tool's name when it has none:
+    /// the call is refused, and its record still names what was asked).
+    fn mcp_call(&self, incoming: &McpIncoming) -> Call {
+        let registry = self.registry.snapshot();
+        let capability = registry
+            .topology
+            .system(&incoming.provider)
+            .and_then(|s| s.data_plane.as_ref())
+            .map(|p| p.capability.clone())
+            .unwrap_or_else(|| MCP_QUERY_TOOL.to_string());
+        Call::new(
+            registry,
+            &incoming.caller,
+            &incoming.provider,
+            &capability,
+            Envelope::from_headers(&incoming.headers),
+        )
+    }
+
+    /// `tools/call` of `incoming.provider`'s data plane: the whole pipeline
+    /// and one audit record under the data-share the plane serves; one
+    /// `gateway.mcp` span when traces are exported, parented on the
+    /// caller's traceparent (the data plane gets the next hop's).
+    pub async fn mcp_call_tool(
+        &self,
+        incoming: &McpIncoming,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> (McpAnswer, Envelope) {
+        let span = telemetry::mcp_span(&incoming.caller, &incoming.provider, name);
+        if span.is_disabled() {
+            return self.mcp_call_tool_in(incoming, name, arguments).await;
+        }
+        let mut incoming = incoming.clone();
+        telemetry::continue_trace(&span, &mut incoming.headers);
+        let (answer, envelope) = self
+            .mcp_call_tool_in(&incoming, name, arguments)
+            .instrument(span.clone())
+            .await;
+        telemetry::record(&span, "request_id", &envelope.request_id);
+        match &answer {
+            McpAnswer::Tool(_) => telemetry::record_outcome(&span, "connected"),
+            McpAnswer::NotConnected(nc) => telemetry::record_refusal(&span, nc.reason.as_str()),
+        }
+        (answer, envelope)
+    }
+
+    async fn mcp_call_tool_in(
+        &self,
+        incoming: &McpIncoming,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> (McpAnswer, Envelope) {
+        let call = self.mcp_call(incoming);
+        let input = arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+        // Admitted, then counted against the data-share's quota (a
+        // listing is not a call and is not counted).
+        let admitted = match self
+            .admission
+            .plane(&call, &incoming.peer, &incoming.headers, &input)
+        {
+            Ok(target) => self.admission.within_quota(&call).await.map(|()| target),
+            Err(nc) => Err(nc),
         };
-        let record = AuditRecord {
-            system: String::new(),
-            role: Role::Hub,
-            at: exchange::audit::now(),
-            caller: clip(&call.caller, 64),
-            provider: clip(&call.provider, 64),
-            capability: clip(&call.capability, 64),
-            request_id: envelope.request_id.clone(),
-            trace_id: envelope.trace.trace_id.clone(),
-            outcome,
-            reason,
-            duration_ms: u64::try_from(call.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            detail,
-        };
-        // No call is answered as done unless its record is committed: a
-        // store that is away (a PostgreSQL restart) is waited out for a
-        // while; a record that still cannot be written turns the answer
-        // into a refusal (the provider may have run it: the caller knows
-        // as much as it would after a timeout, never less). A stranger's
-        // refusal is counted into the interval's summary instead.
-        let appended = match (call.stranger.get(), reason) {
-            (Some(s), Some(reason)) => {
-                self.count_unidentified(s.front, s.credential, s.from, reason);
-                Ok(())
-            }
-            _ => {
-                let until = Instant::now() + AUDIT_GRACE;
-                retry_while_unavailable(until, AuditError::is_unavailable, || {
-                    self.audit.append(record.clone())
-                })
-                .await
-            }
-        };
-        let (status, result, reply) = match appended {
-            Ok(()) => (status, result, reply),
-            Err(e) => {
-                tracing::error!(error = %e, "could not append to the hub's audit trail");
-                match result {
-                    CallResult::Connected {
-                        trace_id,
-                        request_id,
-                        ..
-                    } => (
-                        StatusCode::BAD_GATEWAY,
-                        CallResult::NotConnected {
-                            trace_id,
-                            request_id,
-                            reason: ReasonCode::PeerError,
-                            detail: "the hub could not record this call in its audit trail; \
-                                     it is not acknowledged"
-                                .into(),
-                        },
-                        None,
-                    ),
-                    refused => (status, refused, None),
-                }
+        let (answer, note) = match admitted {
+            Err(nc) => (McpAnswer::NotConnected(nc), String::new()),
+            Ok((system, deadline_ms)) => {
+                self.planes
+                    .forward(&call, system, deadline_ms, name, arguments)
+                    .await
             }
         };
-        self.observe(call, status, &result, reply.as_ref(), shown);
-        (status, result, reply)
+        let done = match &answer {
+            McpAnswer::Tool(result) => {
+                Done::answered(serde_json::to_value(result).unwrap_or(Value::Null), note)
+            }
+            McpAnswer::NotConnected(nc) => Done::fail(nc.clone()),
+        };
+        self.recorder
+            .finish(
+                &call,
+                done,
+                Shown {
+                    method: "tools/call",
+                    input: ShownInput::None,
+                    capability: None,
+                    answer_checked: false,
+                },
+            )
+            .await;
+        (answer, call.envelope)
+    }
+
+    /// The hub negotiates its own contract for `data_capability` of
+    /// `provider` (for its drawer queries), through `negotiation`, in a new
+    /// `contextId`: each message a call as the hub, through this pipeline.
+    pub async fn negotiate_for_hub(
+        &self,
+        provider: &str,
+        negotiation: &str,
+        want: &Want,
+    ) -> Result<Outcome, NegotiationError> {
+        self.turns
+            .negotiate_as_hub(
+                &self.registry,
+                provider,
+                negotiation,
+                want,
+                |call, input| self.call_as_hub(call, input),
+            )
+            .await
+    }
+
+    /// The auth chain a call meets, for a request that is not a call (a
+    /// provider's extended card): the same layers, the same refusals.
+    pub fn authenticate(&self, cx: &AuthContext<'_>) -> Result<(), NotConnected> {
+        self.admission.authenticate(cx)
+    }
+
+    /// Counts a stranger's call refused with `reason` by a door that
+    /// refuses before the pipeline (the MCP front's token check): on
+    /// `/metrics`, and into the interval's summary.
+    pub fn count_unidentified(
+        &self,
+        front: Front,
+        credential: Unidentified,
+        from: Option<std::net::IpAddr>,
+        reason: ReasonCode,
+    ) {
+        self.recorder
+            .count_unidentified(front, credential, from, reason);
+    }
+
+    /// Writes the strangers' summary row every `every`, and once more when
+    /// `stopping` completes.
+    pub fn spawn_stranger_summaries(
+        &self,
+        every: Duration,
+        stopping: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        self.recorder.spawn_summaries(every, stopping)
     }
 }
 
@@ -591,17 +606,4 @@ fn shown_input(registry: &Loaded, capability: &str, input: &Value) -> ShownInput
         Some(kept) => ShownInput::Shown(kept),
         None => ShownInput::Hidden,
     }
-}
-
-/// The refusal of a call whose declared A2A version this build does not
-/// speak.
-fn version_unsupported(envelope: &Envelope) -> NotConnected {
-    NotConnected::new(
-        ReasonCode::VersionUnsupported,
-        format!(
-            "A2A version {} is not supported (supported: {})",
-            clip(&envelope.version, 32),
-            exchange::envelope::SUPPORTED_VERSIONS.join(", ")
-        ),
-    )
 }

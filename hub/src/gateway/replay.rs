@@ -5,7 +5,7 @@
 //! Only a consult is replayable, and only when the caller sent its own
 //! request id (the pipeline's `Plan::Consult`): a data-share is a read of live data and runs every
 //! time, and an id the hub made up cannot be repeated by anyone. For such a
-//! consult, [`Gateway::at_most_once`] loops, until the call's deadline:
+//! consult, [`Replay::at_most_once`] loops, until the call's deadline:
 //!
 //! 1. look the key up in the idempotency store: a stored answer for the
 //!    same input is the answer (`replayed: true`); a stored answer for
@@ -27,6 +27,7 @@
 //!
 //! [`Cluster::is_alive`]: crate::cluster::Cluster::is_alive
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -35,9 +36,11 @@ use tokio::time::Instant;
 
 use super::answer::ProviderReply;
 use super::call::{Answered, Done};
-use super::forward::Leg;
-use super::Gateway;
-use crate::store::idempotency::{input_digest, Claim, IdempotencyError, IdempotencyKey};
+use super::forward::{Forwarder, Leg};
+use crate::cluster::Cluster;
+use crate::store::idempotency::{
+    input_digest, Claim, IdempotencyError, IdempotencyKey, IdempotencyStore,
+};
 use exchange::db::retry_while_unavailable;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
@@ -45,7 +48,30 @@ use exchange::text::clip;
 /// How often a duplicate looks for the first call's answer.
 const POLL: Duration = Duration::from_millis(20);
 
-impl Gateway {
+/// At most one execution per request id, and what it takes: the shared
+/// idempotency store, this process among the replicas (whose claim is
+/// whose, and whether its holder still runs), and the forward it guards.
+pub(super) struct Replay {
+    idempotency: IdempotencyStore,
+    cluster: Cluster,
+    forwarder: Arc<Forwarder>,
+}
+
+impl Replay {
+    /// Replays from `idempotency`, claiming as this process of `cluster`,
+    /// forwarding by `forwarder`.
+    pub(super) fn new(
+        idempotency: IdempotencyStore,
+        cluster: Cluster,
+        forwarder: Arc<Forwarder>,
+    ) -> Self {
+        Self {
+            idempotency,
+            cluster,
+            forwarder,
+        }
+    }
+
     /// Forwards `input` along `leg` unless the answer for `key` is stored
     /// or being made, and stores a successful answer: at most one
     /// execution, and only ever for the input the id was first used with.
@@ -109,7 +135,7 @@ impl Gateway {
         input: Value,
         digest: &str,
     ) -> Done {
-        let result = self.forward_checked(leg, input).await;
+        let result = self.forwarder.forward_checked(leg, input).await;
         match &result {
             Ok(reply) => {
                 // The answer is stored before the caller has it; a store

@@ -26,12 +26,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::json;
 
-use super::Gateway;
 use crate::auth::Unidentified;
 use exchange::audit::{AuditRecord, Outcome, Role};
 use exchange::reason::ReasonCode;
@@ -187,68 +186,6 @@ pub fn summary_interval() -> Result<Duration, String> {
             exchange::text::clip(&raw, 32)
         )
     })
-}
-
-impl Gateway {
-    /// Counts a stranger's call refused with `reason`: on `/metrics`, and
-    /// into the interval's summary. For the pipeline's door, and for a
-    /// door that refuses before the pipeline (the MCP front's token check).
-    pub fn count_unidentified(
-        &self,
-        front: Front,
-        credential: Unidentified,
-        from: Option<IpAddr>,
-        reason: ReasonCode,
-    ) {
-        let stranger = Stranger {
-            front,
-            credential,
-            from: from.map(|ip| ip.to_canonical()),
-        };
-        self.strangers.note(&stranger, reason);
-        self.traffic.prometheus().refused_unidentified(
-            stranger.front.as_str(),
-            reason.as_str(),
-            stranger.credential.as_str(),
-        );
-    }
-
-    /// Writes the strangers' summary row every `every`, and once more when
-    /// `stopping` completes. A row that cannot be written is logged; its
-    /// calls stay counted on `/metrics`.
-    pub fn spawn_stranger_summaries(
-        self: &Arc<Self>,
-        every: Duration,
-        stopping: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> tokio::task::JoinHandle<()> {
-        let gateway = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
-            tokio::pin!(stopping);
-            loop {
-                let last = tokio::select! {
-                    _ = tick.tick() => false,
-                    () = &mut stopping => true,
-                };
-                gateway.write_stranger_summary().await;
-                if last {
-                    break;
-                }
-            }
-        })
-    }
-
-    /// Appends the window's summary row, if it counted anybody.
-    pub async fn write_stranger_summary(&self) {
-        let Some(record) = self.strangers.take() else {
-            return;
-        };
-        if let Err(e) = self.audit.append(record).await {
-            tracing::warn!(error = %e, "could not write the summary of unidentified calls");
-        }
-    }
 }
 
 #[cfg(test)]

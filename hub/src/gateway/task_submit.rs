@@ -6,7 +6,7 @@
 //! A `SendMessage` to a `task` capability carries the caller's idempotency
 //! key (its `X-Request-Id`, i.e. its `messageId`) and, optionally, a
 //! deadline (message metadata `deadline`, RFC 3339), capped by the
-//! capability's `task_deadline_ms`. [`Gateway::submit_task`] claims the
+//! capability's `task_deadline_ms`. [`TaskSubmit::submit_task`] claims the
 //! key in the hub's task record ([`TaskRecords`](crate::store::task_records),
 //! `UNIQUE (caller, idempotency_key)`) and then, by what the row says:
 //!
@@ -23,6 +23,7 @@
 //! `task_keys`), so even a resubmission the hub got wrong could not run
 //! twice; the hub's query first means it never has to rely on that.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a::{GetTaskRequest, ListTasksRequest, SendMessageResponse, Task};
@@ -34,12 +35,13 @@ use tokio::time::Instant;
 use super::answer::ProviderReply;
 use super::answer::{peer_error, Blame};
 use super::call::{Answered, Done, TaskSend};
-use super::forward::Leg;
-use super::tasks::{read_task_answer, refusal_reason, Read, TaskOp};
-use super::Gateway;
+use super::forward::{Forwarder, Leg};
+use super::tasks::{read_task_answer, refusal_reason, Read, TaskOp, TaskOps};
 use crate::bridge::Method;
+use crate::cluster::Cluster;
 use crate::store::idempotency::input_digest;
-use crate::store::task_records::{Claim, RecordState, Submission, TaskRecordsError};
+use crate::store::task_owners::{TaskOwners, TaskOwnersError};
+use crate::store::task_records::{Claim, RecordState, Submission, TaskRecords, TaskRecordsError};
 use exchange::db::retry_while_unavailable;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
@@ -86,7 +88,37 @@ pub fn task_deadline(
     Ok(deadline.to_rfc3339_opts(SecondsFormat::Millis, true))
 }
 
-impl Gateway {
+/// Task submission under the caller's key, and what it takes: the task
+/// record, who owns which task, this process among the replicas (whether
+/// a row's claimer still runs), the forward, and the task operations a
+/// known key is answered with.
+pub(super) struct TaskSubmit {
+    records: TaskRecords,
+    owners: TaskOwners,
+    cluster: Cluster,
+    forwarder: Arc<Forwarder>,
+    ops: Arc<TaskOps>,
+}
+
+impl TaskSubmit {
+    /// Submissions kept in `records` and `owners`, claimed as this process
+    /// of `cluster`, sent by `forwarder`, joined through `ops`.
+    pub(super) fn new(
+        records: TaskRecords,
+        owners: TaskOwners,
+        cluster: Cluster,
+        forwarder: Arc<Forwarder>,
+        ops: Arc<TaskOps>,
+    ) -> Self {
+        Self {
+            records,
+            owners,
+            cluster,
+            forwarder,
+            ops,
+        }
+    }
+
     /// Submits a task under the caller's key: the state machine above.
     pub(super) async fn submit_task(&self, leg: &Leg<'_>, input: Value, cap_ms: u64) -> Done {
         let call = leg.call;
@@ -230,16 +262,16 @@ impl Gateway {
             task: Some(send),
             ..*leg
         };
-        let result = self.forward_checked(&task_leg, input).await;
+        let result = self.forwarder.forward_checked(&task_leg, input).await;
         // The task's owner first: once the row names the task, a duplicate
         // waiting on it reads the task, and ownership is checked then
         // (`finish` records it again, harmlessly, for every task answer).
         if let Some(t) = result.as_ref().ok().and_then(|r| r.response.task()) {
             let owned = retry_while_unavailable(
                 leg.deadline.max(Instant::now() + STORE_GRACE),
-                |e: &crate::store::task_owners::TaskOwnersError| e.is_unavailable(),
+                |e: &TaskOwnersError| e.is_unavailable(),
                 || {
-                    self.tasks
+                    self.owners
                         .record(&leg.route.system.id, &t.id, caller, &leg.call.capability)
                 },
             )
@@ -284,7 +316,7 @@ impl Gateway {
             history_length: Some(0),
             tenant: None,
         });
-        match self.task_op(&leg.rpc(), &op).await {
+        match self.ops.task_op(&leg.rpc(), &op).await {
             Ok(value) => match serde_json::from_value::<Task>(value) {
                 Ok(task) => {
                     if let Err(e) = self
@@ -335,6 +367,7 @@ impl Gateway {
                 serde_json::to_value(&list).map_err(|e| peer_error(format!("encoding: {e}")))?;
             let op = TaskOp::List(list);
             let (status, body) = self
+                .forwarder
                 .rpc(&rpc, Method::ListTasks, params)
                 .await
                 .map_err(|f| f.nc)?;

@@ -22,16 +22,15 @@ use axum::http::HeaderMap;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::answer::{peer_error, Blame, Failure};
-use super::call::{Call, Done};
-use super::forward::Rpc;
-use super::observe::{Shown, ShownInput};
-use super::strangers::Front;
-use super::Gateway;
+use super::answer::{peer_error, Failure};
+use super::call::Call;
+use super::forward::{Forwarder, Rpc};
 use crate::bridge::Method;
 use crate::net::listen::Peer;
+use crate::registry::model::System;
 use crate::registry::Loaded;
-use crate::store::task_records::RecordState;
+use crate::store::task_owners::TaskOwners;
+use crate::store::task_records::{RecordState, TaskRecords};
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
 use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
@@ -59,7 +58,7 @@ impl TaskOp {
     }
 
     /// The name the audit trail records in place of a capability.
-    fn audit_name(&self) -> &'static str {
+    pub(super) fn audit_name(&self) -> &'static str {
         match self {
             TaskOp::Get(_) => "GetTask",
             TaskOp::Cancel(_) => "CancelTask",
@@ -68,7 +67,7 @@ impl TaskOp {
     }
 
     /// The task it is about (none for a list).
-    fn task_id(&self) -> Option<&str> {
+    pub(super) fn task_id(&self) -> Option<&str> {
         match self {
             TaskOp::Get(r) => Some(&r.id),
             TaskOp::Cancel(r) => Some(&r.id),
@@ -132,82 +131,65 @@ pub struct TaskHandled {
     pub result: Result<Value, TaskRefusal>,
 }
 
-impl Gateway {
-    /// One task operation from outside: version, auth chain, provider,
-    /// ownership, forward, audit.
-    pub async fn task(&self, incoming: TaskIncoming) -> TaskHandled {
-        let call = Call::new(
-            incoming
-                .registry
-                .clone()
-                .unwrap_or_else(|| self.registry.snapshot()),
-            &incoming.caller,
-            &incoming.provider,
-            incoming.op.audit_name(),
-            Envelope::from_headers(&incoming.headers),
-        );
-        let provider = call.provider.as_str();
-        let result = match self
-            .admit_outside(&call, &incoming.peer, &incoming.headers, Front::A2a)
-            .and_then(|()| call.registry.provider(provider))
-        {
-            Err(nc) => Err(TaskRefusal::NotConnected(nc)),
-            Ok(system) => {
-                let deadline_ms = call.registry.topology.hub.default_deadline_ms;
-                let rpc = Rpc {
-                    system,
-                    token: call.registry.tokens.of(&system.id),
-                    caller: &call.caller,
-                    envelope: &call.envelope,
-                    deadline: Instant::now() + Duration::from_millis(deadline_ms),
-                    deadline_ms,
-                };
-                self.task_op(&rpc, &incoming.op).await
-            }
-        };
-        let done = match &result {
-            Ok(v) => Done::answered(v.clone(), ""),
-            Err(refusal) => Done::fail(refusal_reason(&call.caller, provider, refusal.clone())),
-        };
-        // The task's state as this answer reports it, and the capability
-        // it was submitted for (what traffic counts it under).
-        let about = match incoming.op.task_id() {
-            Some(id) => {
-                if let Ok(v) = &result {
-                    if let Some(state) = v
-                        .get("status")
-                        .and_then(|s| serde_json::from_value::<a2a::TaskStatus>(s.clone()).ok())
-                    {
-                        let state = RecordState::of_task(&state.state);
-                        if let Err(e) = self.records.observe(provider, id, state).await {
-                            tracing::warn!(error = %e, "could not record a task's state");
-                        }
-                    }
-                }
-                self.records
-                    .capability_of(provider, id)
-                    .await
-                    .ok()
-                    .flatten()
-                    .map(|(_, capability)| capability)
-            }
-            None => None,
-        };
-        self.finish(
-            &call,
-            done,
-            Shown {
-                method: incoming.op.audit_name(),
-                input: ShownInput::None,
-                capability: about.as_deref(),
-                answer_checked: false,
-            },
-        )
-        .await;
-        TaskHandled {
-            envelope: call.envelope,
-            result,
+/// The task operations at a provider, and what they read: who owns which
+/// task, the hub's record of the tasks it forwarded, and the forward.
+pub(super) struct TaskOps {
+    owners: TaskOwners,
+    records: TaskRecords,
+    forwarder: Arc<Forwarder>,
+}
+
+impl TaskOps {
+    /// Operations checked against `owners`, observed into `records`, sent
+    /// by `forwarder`.
+    pub(super) fn new(owners: TaskOwners, records: TaskRecords, forwarder: Arc<Forwarder>) -> Self {
+        Self {
+            owners,
+            records,
+            forwarder,
         }
+    }
+
+    /// The deadline of a task operation: the hub's default.
+    pub(super) fn rpc<'a>(call: &'a Call, system: &'a System) -> Rpc<'a> {
+        let deadline_ms = call.registry.topology.hub.default_deadline_ms;
+        Rpc {
+            system,
+            token: call.registry.tokens.of(&system.id),
+            caller: &call.caller,
+            envelope: &call.envelope,
+            deadline: Instant::now() + Duration::from_millis(deadline_ms),
+            deadline_ms,
+        }
+    }
+
+    /// What an answer to `op` at `provider` says of the task: its state
+    /// kept in the record, and the capability it was submitted for (what
+    /// traffic counts the operation under).
+    pub(super) async fn about(
+        &self,
+        provider: &str,
+        op: &TaskOp,
+        result: &Result<Value, TaskRefusal>,
+    ) -> Option<String> {
+        let id = op.task_id()?;
+        if let Ok(v) = result {
+            if let Some(state) = v
+                .get("status")
+                .and_then(|s| serde_json::from_value::<a2a::TaskStatus>(s.clone()).ok())
+            {
+                let state = RecordState::of_task(&state.state);
+                if let Err(e) = self.records.observe(provider, id, state).await {
+                    tracing::warn!(error = %e, "could not record a task's state");
+                }
+            }
+        }
+        self.records
+            .capability_of(provider, id)
+            .await
+            .ok()
+            .flatten()
+            .map(|(_, capability)| capability)
     }
 
     /// A task operation of `rpc.caller` at `rpc.system`: only on the
@@ -220,7 +202,7 @@ impl Gateway {
         };
         if let Some(id) = op.task_id() {
             if !self
-                .tasks
+                .owners
                 .owns(provider, id, caller)
                 .await
                 .map_err(refused)?
@@ -229,7 +211,7 @@ impl Gateway {
             }
         }
         if let TaskOp::List(asked) = op {
-            let owned = self.tasks.owned(provider, caller).await.map_err(refused)?;
+            let owned = self.owners.owned(provider, caller).await.map_err(refused)?;
             return self.list_owned(rpc, asked, &owned).await;
         }
         self.ask(rpc, op).await
@@ -242,22 +224,15 @@ impl Gateway {
         let params = op
             .params()
             .map_err(|e| TaskRefusal::NotConnected(peer_error(format!("encoding: {e}"))))?;
-        let answer = match self.rpc(rpc, op.method(), params).await {
+        let answer = match self.forwarder.rpc(rpc, op.method(), params).await {
             Ok((status, body)) => read_task_answer(provider, status, &body, op),
             Err(failure) => Err(failure),
         };
+        self.forwarder.heard(provider, answer.as_ref().map(|_| ()));
         match answer {
-            Ok(Read::Result(v)) => {
-                self.board.record_call(provider, Ok(()));
-                Ok(v)
-            }
+            Ok(Read::Result(v)) => Ok(v),
             Ok(Read::Error { code, message }) => Err(TaskRefusal::Provider { code, message }),
-            Err(failure) => {
-                if failure.blame == Blame::Provider {
-                    self.board.record_call(provider, Err(failure.nc.clone()));
-                }
-                Err(TaskRefusal::NotConnected(failure.nc))
-            }
+            Err(failure) => Err(TaskRefusal::NotConnected(failure.nc)),
         }
     }
 

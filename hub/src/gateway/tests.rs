@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 use super::http::body_input;
-use super::{Gateway, Handled, Incoming, MAX_PEER_DETAIL};
+use super::{Gateway, Handled, Incoming, Wiring, MAX_PEER_DETAIL};
 use crate::events::EventBus;
 use crate::health::{PeerStatus, StatusBoard};
 use crate::registry::Registry;
@@ -126,6 +126,7 @@ async fn fake_provider(mode: Mode, seen: Arc<Seen>) -> u16 {
 struct Fixture {
     gateway: Arc<Gateway>,
     board: Arc<StatusBoard>,
+    audit: AuditTrail,
     _dir: tempfile::TempDir,
 }
 
@@ -164,22 +165,30 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
         .await
         .expect("db");
     let cluster = crate::cluster::Cluster::solo();
+    let audit = AuditTrail::open(pool.clone(), "hub");
+    let egress = crate::net::egress::Egress::default();
     let gateway = Arc::new(
-        Gateway::new(
+        Gateway::new(Wiring {
             registry,
-            board.clone(),
-            IdempotencyStore::new(pool.clone()),
-            AuditTrail::open(pool.clone(), "hub"),
-            crate::store::task_owners::TaskOwners::new(pool.clone()),
-            crate::store::task_records::TaskRecords::new(pool.clone(), cluster.instance()),
-            crate::store::negotiations::Negotiations::new(pool),
+            board: board.clone(),
+            identity: Arc::new(crate::identity::Identity::new(&egress)),
+            traffic: Arc::new(crate::traffic::Traffic::new()),
+            audit: audit.clone(),
+            idempotency: IdempotencyStore::new(pool.clone()),
+            owners: crate::store::task_owners::TaskOwners::new(pool.clone()),
+            records: crate::store::task_records::TaskRecords::new(pool.clone(), cluster.instance()),
+            negotiations: crate::store::negotiations::Negotiations::new(pool),
             cluster,
-        )
+            quotas: None,
+            egress,
+            provider_tls: None,
+        })
         .expect("gw"),
     );
     Fixture {
         gateway,
         board,
+        audit,
         _dir: dir,
     }
 }
@@ -245,12 +254,7 @@ async fn forwarding_keeps_the_trace_id_and_sends_the_envelope() {
     assert_eq!(h(REQUEST_ID_HEADER), Some(env.request_id.clone()));
     assert_eq!(h("a2a-version").as_deref(), Some("1.0"));
     assert_eq!(f.board.status("vendorcorp"), PeerStatus::Healthy);
-    let trail = f
-        .gateway
-        .audit()
-        .by_trace(&env.trace.trace_id)
-        .await
-        .expect("trail");
+    let trail = f.audit.by_trace(&env.trace.trace_id).await.expect("trail");
     assert_eq!(trail.len(), 1);
     assert_eq!(trail[0].outcome, Outcome::Connected);
     assert_eq!(trail[0].role, Role::Hub);
@@ -383,8 +387,7 @@ async fn a_repeated_consult_is_replayed_not_executed() {
         }
     }
     assert_eq!(
-        f.gateway
-            .audit()
+        f.audit
             .count("consult-1", Outcome::Replayed)
             .await
             .expect("count"),

@@ -23,8 +23,6 @@
 //! provider's card gets the same 404 as a provider that does not exist. A
 //! credential the hub does not know is 401 for every provider path alike.
 
-use std::sync::Arc;
-
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -33,8 +31,8 @@ use serde_json::Value;
 use super::card::{self, Viewer};
 use super::errors::SurfaceError;
 use super::ops::Request as SurfaceRequest;
+use super::Surface;
 use crate::auth::AuthContext;
-use crate::gateway::Gateway;
 use exchange::envelope::{A2aVersion, Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 use exchange::text::clip;
@@ -56,53 +54,47 @@ enum Audience {
 }
 
 /// `GET /.well-known/agent-card.json`.
-pub async fn hub_card(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
-    let loaded = gateway.registry().snapshot();
+pub async fn hub_card(State(surface): State<Surface>, headers: HeaderMap) -> Response {
+    let loaded = surface.registry.snapshot();
     let card = card::hub_card(
-        &gateway.identity().base(&headers),
+        &surface.identity.base(&headers),
         &loaded.topology,
-        gateway.identity(),
+        &surface.identity,
     );
     // One shape for every version: the hub's card names no interface, so
     // there is no v0.3 form (a v0.3 card needs a `url`).
     let mut body = serde_json::to_value(&card).unwrap_or_default();
-    sign(&gateway, &headers, &mut body);
+    sign(&surface, &headers, &mut body);
     document(&headers, body, Audience::Public)
 }
 
 /// `GET /.well-known/jwks.json`: the public keys the hub's cards are
 /// signed with (every key, newest last).
-pub async fn jwks(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
-    let body = gateway
-        .keys()
-        .map(|keys| keys.jwks())
-        .unwrap_or_else(|| serde_json::json!({"keys": []}));
-    document(&headers, body, Audience::Public)
+pub async fn jwks(State(surface): State<Surface>, headers: HeaderMap) -> Response {
+    document(&headers, surface.keys.jwks(), Audience::Public)
 }
 
 /// Signs a card the hub serves with its current key ([`crate::signing`]),
 /// naming the JWKS at the hub's public address the request reached it by
 /// (one of the configured ones, never the request's `Host` as such: the
 /// card's URLs name the same one, [`crate::net::machine::PublicUrls`]).
-pub fn sign(gateway: &Gateway, headers: &HeaderMap, card: &mut Value) {
-    if let Some(keys) = gateway.keys() {
-        let jku = format!(
-            "{}{}",
-            gateway.identity().base(headers),
-            crate::signing::JWKS_PATH
-        );
-        keys.sign_card(card, &jku);
-    }
+pub fn sign(surface: &Surface, headers: &HeaderMap, card: &mut Value) {
+    let jku = format!(
+        "{}{}",
+        surface.identity.base(headers),
+        crate::signing::JWKS_PATH
+    );
+    surface.keys.sign_card(card, &jku);
 }
 
 /// `GET /.well-known/ai-catalog.json`.
-pub async fn catalog(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
-    let loaded = gateway.registry().snapshot();
+pub async fn catalog(State(surface): State<Surface>, headers: HeaderMap) -> Response {
+    let loaded = surface.registry.snapshot();
     let body = card::catalog(
-        &gateway.identity().base(&headers),
+        &surface.identity.base(&headers),
         &loaded.topology,
-        gateway.identity(),
-        gateway.board(),
+        &surface.identity,
+        &surface.board,
     );
     document(&headers, body, Audience::Public)
 }
@@ -110,27 +102,27 @@ pub async fn catalog(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) ->
 /// `GET /a2a/{provider}/.well-known/agent-card.json`: the public card, or
 /// the caller's extended card when the request carries a credential.
 pub async fn provider_card(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
     let asked = SurfaceRequest::of(provider, &request);
     if asked.headers.contains_key(header::AUTHORIZATION) {
-        return respond_extended(&gateway, &asked);
+        return respond_extended(&surface, &asked);
     }
-    let loaded = gateway.registry().snapshot();
+    let loaded = surface.registry.snapshot();
     let card = card::provider_card(
-        &gateway.identity().base(&asked.headers),
+        &surface.identity.base(&asked.headers),
         &loaded.topology,
-        gateway.identity(),
-        gateway.board(),
+        &surface.identity,
+        &surface.board,
         &asked.provider,
         Viewer::Anonymous,
     );
     match card {
         Some(card) => document(
             &asked.headers,
-            served(&gateway, &asked.headers, &card),
+            served(&surface, &asked.headers, &card),
             Audience::Public,
         ),
         None => super::errors::rest_error(&asked.envelope(), no_card(&asked.provider)),
@@ -139,19 +131,19 @@ pub async fn provider_card(
 
 /// `GET /a2a/{provider}/rest/extendedAgentCard`.
 pub async fn rest_extended_card(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
     let asked = SurfaceRequest::of(provider, &request);
-    respond_extended(&gateway, &asked)
+    respond_extended(&surface, &asked)
 }
 
-fn respond_extended(gateway: &Gateway, asked: &SurfaceRequest) -> Response {
-    match extended_card(gateway, asked) {
+fn respond_extended(surface: &Surface, asked: &SurfaceRequest) -> Response {
+    match extended_card(surface, asked) {
         Ok(card) => document(
             &asked.headers,
-            served(gateway, &asked.headers, &card),
+            served(surface, &asked.headers, &card),
             Audience::Caller,
         ),
         Err(e) => super::errors::rest_error(&asked.envelope(), e),
@@ -163,28 +155,28 @@ fn respond_extended(gateway: &Gateway, asked: &SurfaceRequest) -> Response {
 /// credential the hub does not know, the same for every provider), then
 /// the card with the skills a rule lets it use.
 pub fn extended_card(
-    gateway: &Gateway,
+    surface: &Surface,
     asked: &SurfaceRequest,
 ) -> Result<a2a::AgentCard, SurfaceError> {
-    let loaded = gateway.registry().snapshot();
-    let caller = asked.caller(&loaded, gateway.identity());
+    let loaded = surface.registry.snapshot();
+    let caller = asked.caller(&loaded, &surface.identity);
     let cx = AuthContext {
         caller: &caller,
         peer: &asked.peer,
         headers: &asked.headers,
         registry: &loaded,
-        identity: gateway.identity(),
+        identity: &surface.identity,
         target: None,
     };
-    gateway.authenticate(&cx).map_err(|nc| {
+    surface.gateway.authenticate(&cx).map_err(|nc| {
         let status = StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::FORBIDDEN);
         SurfaceError::call(nc.reason, nc.detail, status)
     })?;
     card::provider_card(
-        &gateway.identity().base(&asked.headers),
+        &surface.identity.base(&asked.headers),
         &loaded.topology,
-        gateway.identity(),
-        gateway.board(),
+        &surface.identity,
+        &surface.board,
         &asked.provider,
         Viewer::Member(&caller),
     )
@@ -203,9 +195,9 @@ fn no_card(provider: &str) -> SurfaceError {
 
 /// A card as the hub serves it: [`shaped`] for the caller's version, then
 /// signed.
-pub fn served(gateway: &Gateway, headers: &HeaderMap, card: &a2a::AgentCard) -> Value {
+pub fn served(surface: &Surface, headers: &HeaderMap, card: &a2a::AgentCard) -> Value {
     let mut body = shaped(headers, card);
-    sign(gateway, headers, &mut body);
+    sign(surface, headers, &mut body);
     body
 }
 

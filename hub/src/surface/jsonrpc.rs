@@ -17,7 +17,6 @@
 //! forwarded and nothing is written.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -31,14 +30,15 @@ use serde_json::{json, Map, Value};
 
 use super::errors::{code, echo_envelope, SurfaceError};
 use super::ops::{self, Request as SurfaceRequest};
+use super::Surface;
 use crate::bridge::{self, Method};
-use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use crate::gateway::{TaskOp, MAX_REQUEST_BODY};
 use crate::net::listen::Peer;
 use exchange::envelope::{A2aVersion, Envelope};
 
 /// `POST /a2a/{provider}`.
 pub async fn handler(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
@@ -120,7 +120,7 @@ pub async fn handler(
                 Ok(p) => p,
                 Err(e) => return reply.error(e),
             };
-            let (envelope, answer) = ops::send_message(&gateway, &request, params).await;
+            let (envelope, answer) = ops::send_message(&surface, &request, params).await;
             reply.envelope = envelope;
             match (method, answer) {
                 (_, Err(e)) => reply.error(e),
@@ -148,7 +148,7 @@ pub async fn handler(
                 Ok(op) => op,
                 Err(e) => return reply.error(e),
             };
-            let (envelope, answer) = ops::task(&gateway, &request, op).await;
+            let (envelope, answer) = ops::task(&surface, &request, op).await;
             reply.envelope = envelope;
             match answer {
                 Ok(v) => reply.result(method, v),
@@ -160,7 +160,7 @@ pub async fn handler(
                 Ok(p) => p,
                 Err(e) => return reply.error(e),
             };
-            let (envelope, events) = ops::subscribe(gateway, request, params.id).await;
+            let (envelope, events) = ops::subscribe(surface, request, params.id).await;
             reply.envelope = envelope;
             match events {
                 Ok(events) => reply.stream(events),
@@ -171,10 +171,10 @@ pub async fn handler(
         | Method::GetPushConfig
         | Method::ListPushConfigs
         | Method::DeletePushConfig => reply.error(super::errors::no_push()),
-        Method::GetExtendedAgentCard => match super::discovery::extended_card(&gateway, &request) {
+        Method::GetExtendedAgentCard => match super::discovery::extended_card(&surface, &request) {
             Ok(card) => match to_json(&card) {
                 Ok(mut v) => {
-                    super::discovery::sign(&gateway, &request.headers, &mut v);
+                    super::discovery::sign(&surface, &request.headers, &mut v);
                     reply.result(method, v)
                 }
                 Err(e) => reply.error(e),

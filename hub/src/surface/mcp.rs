@@ -33,6 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
+use super::Surface;
 use crate::gateway::mcp::{McpAnswer, McpIncoming};
 use crate::gateway::{Front, Gateway};
 use crate::net::listen::Peer;
@@ -71,13 +72,13 @@ pub fn service(gateway: Arc<Gateway>) -> StreamableHttpService<HubMcp, NeverSess
 /// are JSON-RPC errors whose `data` carries the reason code, like every
 /// other refusal of the MCP front.
 pub async fn require_caller(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let envelope = Envelope::from_headers(request.headers());
-    let loaded = gateway.registry().snapshot();
-    let system = match crate::auth::presented(request.headers(), &loaded, gateway.identity()) {
+    let loaded = surface.registry.snapshot();
+    let system = match crate::auth::presented(request.headers(), &loaded, &surface.identity) {
         Ok(system) => system,
         Err(credential) => {
             let nc = NotConnected::new(
@@ -85,7 +86,9 @@ pub async fn require_caller(
                 "a bearer token of a member system is required",
             );
             let from = Peer::of(&request).addr.map(|a| a.ip());
-            gateway.count_unidentified(Front::Mcp, credential, from, nc.reason);
+            surface
+                .gateway
+                .count_unidentified(Front::Mcp, credential, from, nc.reason);
             return refused(StatusCode::UNAUTHORIZED, &nc, &envelope);
         }
     };

@@ -40,6 +40,10 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::gateway::{Gateway, MAX_REQUEST_BODY};
+use crate::health::StatusBoard;
+use crate::identity::Identity;
+use crate::registry::Registry;
+use crate::signing::HubKeys;
 
 pub mod card;
 pub mod discovery;
@@ -52,8 +56,26 @@ pub mod rest;
 /// Where the hub's AI catalog is served.
 pub const CATALOG_PATH: &str = "/.well-known/ai-catalog.json";
 
+/// What the surface's handlers read, built once at start: the pipeline
+/// every message and task operation runs, and what discovery reads
+/// besides (the registry, the callers' identities and the hub's public
+/// addresses, the providers' cards, the keys cards are signed with).
+#[derive(Debug, Clone)]
+pub struct Surface {
+    /// The exchange pipeline.
+    pub gateway: Arc<Gateway>,
+    /// Who exists and who may talk to whom.
+    pub registry: Arc<Registry>,
+    /// The member issuers' keys and the hub's public addresses.
+    pub identity: Arc<Identity>,
+    /// The providers' cards and health.
+    pub board: Arc<StatusBoard>,
+    /// The keys every card the hub serves is signed with.
+    pub keys: Arc<HubKeys>,
+}
+
 /// The surface's routes.
-pub fn router(gateway: Arc<Gateway>, door_state: crate::identity::DoorState) -> Router {
+pub fn router(surface: Surface, door_state: crate::identity::DoorState) -> Router {
     Router::new()
         .route(exchange::health::CARD_PATH, get(discovery::hub_card))
         .route(CATALOG_PATH, get(discovery::catalog))
@@ -71,21 +93,21 @@ pub fn router(gateway: Arc<Gateway>, door_state: crate::identity::DoorState) -> 
             get(crate::identity::metadata::protected_resource).with_state(door_state.clone()),
         )
         .nest("/a2a/{provider}/rest", rest::routes())
-        .route_service(mcp::ROUTE, mcp::service(gateway.clone()))
+        .route_service(mcp::ROUTE, mcp::service(surface.gateway.clone()))
         // Handlers read at most MAX_REQUEST_BODY themselves and answer in
         // their binding's error shape.
         .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BODY))
         .route_layer(axum::middleware::from_fn_with_state(
-            gateway.clone(),
+            surface.clone(),
             mcp_guard,
         ))
-        .with_state(gateway)
+        .with_state(surface)
 }
 
 /// The bearer check in front of `/mcp/{provider}` only (the A2A routes do
 /// their own, in their binding's error shape).
 async fn mcp_guard(
-    state: State<Arc<Gateway>>,
+    state: State<Surface>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {

@@ -24,7 +24,6 @@
 //! bytes, text) is a data part ([`wire::data_of`]); one whose content
 //! does not parse is invalid params naming the part.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -33,10 +32,10 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::errors::{code, SurfaceError};
+use super::Surface;
 use crate::auth::caller_by_token;
 use crate::gateway::{
-    Front, Gateway, Incoming, Input, ProviderReply, TaskAsk, TaskIncoming, TaskOp, TaskRefusal,
-    DEADLINE_KEY,
+    Front, Incoming, Input, ProviderReply, TaskAsk, TaskIncoming, TaskOp, TaskRefusal, DEADLINE_KEY,
 };
 use crate::identity::Identity;
 use crate::net::listen::Peer;
@@ -110,7 +109,7 @@ impl Request {
 /// sent it; a replayed consult answers a Message rebuilt from the stored
 /// result) or the refusal.
 pub async fn send_message(
-    gateway: &Arc<Gateway>,
+    surface: &Surface,
     request: &Request,
     params: SendMessageRequest,
 ) -> (Envelope, Result<ProviderReply, SurfaceError>) {
@@ -125,12 +124,12 @@ pub async fn send_message(
             history_length: Some(0),
             tenant: None,
         });
-        if let (envelope, Err(e)) = task(gateway, request, get).await {
+        if let (envelope, Err(e)) = task(surface, request, get).await {
             return (envelope, Err(e));
         }
     }
-    let loaded = gateway.registry().snapshot();
-    let caller = request.caller(&loaded, gateway.identity());
+    let loaded = surface.registry.snapshot();
+    let caller = request.caller(&loaded, &surface.identity);
     let selected = select(&message, &request.provider, &loaded.topology);
     let mut headers = request.headers.clone();
     // The message id is the request id (a consult's idempotency key)
@@ -144,7 +143,7 @@ pub async fn send_message(
     // those skills (the ones this caller may use), as the reference peers
     // answer a text they cannot take.
     let help = match &selected {
-        Err(Unselectable::NeedsData(_)) => skills_help(gateway, &caller, &request.provider),
+        Err(Unselectable::NeedsData(_)) => skills_help(surface, &caller, &request.provider),
         _ => None,
     };
     let (capability, input) = match selected {
@@ -181,7 +180,10 @@ pub async fn send_message(
             }),
     };
     if let Some(text) = help {
-        let handled = gateway.answer_here(incoming, json!({ "help": text })).await;
+        let handled = surface
+            .gateway
+            .answer_here(incoming, json!({ "help": text }))
+            .await;
         let result = match handled.result {
             CallResult::Connected { .. } => {
                 let mut answer = Message::new(a2a::Role::Agent, vec![a2a::Part::text(text)]);
@@ -196,7 +198,7 @@ pub async fn send_message(
         };
         return (handled.envelope, result);
     }
-    let handled = gateway.clone().run(incoming).await;
+    let handled = surface.gateway.clone().run(incoming).await;
     let result = match handled.result {
         CallResult::Connected {
             result, replayed, ..
@@ -231,13 +233,13 @@ pub async fn send_message(
 /// data: each skill `caller` may use there, its description and an
 /// example call, from the card the caller would get. `None` when the
 /// caller may use none (the refusal is then the pipeline's).
-pub fn skills_help(gateway: &Gateway, caller: &str, provider: &str) -> Option<String> {
-    let loaded = gateway.registry().snapshot();
+pub fn skills_help(surface: &Surface, caller: &str, provider: &str) -> Option<String> {
+    let loaded = surface.registry.snapshot();
     let card = super::card::provider_card(
         "",
         &loaded.topology,
-        gateway.identity(),
-        gateway.board(),
+        &surface.identity,
+        &surface.board,
         provider,
         super::card::Viewer::Member(caller),
     )
@@ -276,14 +278,15 @@ fn mark_replayed(reply: &mut ProviderReply) {
 /// `GetTask`, `CancelTask`, `ListTasks`: through the gateway's task door
 /// (ownership first). Returns the v1.0 result.
 pub async fn task(
-    gateway: &Gateway,
+    surface: &Surface,
     request: &Request,
     op: TaskOp,
 ) -> (Envelope, Result<Value, SurfaceError>) {
-    let loaded = gateway.registry().snapshot();
-    let handled = gateway
+    let loaded = surface.registry.snapshot();
+    let handled = surface
+        .gateway
         .task(TaskIncoming {
-            caller: request.caller(&loaded, gateway.identity()),
+            caller: request.caller(&loaded, &surface.identity),
             peer: request.peer.clone(),
             headers: request.headers.clone(),
             provider: request.provider.clone(),
@@ -319,7 +322,7 @@ pub async fn task(
 /// `UnsupportedOperationError`). Every poll is a `GetTask` through the
 /// gateway, with its checks and its audit record.
 pub async fn subscribe(
-    gateway: Arc<Gateway>,
+    surface: Surface,
     request: Request,
     id: String,
 ) -> (Envelope, Result<BoxStream<'static, Value>, SurfaceError>) {
@@ -330,7 +333,7 @@ pub async fn subscribe(
             tenant: None,
         })
     };
-    let (envelope, first) = task(&gateway, &request, get(&id)).await;
+    let (envelope, first) = task(&surface, &request, get(&id)).await;
     let first: Task = match first.and_then(|v| {
         serde_json::from_value(v).map_err(|e| {
             SurfaceError::call(
@@ -360,7 +363,7 @@ pub async fn subscribe(
     let updates = futures::stream::unfold(
         Some(first.status.state.clone()),
         move |last: Option<TaskState>| {
-            let (gateway, request, id) = (gateway.clone(), request.clone(), id.clone());
+            let (surface, request, id) = (surface.clone(), request.clone(), id.clone());
             async move {
                 let mut last = last?;
                 loop {
@@ -368,7 +371,7 @@ pub async fn subscribe(
                         return None;
                     }
                     tokio::time::sleep(SUBSCRIBE_POLL).await;
-                    let (_, now) = task(&gateway, &request, get(&id)).await;
+                    let (_, now) = task(&surface, &request, get(&id)).await;
                     let Ok(now) = now.and_then(|v| {
                         serde_json::from_value::<Task>(v).map_err(|_| {
                             SurfaceError::protocol(code::INTERNAL_ERROR, "malformed task")

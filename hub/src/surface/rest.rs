@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -27,14 +26,15 @@ use serde_json::Value;
 use super::errors::{code, echo_envelope, rest_error as error, SurfaceError};
 use super::jsonrpc::{is_json, to_json, typed};
 use super::ops::{self, Request as SurfaceRequest};
-use crate::gateway::{Gateway, TaskOp, MAX_REQUEST_BODY};
+use super::Surface;
+use crate::gateway::{TaskOp, MAX_REQUEST_BODY};
 use crate::net::listen::Peer;
 use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest};
 use exchange::envelope::{Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 
 /// The binding's routes, to nest under `/a2a/{provider}/rest`.
-pub fn routes() -> Router<Arc<Gateway>> {
+pub fn routes() -> Router<Surface> {
     Router::new()
         .route("/message:send", post(send))
         .route("/message:stream", post(stream))
@@ -136,29 +136,24 @@ fn sse(envelope: &Envelope, events: BoxStream<'static, Value>) -> Response {
 }
 
 async fn send(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    message(&gateway, provider, request, false).await
+    message(&surface, provider, request, false).await
 }
 
 async fn stream(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     request: Request,
 ) -> Response {
-    message(&gateway, provider, request, true).await
+    message(&surface, provider, request, true).await
 }
 
 /// `message:send`, or `message:stream` (the provider's answer as the
 /// stream's one event).
-async fn message(
-    gateway: &Arc<Gateway>,
-    provider: String,
-    request: Request,
-    stream: bool,
-) -> Response {
+async fn message(surface: &Surface, provider: String, request: Request, stream: bool) -> Response {
     let peer = Peer::of(&request);
     let (parts, raw) = request.into_parts();
     let c = match call(provider, parts.headers.clone(), peer) {
@@ -169,7 +164,7 @@ async fn message(
         Ok(p) => p,
         Err(r) => return r,
     };
-    let (envelope, answer) = ops::send_message(gateway, &c.request, params).await;
+    let (envelope, answer) = ops::send_message(surface, &c.request, params).await;
     match answer.and_then(|a| to_json(&a)) {
         Ok(v) if stream => sse(&envelope, futures::stream::once(async { v }).boxed()),
         Ok(v) => ok(&envelope, v),
@@ -178,7 +173,7 @@ async fn message(
 }
 
 async fn list(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path(provider): Path<String>,
     Query(query): Query<HashMap<String, String>>,
     request: Request,
@@ -192,7 +187,7 @@ async fn list(
         Ok(p) => p,
         Err(e) => return error(&c.envelope, e),
     };
-    let (envelope, answer) = ops::task(&gateway, &c.request, TaskOp::List(params)).await;
+    let (envelope, answer) = ops::task(&surface, &c.request, TaskOp::List(params)).await;
     match answer {
         Ok(v) => ok(&envelope, v),
         Err(e) => error(&envelope, e),
@@ -220,7 +215,7 @@ fn list_params(query: &HashMap<String, String>) -> Result<ListTasksRequest, Surf
 
 /// `GET /tasks/{id}` and `GET /tasks/{id}:subscribe`.
 async fn task_get(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path((provider, id)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
     request: Request,
@@ -231,7 +226,7 @@ async fn task_get(
         Err(r) => return r,
     };
     if let Some(id) = id.strip_suffix(":subscribe") {
-        return subscribe(gateway, c, id.to_string()).await;
+        return subscribe(surface, c, id.to_string()).await;
     }
     let history_length = match query.get("historyLength").map(|h| h.parse::<i32>()) {
         None => None,
@@ -248,7 +243,7 @@ async fn task_get(
         history_length,
         tenant: None,
     });
-    let (envelope, answer) = ops::task(&gateway, &c.request, op).await;
+    let (envelope, answer) = ops::task(&surface, &c.request, op).await;
     match answer {
         Ok(v) => ok(&envelope, v),
         Err(e) => error(&envelope, e),
@@ -257,7 +252,7 @@ async fn task_get(
 
 /// `POST /tasks/{id}:cancel` and `POST /tasks/{id}:subscribe`.
 async fn task_post(
-    State(gateway): State<Arc<Gateway>>,
+    State(surface): State<Surface>,
     Path((provider, id)): Path<(String, String)>,
     request: Request,
 ) -> Response {
@@ -267,7 +262,7 @@ async fn task_post(
         Err(r) => return r,
     };
     if let Some(id) = id.strip_suffix(":subscribe") {
-        return subscribe(gateway, c, id.to_string()).await;
+        return subscribe(surface, c, id.to_string()).await;
     }
     let Some(id) = id.strip_suffix(":cancel") else {
         return error(
@@ -283,15 +278,15 @@ async fn task_post(
         metadata: None,
         tenant: None,
     });
-    let (envelope, answer) = ops::task(&gateway, &c.request, op).await;
+    let (envelope, answer) = ops::task(&surface, &c.request, op).await;
     match answer {
         Ok(v) => ok(&envelope, v),
         Err(e) => error(&envelope, e),
     }
 }
 
-async fn subscribe(gateway: Arc<Gateway>, c: Call, id: String) -> Response {
-    let (envelope, events) = ops::subscribe(gateway, c.request, id).await;
+async fn subscribe(surface: Surface, c: Call, id: String) -> Response {
+    let (envelope, events) = ops::subscribe(surface, c.request, id).await;
     match events {
         Ok(events) => sse(&envelope, events),
         Err(e) => error(&envelope, e),

@@ -24,6 +24,7 @@ pub fn tool_context(state: &BffState) -> tools::Context {
         edges: state.edges.clone(),
         board: state.board.clone(),
         gateway: state.gateway.clone(),
+        audit: state.audit.clone(),
     }
 }
 

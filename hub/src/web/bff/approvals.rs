@@ -124,7 +124,7 @@ async fn decide(
     wanted: Status,
 ) -> Result<Json<ProposedActionView>, ApiFailure> {
     let hub_id = state.registry.snapshot().topology.hub.id.clone();
-    let trail = state.gateway.audit().system().to_string();
+    let trail = state.audit.system().to_string();
     // The decision's trail line commits with the decision itself.
     let note = |entry: &InboxEntry| decision_line(&trail, &hub_id, entry);
     let decided = match wanted {

@@ -27,7 +27,7 @@ pub struct Line<'a> {
 /// itself is done or refused already).
 pub(super) async fn append(state: &BffState, line: Line<'_>) {
     let hub = state.registry.snapshot().topology.hub.id.clone();
-    let trail = state.gateway.audit();
+    let trail = &state.audit;
     if let Err(e) = trail.append(record(&hub, trail.system(), &line)).await {
         tracing::error!(error = %e, capability = line.capability, "auditing a change");
     }

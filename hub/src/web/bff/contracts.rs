@@ -135,9 +135,7 @@ pub async fn negotiate(
     };
     // With a tier, the hub's negotiator drafts the proposal; it is held
     // to the operator's request in code (`crate::agents::negotiator`).
-    let published = state
-        .gateway
-        .published_columns(&target.provider, &negotiation);
+    let published = crate::gateway::published_columns(&state.board, &target.provider, &negotiation);
     let (want, drafted) = crate::agents::negotiator::draft(
         &state.agents,
         &super::agents::tool_context(&state),
@@ -184,8 +182,7 @@ async fn view(state: &BffState, target: &Target) -> Result<Redacted<ContractsVie
     let mut parties = Vec::new();
     for consumer in consumers {
         let turns = state
-            .gateway
-            .negotiations()
+            .negotiations
             .turns(&consumer, &target.provider, &target.data_capability, TURNS)
             .await
             .map_err(|e| ApiFailure::internal("reading the negotiation record", &e))?;

@@ -177,8 +177,7 @@ pub async fn audit(
             .ok_or_else(|| ApiFailure::not_found(format!("no node {}", clip(&id, 200))))?
     };
     let records = state
-        .gateway
-        .audit()
+        .audit
         .recent_involving(&system, limit)
         .await
         .map_err(|e| ApiFailure::internal("reading the audit trail", &e))?;
@@ -220,15 +219,11 @@ pub async fn trail(
         system_of_node(&loaded.topology, &id)
             .ok_or_else(|| ApiFailure::not_found(format!("no node {}", clip(&id, 200))))?
     };
-    let jwks = state
-        .gateway
-        .keys()
-        .map(|k| k.jwks())
-        .ok_or_else(|| ApiFailure::not_found("this hub signs no checkpoints"))?;
+    let jwks = state.keys.jwks();
     let dir =
         tempfile::tempdir().map_err(|e| ApiFailure::internal("a directory for the export", &e))?;
-    let store = state.gateway.audit().store().clone();
-    let chain = state.gateway.audit().system().to_string();
+    let store = state.audit.store().clone();
+    let chain = state.audit.system().to_string();
     match exchange::audit::export::export(&store, Some(&chain), &system, &jwks, dir.path()).await {
         Ok(_) => {}
         Err(e @ (ExportError::NotCovered { .. } | ExportError::NoRecords { .. })) => {

@@ -90,6 +90,16 @@ pub struct BffState {
     pub edges: Arc<EdgeStore>,
     /// Forwards the drawers' calls (the hub is the caller).
     pub gateway: Arc<Gateway>,
+    /// What crossed each edge: counts, the inspector, `/metrics`.
+    pub traffic: Arc<crate::traffic::Traffic>,
+    /// The hub's audit trail.
+    pub audit: exchange::audit::AuditTrail,
+    /// The keys the hub signs its checkpoints with (a trail export's).
+    pub keys: Arc<crate::signing::HubKeys>,
+    /// The hub's record of the tasks it forwarded.
+    pub records: crate::store::task_records::TaskRecords,
+    /// Every negotiation turn that crossed the hub.
+    pub negotiations: crate::store::negotiations::Negotiations,
     /// The hub's own approval inbox.
     pub inbox: Inbox,
     /// The hub's own agents (recommender, interpreter, orchestrator).

@@ -23,10 +23,8 @@ use axum::Json;
 use super::drawers::system_of_node;
 use super::BffState;
 use crate::api::{ApiFailure, ApiPath};
-use crate::gateway::Gateway;
 use crate::registry::model::Topology;
 use crate::traffic::{inspector, prometheus, Labels};
-use exchange::inbox::Inbox;
 use exchange::text::clip;
 
 /// `GET /api/traffic`: every established edge's traffic, and every
@@ -38,7 +36,7 @@ pub async fn traffic(
 ) -> Json<TrafficView> {
     let loaded = state.registry.snapshot();
     let t = &loaded.topology;
-    let traffic = state.gateway.traffic();
+    let traffic = state.traffic;
     let mut edges: Vec<_> = state
         .edges
         .visible(t)
@@ -67,8 +65,7 @@ fn edge_labels(state: &BffState, t: &Topology, id: &str) -> Result<Labels, ApiFa
         ));
     }
     state
-        .gateway
-        .traffic()
+        .traffic
         .seen(t, id)
         .ok_or_else(|| ApiFailure::not_found(format!("no edge {}", clip(id, 200))))
 }
@@ -82,8 +79,8 @@ pub async fn edge_metrics(
         let loaded = state.registry.snapshot();
         edge_labels(&state, &loaded.topology, &id)?
     };
-    let mut view = state.gateway.traffic().edge_metrics(&labels);
-    let stored = Stored::read(&state.gateway, &state.inbox).await?;
+    let mut view = state.traffic.edge_metrics(&labels);
+    let stored = Stored::read(&state).await?;
     for (l, st, n) in &stored.tasks {
         if *l == labels && !st.is_final() {
             view.unfinished_tasks += n;
@@ -111,8 +108,8 @@ pub async fn node_metrics(
         system_of_node(&loaded.topology, &id)
             .ok_or_else(|| ApiFailure::not_found(format!("no node {}", clip(&id, 200))))?
     };
-    let mut view = state.gateway.traffic().system_metrics(&system);
-    let stored = Stored::read(&state.gateway, &state.inbox).await?;
+    let mut view = state.traffic.system_metrics(&system);
+    let stored = Stored::read(&state).await?;
     for (l, st, n) in &stored.tasks {
         if (l.caller == system || l.provider == system) && !st.is_final() {
             view.unfinished_tasks += n;
@@ -139,7 +136,7 @@ pub async fn edge_inspector(
     Ok(Json(InspectorView {
         edge: labels.edge_id(),
         capacity: u32::try_from(inspector::CAPACITY).unwrap_or(u32::MAX),
-        exchanges: state.gateway.traffic().inspector(&labels),
+        exchanges: state.traffic.inspector(&labels),
     }))
 }
 
@@ -152,17 +149,18 @@ struct Stored {
 }
 
 impl Stored {
-    async fn read(gateway: &Gateway, inbox: &Inbox) -> Result<Self, ApiFailure> {
-        let counts = gateway
-            .records()
+    async fn read(state: &BffState) -> Result<Self, ApiFailure> {
+        let counts = state
+            .records
             .counts()
             .await
             .map_err(|e| ApiFailure::internal("reading the task record", &e))?;
-        let decisions = inbox
+        let decisions = state
+            .inbox
             .decision_counts()
             .await
             .map_err(|e| ApiFailure::internal("reading the inbox", &e))?;
-        let loaded = gateway.registry().snapshot();
+        let loaded = state.registry.snapshot();
         let t = &loaded.topology;
         let tasks = counts
             .into_iter()
@@ -184,7 +182,7 @@ impl Stored {
                 (
                     s.id.clone(),
                     matches!(
-                        gateway.board().status(&s.id),
+                        state.board.status(&s.id),
                         crate::health::PeerStatus::Healthy
                     ),
                 )
@@ -248,7 +246,7 @@ pub async fn metrics(
         )
             .into_response();
     }
-    let stored = match Stored::read(&state.gateway, &state.inbox).await {
+    let stored = match Stored::read(&state).await {
         Ok(s) => s,
         Err(e) => return e.into_response(),
     };
@@ -263,7 +261,7 @@ pub async fn metrics(
             .push((system.clone(), capability.clone(), "approved", a));
         snapshot.decisions.push((system, capability, "rejected", r));
     }
-    match state.gateway.traffic().prometheus().render(&snapshot) {
+    match state.traffic.prometheus().render(&snapshot) {
         Ok(text) => ([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response(),
         Err(_) => (
             StatusCode::INTERNAL_SERVER_ERROR,
