@@ -29,6 +29,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -217,6 +218,55 @@ pub struct Store {
     pool: AnyPool,
     engine: Engine,
     location: Location,
+    /// A writable SQLite file's checkpointer, stopped when the last clone
+    /// of the store is dropped.
+    _checkpoints: Option<Arc<Checkpoints>>,
+}
+
+/// How often a SQLite store copies its write-ahead log into the database
+/// file, off the path of every commit ([`Checkpoints`]).
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// The background task that checkpoints a SQLite file's write-ahead log.
+///
+/// SQLite checkpoints by itself when a commit leaves the log over 1,000
+/// pages, *inside that commit*: the connection that crossed the line
+/// copies the log into the database and syncs both files before its
+/// commit returns. On the hub that connection is nearly always the audit
+/// writer's, and every call waiting for its record waits for the copy —
+/// a few milliseconds every few hundred commits, which is the tail of the
+/// latency distribution. So every connection of a file store turns the
+/// automatic checkpoint off, and this task runs a passive checkpoint on a
+/// connection of its own every [`CHECKPOINT_EVERY`]: it copies what no
+/// reader still needs and never blocks a writer, and the log is restarted
+/// from its beginning by the next commit after it has been copied whole.
+#[derive(Debug)]
+struct Checkpoints(tokio::task::JoinHandle<()>);
+
+impl Checkpoints {
+    fn spawn(pool: AnyPool) -> Self {
+        Self(tokio::spawn(async move {
+            let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                if pool.is_closed() {
+                    return;
+                }
+                // A checkpoint that could not run (the file busy, a
+                // connection lost) is simply the next tick's to do.
+                let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                    .fetch_optional(&pool)
+                    .await;
+            }
+        }))
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Most connections a PostgreSQL store keeps per process, unless
@@ -265,6 +315,9 @@ impl Store {
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             conn.execute("PRAGMA synchronous = NORMAL").await?;
+                            // The store's own task checkpoints instead
+                            // (`Checkpoints`), never a commit.
+                            conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
                             Ok(())
                         })
                     })
@@ -293,10 +346,13 @@ impl Store {
                     .map_err(err)?
             }
         };
+        let checkpoints = matches!(location, Location::File(_))
+            .then(|| Arc::new(Checkpoints::spawn(pool.clone())));
         Ok(Self {
             pool,
             engine: location.engine(),
             location: location.clone(),
+            _checkpoints: checkpoints,
         })
     }
 
@@ -320,6 +376,7 @@ impl Store {
             pool,
             engine: Engine::Sqlite,
             location,
+            _checkpoints: None,
         })
     }
 
@@ -704,5 +761,50 @@ mod tests {
             .execute(ro.pool())
             .await
             .is_err());
+    }
+
+    #[tokio::test]
+    async fn a_file_store_checkpoints_in_the_background_and_never_in_a_commit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.db");
+        let store = Store::open(&Location::File(path.clone()))
+            .await
+            .expect("open");
+        // Every connection of the pool leaves checkpoints to the task.
+        for _ in 0..3 {
+            let pages: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
+                .fetch_one(store.pool())
+                .await
+                .expect("pragma");
+            assert_eq!(pages, 0);
+        }
+        sqlx::query("CREATE TABLE t (v TEXT)")
+            .execute(store.pool())
+            .await
+            .expect("create");
+        // About 2 MiB in 64 commits: far past the 1,000 pages at which
+        // SQLite would have checkpointed inside a commit by itself.
+        let row = "x".repeat(32 * 1024);
+        for _ in 0..64 {
+            sqlx::query("INSERT INTO t VALUES ($1)")
+                .bind(&row)
+                .execute(store.pool())
+                .await
+                .expect("insert");
+        }
+        // Within a few ticks the log has been copied into the database
+        // file, without anybody asking.
+        let file = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let until = std::time::Instant::now() + CHECKPOINT_EVERY * 25;
+        while file() < 2_000_000 && std::time::Instant::now() < until {
+            tokio::time::sleep(CHECKPOINT_EVERY / 2).await;
+        }
+        assert!(
+            file() >= 2_000_000,
+            "the database file holds {} bytes: the log was not checkpointed",
+            file()
+        );
+        // The last clone of the store stops its task.
+        drop(store);
     }
 }

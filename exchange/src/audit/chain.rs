@@ -168,9 +168,65 @@ impl<'a> Content<'a> {
 
     /// SHA-256 of the content's JCS form.
     pub fn digest(&self) -> Result<ChainHash, CanonicalError> {
-        let canonical =
-            serde_json_canonicalizer::to_vec(self).map_err(|e| CanonicalError(e.to_string()))?;
+        let canonical = match self.jcs() {
+            Some(written) => written,
+            None => {
+                serde_json_canonicalizer::to_vec(self).map_err(|e| CanonicalError(e.to_string()))?
+            }
+        };
         Ok(ChainHash(Sha256::digest(&canonical).into()))
+    }
+
+    /// The content's JCS form written member by member, in the order JCS
+    /// sorts them, on every commit's path: a general canonicalizer builds
+    /// and sorts a map of the members first, about 50,000 instructions a
+    /// record. The bytes are the same: the members are strings, one
+    /// optional string and one integer; JSON strings escape exactly as
+    /// JCS's (`"`, `\`, the controls, `\b \t \n \f \r` short, the
+    /// others `\u00xx`, nothing else), and an integer of at most 2^53 is
+    /// its digits in both. A larger duration (a clamped one) is written
+    /// by the canonicalizer: `None`.
+    fn jcs(&self) -> Option<Vec<u8>> {
+        const EXACT: i64 = 1 << 53;
+        if !(-EXACT..=EXACT).contains(&self.duration_ms) {
+            return None;
+        }
+        let strings = [
+            self.at,
+            self.caller,
+            self.capability,
+            self.detail,
+            self.outcome,
+            self.provider,
+            self.request_id,
+            self.role,
+            self.system,
+            self.trace_id,
+        ];
+        let mut out = Vec::with_capacity(192 + strings.iter().map(|s| s.len() + 2).sum::<usize>());
+        let text = |out: &mut Vec<u8>, key: &str, value: &str| {
+            out.extend_from_slice(key.as_bytes());
+            // Writing into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, value);
+        };
+        text(&mut out, "{\"at\":", self.at);
+        text(&mut out, ",\"caller\":", self.caller);
+        text(&mut out, ",\"capability\":", self.capability);
+        text(&mut out, ",\"detail\":", self.detail);
+        out.extend_from_slice(b",\"duration_ms\":");
+        out.extend_from_slice(self.duration_ms.to_string().as_bytes());
+        text(&mut out, ",\"outcome\":", self.outcome);
+        text(&mut out, ",\"provider\":", self.provider);
+        match self.reason {
+            Some(reason) => text(&mut out, ",\"reason\":", reason),
+            None => out.extend_from_slice(b",\"reason\":null"),
+        }
+        text(&mut out, ",\"request_id\":", self.request_id);
+        text(&mut out, ",\"role\":", self.role);
+        text(&mut out, ",\"system\":", self.system);
+        text(&mut out, ",\"trace_id\":", self.trace_id);
+        out.push(b'}');
+        Some(out)
     }
 }
 

@@ -760,3 +760,62 @@ async fn the_trail_keeps_its_rows_seqs_and_chain_when_its_numbering_changes() {
         assert!(e.to_string().contains("append-only"), "{refused}: {e}");
     }
 }
+
+/// The digest written member by member is the digest of the content's
+/// RFC 8785 form as a general canonicalizer writes it, for every kind of
+/// text a member may hold and every duration.
+#[test]
+fn a_records_digest_is_its_jcs_forms_for_any_text_and_duration() {
+    let texts = [
+        "",
+        "plain",
+        "quote \" and backslash \\ and slash /",
+        "controls \u{0} \u{1} \u{8} \t \n \u{b} \u{c} \r \u{1f} and \u{7f}",
+        "unicode é 中文 \u{2028}\u{2029} 🦀",
+        "</script><b>",
+    ];
+    let durations = [
+        0,
+        1,
+        -1,
+        1 << 53,
+        -(1 << 53),
+        (1 << 53) + 1,
+        i64::MAX,
+        i64::MIN,
+    ];
+    let mut checked = 0;
+    for (i, text) in texts.iter().enumerate() {
+        for (j, duration_ms) in durations.iter().enumerate() {
+            let other = texts[(i + j + 1) % texts.len()];
+            let content = Content {
+                system: text,
+                role: other,
+                at: "2026-12-07T09:00:00.000Z",
+                caller: other,
+                provider: text,
+                capability: text,
+                request_id: other,
+                trace_id: text,
+                outcome: "connected",
+                reason: (j % 2 == 0).then_some(other),
+                duration_ms: *duration_ms,
+                detail: text,
+            };
+            let jcs = serde_json_canonicalizer::to_vec(&content).expect("canonical");
+            let expected = ChainHash::parse(&hex(&sha2::Sha256::digest(&jcs))).expect("hash");
+            assert_eq!(
+                content.digest().expect("digest"),
+                expected,
+                "{content:?}: JCS {}",
+                String::from_utf8_lossy(&jcs)
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, texts.len() * durations.len());
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -24,7 +24,7 @@ use super::strangers::{Front, Stranger, Strangers};
 use crate::auth::Unidentified;
 use crate::redaction;
 use crate::store::task_owners::TaskOwners;
-use crate::traffic::{Exchange, Traffic};
+use crate::traffic::{Exchange, Payload, Traffic};
 use a2a::{SendMessageResponse, Task};
 use app::dto::TrafficOutcome;
 use exchange::audit::{AuditError, AuditRecord, AuditTrail, Outcome, Role};
@@ -268,41 +268,63 @@ impl Recorder {
             }
             _ => None,
         };
-        let contract = loaded.contracts.of(capability);
-        let mut notes = Vec::new();
-        let request = match shown.input {
-            ShownInput::Shown(kept) => Some(kept),
-            ShownInput::Hidden => {
-                notes.push("input not shown: no input schema names it");
-                None
-            }
-            ShownInput::None => None,
-        };
-        // The capability result: for a task operation, the task's artifact.
-        let artifact;
-        let answer = match (result, &task) {
-            (CallResult::Connected { .. }, Some(t)) if shown.capability.is_some() => {
-                artifact = exchange::wire::parse_answer(&SendMessageResponse::Task(t.clone())).ok();
-                artifact.as_ref()
-            }
-            (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result),
-            _ => None,
-        };
-        let response = match (answer, contract) {
-            (None, _) => None,
-            (Some(answer), Some(c)) if shown.answer_checked => Some(
-                redaction::view::inspector_payload(redaction::redact_valid(c, answer, provider)),
-            ),
-            (Some(answer), Some(c)) => match redaction::redact(c, answer, provider) {
-                Ok(redacted) => Some(redaction::view::inspector_payload(redacted)),
-                Err(_) => {
-                    notes.push("answer not shown: it breaks the contract");
+        let task_state = task.as_ref().map(|t| {
+            (
+                t.id.clone(),
+                crate::store::task_records::RecordState::of_task(&t.status.state)
+                    .as_str()
+                    .to_string(),
+            )
+        });
+        // What the inspector may show, worked out only for an exchange it
+        // keeps (the traffic samples a busy edge): the redaction is most of
+        // what observing a call costs.
+        let payload = || {
+            let contract = loaded.contracts.of(capability);
+            let mut notes = Vec::new();
+            let request = match shown.input {
+                ShownInput::Shown(kept) => Some(kept),
+                ShownInput::Hidden => {
+                    notes.push("input not shown: no input schema names it");
                     None
                 }
-            },
-            (Some(_), None) => {
-                notes.push("answer not shown: no contract lets any of it reach a browser");
-                None
+                ShownInput::None => None,
+            };
+            // The capability result: for a task operation, the task's
+            // artifact.
+            let artifact;
+            let answer = match (result, &task) {
+                (CallResult::Connected { .. }, Some(t)) if shown.capability.is_some() => {
+                    artifact =
+                        exchange::wire::parse_answer(&SendMessageResponse::Task(t.clone())).ok();
+                    artifact.as_ref()
+                }
+                (CallResult::Connected { result, .. }, _) if !result.is_null() => Some(result),
+                _ => None,
+            };
+            let response = match (answer, contract) {
+                (None, _) => None,
+                (Some(answer), Some(c)) if shown.answer_checked => {
+                    Some(redaction::view::inspector_payload(redaction::redact_valid(
+                        c, answer, provider,
+                    )))
+                }
+                (Some(answer), Some(c)) => match redaction::redact(c, answer, provider) {
+                    Ok(redacted) => Some(redaction::view::inspector_payload(redacted)),
+                    Err(_) => {
+                        notes.push("answer not shown: it breaks the contract");
+                        None
+                    }
+                },
+                (Some(_), None) => {
+                    notes.push("answer not shown: no contract lets any of it reach a browser");
+                    None
+                }
+            };
+            Payload {
+                request,
+                response,
+                note: (!notes.is_empty()).then(|| notes.join("; ")),
             }
         };
         self.traffic.observe(
@@ -318,18 +340,9 @@ impl Recorder {
                 reason,
                 duration: call.started.elapsed(),
                 retry,
-                task: task.map(|t| {
-                    (
-                        t.id.clone(),
-                        crate::store::task_records::RecordState::of_task(&t.status.state)
-                            .as_str()
-                            .to_string(),
-                    )
-                }),
-                request,
-                response,
-                payload_note: (!notes.is_empty()).then(|| notes.join("; ")),
+                task: task_state,
             },
+            payload,
         );
     }
 

@@ -39,6 +39,7 @@
 //! each replica).
 
 pub mod inspector;
+pub use inspector::Payload;
 pub mod observed;
 pub mod prometheus;
 pub mod stats;
@@ -80,12 +81,6 @@ pub struct Exchange<'a> {
     pub retry: bool,
     /// The provider task it created or read, and its state.
     pub task: Option<(String, String)>,
-    /// The input, when the capability's input schema bounds it.
-    pub request: Option<serde_json::Value>,
-    /// The answer after the contract's redaction.
-    pub response: Option<serde_json::Value>,
-    /// Why a payload is not shown.
-    pub payload_note: Option<String>,
 }
 
 /// The (caller, provider, capability) an exchange counts under, with ids
@@ -251,20 +246,40 @@ impl Traffic {
             .collect()
     }
 
-    /// Counts one finished exchange.
-    pub fn observe(&self, topology: &Topology, mut ex: Exchange<'_>) {
+    /// Counts one finished exchange, and keeps its inspector entry when
+    /// the edge's sampling takes it (`payload` is worked out only then).
+    pub fn observe(
+        &self,
+        topology: &Topology,
+        ex: Exchange<'_>,
+        payload: impl FnOnce() -> Payload,
+    ) {
         let labels = Labels::of(topology, ex.caller, ex.provider, ex.capability);
         self.prometheus.observe(&labels, &ex);
         let now = Instant::now();
-        let view = labels.known().then(|| inspector::view(&labels, &mut ex));
-        let Ok(mut state) = self.state.lock() else {
-            return;
+        let known = labels.known();
+        let entry = {
+            let Ok(mut state) = self.state.lock() else {
+                return;
+            };
+            let stats = state.edges.entry(labels.clone()).or_default();
+            stats.record(now, &ex);
+            let entry = known && stats.take_entry(now);
+            if known {
+                state.dirty.insert(labels.clone());
+            }
+            entry
         };
-        let stats = state.edges.entry(labels.clone()).or_default();
-        stats.record(now, &ex);
-        if let Some(view) = view {
-            stats.inspect(view);
-            state.dirty.insert(labels);
+        if !entry {
+            return;
+        }
+        // The payload is redacted outside the lock; an exchange that ends
+        // meanwhile on the same edge may enter the ring first.
+        let view = inspector::view(&labels, &ex, payload());
+        if let Ok(mut state) = self.state.lock() {
+            if let Some(stats) = state.edges.get_mut(&labels) {
+                stats.inspect(view);
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::traffic::tests::{exchange, topology};
-use crate::traffic::Traffic;
+use crate::traffic::{Payload, Traffic};
 use app::dto::{LastCallView, TrafficOutcome};
 use exchange::envelope::Envelope;
 use exchange::reason::ReasonCode;
@@ -21,6 +21,7 @@ fn known_triples_with_calls_are_observed_edges_answered_or_refused() {
     traffic.observe(
         &t,
         exchange(&env, "buyercorp", TrafficOutcome::Connected, None, 4),
+        Payload::default,
     );
     // No rule lets Helpdesk read orders: refused, but every id is known.
     traffic.observe(
@@ -32,10 +33,12 @@ fn known_triples_with_calls_are_observed_edges_answered_or_refused() {
             Some(ReasonCode::NotPermitted),
             1,
         ),
+        Payload::default,
     );
     traffic.observe(
         &t,
         exchange(&env, "hub", TrafficOutcome::Connected, None, 2),
+        Payload::default,
     );
     // A caller the registry does not know: counted, never drawn.
     traffic.observe(
@@ -47,6 +50,7 @@ fn known_triples_with_calls_are_observed_edges_answered_or_refused() {
             Some(ReasonCode::AuthRejected),
             1,
         ),
+        Payload::default,
     );
     let changed = traffic.drain_changed();
     let seen = observed(&t, &changed);
@@ -138,6 +142,7 @@ fn another_replicas_calls_are_observed_and_resolve() {
     traffic.observe(
         &t,
         exchange(&env, "buyercorp", TrafficOutcome::Connected, None, 4),
+        Payload::default,
     );
     let only_there = "helpdesk->vendorcorp:orders.query";
     let both = "buyercorp->vendorcorp:orders.query";

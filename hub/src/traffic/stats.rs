@@ -35,7 +35,15 @@ pub struct EdgeStats {
     ring: VecDeque<ExchangeView>,
     /// The window's count as last published, to notice it dropping.
     published: u32,
+    /// The inspector's sampling: when the budget was last refilled, and
+    /// how many entries it holds ([`EdgeStats::take_entry`]).
+    entries: Option<(Instant, f64)>,
 }
+
+/// How many exchanges of one edge the inspector takes at once…
+const ENTRY_BURST: f64 = 2.0 * inspector::CAPACITY as f64;
+/// …and how many a second after that.
+const ENTRIES_PER_SECOND: f64 = inspector::CAPACITY as f64;
 
 impl EdgeStats {
     /// Counts one exchange.
@@ -61,6 +69,22 @@ impl EdgeStats {
         self.waits
             .push_back(u64::try_from(ex.duration.as_millis()).unwrap_or(u64::MAX));
         self.last = Some(super::last_call(ex));
+    }
+
+    /// Whether the exchange ending `now` enters the inspector: every one
+    /// on a quiet edge, a sample on a busy one (at most [`ENTRY_BURST`] at
+    /// once, [`ENTRIES_PER_SECOND`] after that). Counting is not sampled.
+    pub fn take_entry(&mut self, now: Instant) -> bool {
+        let (last, held) = self.entries.unwrap_or((now, ENTRY_BURST));
+        let held = (held + now.saturating_duration_since(last).as_secs_f64() * ENTRIES_PER_SECOND)
+            .min(ENTRY_BURST);
+        let (taken, left) = if held >= 1.0 {
+            (true, held - 1.0)
+        } else {
+            (false, held)
+        };
+        self.entries = Some((now, left));
+        taken
     }
 
     /// Keeps one exchange in the inspector's ring.

@@ -36,9 +36,6 @@ pub(super) fn exchange<'a>(
         duration: Duration::from_millis(ms),
         retry: outcome == TrafficOutcome::Replayed,
         task: None,
-        request: None,
-        response: None,
-        payload_note: None,
     }
 }
 
@@ -51,11 +48,13 @@ fn counts_by_edge_and_reason_with_percentiles() {
         traffic.observe(
             &t,
             exchange(&env, "buyercorp", TrafficOutcome::Connected, None, ms),
+            Payload::default,
         );
     }
     traffic.observe(
         &t,
         exchange(&env, "buyercorp", TrafficOutcome::Replayed, None, 1),
+        Payload::default,
     );
     traffic.observe(
         &t,
@@ -66,6 +65,7 @@ fn counts_by_edge_and_reason_with_percentiles() {
             Some(ReasonCode::Timeout),
             2000,
         ),
+        Payload::default,
     );
     traffic.observe(
         &t,
@@ -76,6 +76,7 @@ fn counts_by_edge_and_reason_with_percentiles() {
             Some(ReasonCode::Timeout),
             2000,
         ),
+        Payload::default,
     );
     traffic.observe(
         &t,
@@ -86,6 +87,7 @@ fn counts_by_edge_and_reason_with_percentiles() {
             Some(ReasonCode::PeerUnreachable),
             3,
         ),
+        Payload::default,
     );
     let edge = Labels::of(&t, "buyercorp", "vendorcorp", "orders.query");
     let m = traffic.edge_metrics(&edge);
@@ -130,7 +132,7 @@ fn ids_the_registry_does_not_know_are_unknown_and_draw_no_edge() {
         1,
     );
     ex.provider = "http://10.0.0.1/internal";
-    traffic.observe(&t, ex);
+    traffic.observe(&t, ex, Payload::default);
     assert!(traffic.drain_changed().is_empty());
     let text = traffic
         .prometheus()
@@ -169,6 +171,7 @@ fn the_other_replicas_counts_are_added_to_the_labels() {
         traffic.observe(
             &t,
             exchange(&env, "buyercorp", TrafficOutcome::Connected, None, 5),
+            Payload::default,
         );
     }
     let labels = Labels::of(&t, "buyercorp", "vendorcorp", "orders.query");
@@ -207,4 +210,48 @@ fn the_other_replicas_counts_are_added_to_the_labels() {
     );
     let other = Labels::of(&t, "buyercorp", "helpdesk", "ticket.classify");
     assert_eq!(traffic.edge(&other).calls, 0, "another edge is untouched");
+}
+
+#[test]
+fn a_busy_edge_is_counted_whole_and_sampled_into_the_inspector() {
+    // The budget: twice the ring at once, the ring's size a second after.
+    let mut stats = stats::EdgeStats::default();
+    let start = Instant::now();
+    let burst = 2 * inspector::CAPACITY;
+    let taken = (0..burst + 5).filter(|_| stats.take_entry(start)).count();
+    assert_eq!(taken, burst);
+    assert!(!stats.take_entry(start + Duration::from_millis(10)));
+    let later = start + Duration::from_secs(1);
+    let taken = (0..burst).filter(|_| stats.take_entry(later)).count();
+    assert_eq!(
+        taken,
+        inspector::CAPACITY,
+        "a second refills the ring's size"
+    );
+
+    // Through the traffic: every call counted, the payload worked out
+    // only for the exchanges the inspector keeps.
+    let t = topology();
+    let traffic = Traffic::new();
+    let env = Envelope::new_root();
+    let worked = std::cell::Cell::new(0);
+    for ms in 0..200 {
+        traffic.observe(
+            &t,
+            exchange(&env, "buyercorp", TrafficOutcome::Connected, None, ms),
+            || {
+                worked.set(worked.get() + 1);
+                Payload::default()
+            },
+        );
+    }
+    let edge = Labels::of(&t, "buyercorp", "vendorcorp", "orders.query");
+    assert_eq!(traffic.edge_metrics(&edge).calls, 200);
+    // A slow machine refills a little while the loop runs.
+    assert!(
+        (burst..burst + 10).contains(&worked.get()),
+        "{} payloads worked out for 200 calls",
+        worked.get()
+    );
+    assert_eq!(traffic.inspector(&edge).len(), inspector::CAPACITY);
 }
