@@ -198,9 +198,6 @@ pub struct Wiring {
 /// Why the gateway could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
-    /// The HTTP client could not be configured.
-    #[error("building the gateway's HTTP client: {0}")]
-    Client(#[from] reqwest::Error),
     /// The data planes' HTTP client could not be configured.
     #[error("building the data planes' HTTP client: {0}")]
     Planes(#[from] reqwest13::Error),

@@ -150,7 +150,8 @@ impl TaskOps {
         }
     }
 
-    /// The deadline of a task operation: the hub's default.
+    /// The provider call of a task operation of `call` at `system`, under
+    /// the hub's default deadline.
     pub(super) fn rpc<'a>(call: &'a Call, system: &'a System) -> Rpc<'a> {
         let deadline_ms = call.registry.topology.hub.default_deadline_ms;
         Rpc {
