@@ -13,7 +13,11 @@
 //! task has committed it: the writer takes every record waiting at that
 //! moment (up to [`MAX_BATCH`]) and inserts them with one multi-row
 //! `INSERT` (statements of [`ROWS_PER_STATEMENT`] rows in one transaction
-//! for a larger batch), one commit. So a call is answered only once its record
+//! for a larger batch), one commit. The writer remembers the chain's last
+//! link from its own last commit, so a batch is one statement and one
+//! round trip to the store, not a transaction of five (`BEGIN`, take the
+//! head, insert, move the head, `COMMIT`): the store checks the link and
+//! moves the head itself ([`chain`]). So a call is answered only once its record
 //! is in the database — a crash of the process (kill -9 included) loses no
 //! record of an answered call — while concurrent calls share one commit
 //! instead of queueing for SQLite's write lock one by one (and sleeping in
@@ -332,14 +336,18 @@ impl AuditTrail {
 }
 
 /// The writer task: every record waiting (up to [`MAX_BATCH`]) in one
-/// commit, then each waiter told. A batch the store refuses is retried
-/// record by record on a fresh connection, so one bad record (or a broken
-/// connection) cannot fail the others. Ends when every [`AuditTrail`]
-/// holding its queue is gone.
+/// commit, then each waiter told. It remembers the link its last commit
+/// left, so a batch is usually one statement linked from it
+/// ([`chain::append_known`]); when someone else appended meanwhile, the
+/// store refuses that and the batch takes the head instead. A batch the
+/// store refuses otherwise is retried record by record on a fresh
+/// connection, so one bad record (or a broken connection) cannot fail the
+/// others. Ends when every [`AuditTrail`] holding its queue is gone.
 async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let holds = store.pool().options().get_max_connections() > 1;
     let mut held: Option<PoolConnection<Any>> = None;
+    let mut tip: Option<chain::ChainHash> = None;
     loop {
         let received = if held.is_some() {
             match tokio::time::timeout(WRITER_IDLE, queue.recv_many(&mut batch, MAX_BATCH)).await {
@@ -359,12 +367,13 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
             Some(conn) => Ok(conn),
             None => store.pool().acquire().await,
         };
+        let records: Vec<&AuditRecord> = batch.iter().map(|p| &p.record).collect();
         let written = match written {
             Ok(mut conn) => {
-                let r = write_batch(&mut conn, batch.iter().map(|p| &p.record)).await;
+                let r = write_batch(&mut conn, &records, tip).await;
                 match r {
-                    Ok(()) if holds => held = Some(conn),
-                    Ok(()) => {}
+                    Ok(_) if holds => held = Some(conn),
+                    Ok(_) => {}
                     // It may be the connection that failed: not reused.
                     Err(_) => conn.close_on_drop(),
                 }
@@ -372,8 +381,9 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
             }
             Err(e) => Err(e),
         };
+        tip = written.as_ref().ok().copied().flatten();
         match written {
-            Ok(()) => {
+            Ok(_) => {
                 for p in batch.drain(..) {
                     let _ = p.committed.send(Ok(()));
                 }
@@ -388,17 +398,29 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
     }
 }
 
-/// `records` in one commit on `conn`: one transaction that takes the
-/// chain's head once and inserts the records in statements of
-/// [`ROWS_PER_STATEMENT`] rows ([`chain`]).
-async fn write_batch<'a>(
+/// `records` (the writer's: all of its trail's chain) in one commit on
+/// `conn`: linked from `tip` if the writer knows its chain's head, else
+/// (or if the head moved) in one transaction that takes the head first
+/// ([`chain`]). Returns the chain's new last link.
+async fn write_batch(
     conn: &mut sqlx::AnyConnection,
-    records: impl ExactSizeIterator<Item = &'a AuditRecord>,
-) -> Result<(), sqlx::Error> {
-    let records: Vec<&AuditRecord> = records.collect();
+    records: &[&AuditRecord],
+    tip: Option<chain::ChainHash>,
+) -> Result<Option<chain::ChainHash>, sqlx::Error> {
+    if let Some(known) = tip {
+        match chain::append_known(conn, records, known).await {
+            Ok(last) => return Ok(Some(last)),
+            Err(e) if chain::head_moved(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
     let mut tx = conn.begin().await?;
-    chain::append_on(&mut tx, &records).await?;
-    tx.commit().await
+    let tips = chain::append_on(&mut tx, records).await?;
+    tx.commit().await?;
+    Ok(match tips.as_slice() {
+        [(_, last)] => Some(*last),
+        _ => None,
+    })
 }
 
 /// `records` in one transaction of their own, on a connection of the pool.
@@ -422,7 +444,7 @@ pub(crate) async fn insert_on<'a>(
     records: impl IntoIterator<Item = &'a AuditRecord>,
 ) -> Result<(), sqlx::Error> {
     let records: Vec<&AuditRecord> = records.into_iter().collect();
-    chain::append_on(conn, &records).await
+    chain::append_on(conn, &records).await.map(drop)
 }
 
 async fn read_rows(

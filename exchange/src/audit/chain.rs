@@ -20,17 +20,33 @@
 //! **One chain per `system`** of the table: the hub's replicas share one
 //! table and one chain; a peer's file holds its own.
 //!
-//! **The head is serialized.** The writer task's group commits, the
-//! inbox's decision transactions and other replicas append to one chain
-//! concurrently. Every appending transaction first takes the chain's row
-//! in `audit_chain_head` with an upsert that returns the last link (on
-//! SQLite the first write of a transaction takes the database's write
-//! lock; on PostgreSQL `ON CONFLICT DO UPDATE` takes the row's lock until
-//! commit), then hashes and inserts its records in order, then updates
-//! the head — all in the caller's transaction. Nobody else can append to
-//! that chain between the lock and the commit, so the store numbers its
-//! rows (`seq`) in chain order. One lock per transaction, whatever the
-//! number of records: the group commit stays one commit.
+//! **The store moves the head.** Each chain's last link, its seq and its
+//! count live in `audit_chain_head`, and the store keeps them: a trigger
+//! refuses a chained row whose `prev_hash` is not its chain's head at that
+//! moment (with [`HEAD_MOVED`]) and makes every row it admits the new head
+//! (migrations `6_audit_chain_link.sql` on SQLite, `5_…` on PostgreSQL).
+//! So no append can fork a chain, whoever makes it, and an appender need
+//! not write the head itself.
+//!
+//! **Two ways to append.** The writer task's group commits, the inbox's
+//! decision transactions and other replicas append to one chain
+//! concurrently.
+//! - *Knowing the head* ([`append_known`]): the trail's writer remembers
+//!   the link its last commit left and inserts its batch linked from it,
+//!   one statement with no transaction around it (the statement is
+//!   atomic): one round trip to the store for a whole batch. If anyone
+//!   else appended since, the store refuses the whole statement and
+//!   nothing is written; the writer then takes the head.
+//! - *Taking the head* ([`append_on`]): inside the caller's transaction,
+//!   the chain's row is first taken with an upsert that returns the last
+//!   link (on SQLite the first write of a transaction takes the database's
+//!   write lock; on PostgreSQL `ON CONFLICT DO UPDATE` takes the row's
+//!   lock until commit), then the records are hashed and inserted in
+//!   order. Nobody else can append to that chain between the lock and the
+//!   commit, so the store numbers its rows (`seq`) in chain order.
+//!
+//! Either way one group commit stays one commit, whatever its number of
+//! records.
 //!
 //! **The head counts.** Besides its last link and seq, the head holds how
 //! many records its chain has (`count`, moved with the link in the same
@@ -267,7 +283,7 @@ fn insert_sql(rows: usize) -> &'static str {
                 format!(
                     "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
                         request_id, trace_id, outcome, reason, duration_ms, detail, prev_hash,
-                        hash) VALUES {} RETURNING seq",
+                        hash) VALUES {}",
                     crate::db::value_rows(n, 14)
                 )
             })
@@ -276,71 +292,100 @@ fn insert_sql(rows: usize) -> &'static str {
     &SQL[rows.clamp(1, ROWS_PER_STATEMENT) - 1]
 }
 
+/// What both engines' triggers refuse a chained row with when its
+/// `prev_hash` is not its chain's head (the migrations' text).
+pub const HEAD_MOVED: &str = "audit chain head moved";
+
+/// Whether the store refused an append because its chain's head was not
+/// the link the appender believed ([`HEAD_MOVED`]).
+pub(crate) fn head_moved(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .is_some_and(|d| d.message().contains(HEAD_MOVED))
+}
+
+/// Inserts `mine` (records of one chain, in order) linked from `prev`, in
+/// statements of [`ROWS_PER_STATEMENT`] rows; the last link.
+async fn insert_linked(
+    conn: &mut AnyConnection,
+    mine: &[&AuditRecord],
+    mut prev: ChainHash,
+) -> Result<ChainHash, sqlx::Error> {
+    for chunk in mine.chunks(ROWS_PER_STATEMENT) {
+        let mut links = Vec::with_capacity(chunk.len());
+        for r in chunk {
+            let digest = Content::of(r)
+                .digest()
+                .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+            let hash = link(&prev, &digest);
+            links.push((prev.hex(), hash.hex()));
+            prev = hash;
+        }
+        let mut query = sqlx::query(insert_sql(chunk.len()));
+        for (r, (prev_hex, hash_hex)) in chunk.iter().zip(links) {
+            query = query
+                .bind(&r.system)
+                .bind(r.role.as_str())
+                .bind(&r.at)
+                .bind(&r.caller)
+                .bind(&r.provider)
+                .bind(&r.capability)
+                .bind(&r.request_id)
+                .bind(&r.trace_id)
+                .bind(r.outcome.as_str())
+                .bind(r.reason.map(|r| r.as_str()))
+                .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
+                .bind(&r.detail)
+                .bind(prev_hex)
+                .bind(hash_hex);
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(prev)
+}
+
 /// Appends `records` to their chains inside the transaction open on
 /// `conn` (the caller commits): each system's head taken once (in name
 /// order, so two transactions never wait on each other's heads), the
-/// records hashed and inserted in the order given, each head moved to its
-/// last record.
-pub(crate) async fn append_on(
+/// records hashed and inserted in the order given (the store moves each
+/// head). Returns each system's last link.
+pub(crate) async fn append_on<'r>(
     conn: &mut AnyConnection,
-    records: &[&AuditRecord],
-) -> Result<(), sqlx::Error> {
-    let mut systems: Vec<&str> = records.iter().map(|r| r.system.as_str()).collect();
+    records: &[&'r AuditRecord],
+) -> Result<Vec<(&'r str, ChainHash)>, sqlx::Error> {
+    let mut systems: Vec<&'r str> = records.iter().map(|r| r.system.as_str()).collect();
     systems.sort_unstable();
     systems.dedup();
+    let mut tips = Vec::with_capacity(systems.len());
     for system in systems {
-        let mut prev = lock_head(conn, system).await?;
+        let prev = lock_head(conn, system).await?;
         let mine: Vec<&AuditRecord> = records
             .iter()
             .copied()
             .filter(|r| r.system == system)
             .collect();
-        let mut last_seq = 0i64;
-        let appended = i64::try_from(mine.len()).unwrap_or(i64::MAX);
-        for chunk in mine.chunks(ROWS_PER_STATEMENT) {
-            let mut links = Vec::with_capacity(chunk.len());
-            for r in chunk {
-                let digest = Content::of(r)
-                    .digest()
-                    .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-                let hash = link(&prev, &digest);
-                links.push((prev.hex(), hash.hex()));
-                prev = hash;
-            }
-            let mut query = sqlx::query(insert_sql(chunk.len()));
-            for (r, (prev_hex, hash_hex)) in chunk.iter().zip(links) {
-                query = query
-                    .bind(&r.system)
-                    .bind(r.role.as_str())
-                    .bind(&r.at)
-                    .bind(&r.caller)
-                    .bind(&r.provider)
-                    .bind(&r.capability)
-                    .bind(&r.request_id)
-                    .bind(&r.trace_id)
-                    .bind(r.outcome.as_str())
-                    .bind(r.reason.map(|r| r.as_str()))
-                    .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
-                    .bind(&r.detail)
-                    .bind(prev_hex)
-                    .bind(hash_hex);
-            }
-            for row in query.fetch_all(&mut *conn).await? {
-                last_seq = last_seq.max(row.try_get::<i64, _>(0)?);
-            }
-        }
-        sqlx::query(
-            "UPDATE audit_chain_head SET hash = $2, seq = $3, count = count + $4
-             WHERE system = $1",
-        )
-        .bind(system)
-        .bind(prev.hex())
-        .bind(last_seq)
-        .bind(appended)
-        .execute(&mut *conn)
-        .await?;
+        tips.push((system, insert_linked(conn, &mine, prev).await?));
     }
-    Ok(())
+    Ok(tips)
+}
+
+/// Appends `records`, all of one chain, linked from `known`, the link the
+/// caller believes is that chain's head, outside any transaction of the
+/// caller's: one statement for up to [`ROWS_PER_STATEMENT`] records, a
+/// transaction of its own for more. Returns the new last link. If the
+/// head is not `known` the store refuses it and nothing is written
+/// ([`head_moved`] tells that error): take the head ([`append_on`]).
+pub(crate) async fn append_known(
+    conn: &mut AnyConnection,
+    records: &[&AuditRecord],
+    known: ChainHash,
+) -> Result<ChainHash, sqlx::Error> {
+    if records.len() <= ROWS_PER_STATEMENT {
+        return insert_linked(conn, records, known).await;
+    }
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    let last = insert_linked(&mut tx, records, known).await?;
+    tx.commit().await?;
+    Ok(last)
 }
 
 /// A chain's head as the store holds it: its last link, that record's

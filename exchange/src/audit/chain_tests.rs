@@ -161,6 +161,125 @@ async fn concurrent_writers_make_one_chain_that_verifies_on_every_engine() {
     }
 }
 
+/// The store keeps the head: on both engines a chained row whose
+/// `prev_hash` is not its chain's head is refused as a whole statement
+/// (nothing written, the head unmoved), one linked from the head is
+/// admitted and moves it; a writer whose remembered head went stale
+/// (another store appended) falls back to taking the head and loses
+/// nothing.
+#[tokio::test]
+async fn the_store_refuses_a_forked_link_and_a_stale_writer_takes_the_head() {
+    for t in crate::testing::engines(&[&crate::db::SCHEMA]).await {
+        let engine = t.engine();
+        let trail = AuditTrail::open(t.store.clone(), "hub");
+        for i in 0..3 {
+            trail.append(record(i, "a", "b")).await.expect("append");
+        }
+        let before = chain::head(&t.store, "hub")
+            .await
+            .expect("head")
+            .expect("a head");
+        assert_eq!(before.count, 3, "{engine:?}");
+
+        // Two rows in one statement, the second forking from GENESIS.
+        let mut a = record(10, "a", "b");
+        a.system = "hub".into();
+        let mut b = record(11, "a", "b");
+        b.system = "hub".into();
+        let digest = |r: &AuditRecord| Content::of(r).digest().expect("digest");
+        let first = chain::link(&before.hash, &digest(&a));
+        let forked = chain::link(&GENESIS, &digest(&b));
+        let insert = |rows: &[(&AuditRecord, ChainHash, ChainHash)]| {
+            let values: Vec<String> = (0..rows.len())
+                .map(|i| {
+                    let n = i * 5;
+                    format!(
+                        "('hub', 'hub', ${}, 'a', 'b', 'orders.query', ${}, ${}, 'connected',
+                          NULL, 7, '', ${}, ${})",
+                        n + 1,
+                        n + 2,
+                        n + 3,
+                        n + 4,
+                        n + 5
+                    )
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
+                    request_id, trace_id, outcome, reason, duration_ms, detail, prev_hash, hash)
+                 VALUES {}",
+                values.join(", ")
+            );
+            let binds: Vec<String> = rows
+                .iter()
+                .flat_map(|(r, prev, hash)| {
+                    [
+                        r.at.clone(),
+                        r.request_id.clone(),
+                        r.trace_id.clone(),
+                        prev.hex(),
+                        hash.hex(),
+                    ]
+                })
+                .collect();
+            (sql, binds)
+        };
+        let run = |(sql, binds): (String, Vec<String>)| {
+            let store = t.store.clone();
+            async move {
+                let mut query = sqlx::query(&sql);
+                for b in &binds {
+                    query = query.bind(b);
+                }
+                query.execute(store.pool()).await
+            }
+        };
+        let refused = run(insert(&[(&a, before.hash, first), (&b, GENESIS, forked)]))
+            .await
+            .expect_err("a forked link is refused");
+        assert!(chain::head_moved(&refused), "{engine:?}: {refused}");
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_trail")
+            .fetch_one(t.store.pool())
+            .await
+            .expect("count");
+        assert_eq!(n, 3, "{engine:?}: the whole statement is refused");
+        let same = chain::head(&t.store, "hub")
+            .await
+            .expect("head")
+            .expect("a head");
+        assert_eq!(same, before, "{engine:?}: the head did not move");
+
+        // Linked from the head: admitted, and the head follows it.
+        run(insert(&[(&a, before.hash, first)]))
+            .await
+            .expect("a row linked from the head");
+        let moved = chain::head(&t.store, "hub")
+            .await
+            .expect("head")
+            .expect("a head");
+        assert_eq!(moved.hash, first, "{engine:?}");
+        assert_eq!(moved.count, 4, "{engine:?}");
+        assert_eq!(moved.seq, seq_of(&t.store, "r10").await, "{engine:?}");
+
+        // The writer still believes the head it left: its next batch is
+        // refused by the store, then written after taking the head.
+        for i in 20..23 {
+            trail.append(record(i, "a", "b")).await.expect("append");
+        }
+        let v = verify::verify_store(&t.store, None, &JwkSet { keys: vec![] })
+            .await
+            .expect("verify");
+        assert_eq!(v.broken, None, "{engine:?}");
+        assert_eq!(v.records(), 7, "{engine:?}");
+        let last = chain::head(&t.store, "hub")
+            .await
+            .expect("head")
+            .expect("a head");
+        assert_eq!(last.count, 7, "{engine:?}");
+        assert_eq!(last.seq, seq_of(&t.store, "r22").await, "{engine:?}");
+    }
+}
+
 /// Rows from before the chain are counted, not verified; one inserted
 /// outside the chain after it began is named.
 #[tokio::test]
@@ -708,6 +827,16 @@ async fn the_trail_keeps_its_rows_seqs_and_chain_when_its_numbering_changes() {
     for i in 0..5 {
         trail.append(record(i, "a", "b")).await.expect("append");
     }
+    // Under the earlier schema the appender moved the head itself; today's
+    // leaves that to the store's trigger (migration 6), so the test moves
+    // it as the earlier code did.
+    sqlx::query(
+        "UPDATE audit_chain_head SET hash = (SELECT hash FROM audit_trail WHERE seq = 5),
+            seq = 5, count = 5 WHERE system = 'hub'",
+    )
+    .execute(store.pool())
+    .await
+    .expect("the head as the earlier code left it");
     let sequenced = "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'audit_trail'";
     let n: i64 = sqlx::query_scalar(sequenced)
         .fetch_one(store.pool())
