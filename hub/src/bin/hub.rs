@@ -68,6 +68,21 @@ enum Command {
     /// Write demo certificates: the hub's, and a CA and a client
     /// certificate per system (never for production).
     Certs(CertsArgs),
+    /// Print the JSON Schema of a configuration file, generated from the
+    /// types the hub reads it into (published under `docs/schema/`).
+    Schema {
+        #[arg(value_enum)]
+        file: SchemaFile,
+    },
+}
+
+/// A configuration file with a published schema.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SchemaFile {
+    /// The topology file (`config/topology.yaml`).
+    Topology,
+    /// One system's section (onboarding; `config/peers/*.topology.yaml`).
+    Section,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -134,6 +149,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::People(args)) => runtime.block_on(people::people(args)),
         Some(Command::Credentials(args)) => runtime.block_on(people::credentials(args)),
         Some(Command::Certs(args)) => certs(args),
+        Some(Command::Schema { file }) => schema(file),
     };
     telemetry.shutdown();
     result
@@ -149,6 +165,16 @@ fn hash_password() -> anyhow::Result<()> {
     let password = line.trim_end_matches(['\n', '\r']);
     let hash = hub::web::ui_auth::users::hash_password(password)?;
     println!("{hash}");
+    Ok(())
+}
+
+/// `hub schema`: the schema, pretty-printed, as published.
+fn schema(file: SchemaFile) -> anyhow::Result<()> {
+    let schema = match file {
+        SchemaFile::Topology => hub::registry::schema::topology(),
+        SchemaFile::Section => hub::onboarding::section::Section::schema(),
+    };
+    println!("{}", serde_json::to_string_pretty(&schema)?);
     Ok(())
 }
 

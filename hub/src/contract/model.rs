@@ -47,7 +47,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// One capability's data contract, as written in the topology file.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataContract {
     /// Path → rule. Paths not listed are dropped.
@@ -156,6 +156,44 @@ impl FieldRule {
 /// A name as an error message may repeat it.
 fn short(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).take(40).collect()
+}
+
+/// A rule's written forms, as [`FieldRule::from_value`] reads them: the
+/// bounds an editor can check (decimals from -9 to 9, 1 to 64 edges);
+/// that edges ascend is the loader's to say.
+impl schemars::JsonSchema for FieldRule {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FieldRule".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": RULE_FORMS,
+            "oneOf": [
+                {"enum": ["keep", "mask", "drop"]},
+                {
+                    "type": "object",
+                    "properties": {"mask": {"enum": ["fixed", "email"]}},
+                    "required": ["mask"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {"round": {"type": "integer", "minimum": -9, "maximum": 9}},
+                    "required": ["round"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "bucket": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 64}
+                    },
+                    "required": ["bucket"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for FieldRule {

@@ -22,7 +22,7 @@ use crate::registry::credentials;
 use crate::registry::model::{Capability, ConnectionRule, System};
 
 /// One system's section.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Section {
     pub system: System,
@@ -35,7 +35,7 @@ pub struct Section {
 }
 
 /// An existing rule the new system joins as a consumer.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Call {
     pub capability: String,
@@ -43,6 +43,12 @@ pub struct Call {
 }
 
 impl Section {
+    /// A section's JSON Schema (published beside the topology file's:
+    /// [`crate::registry::schema`]).
+    pub fn schema() -> serde_json::Value {
+        crate::registry::schema::titled::<Section>("Wall Street topology section (one system)")
+    }
+
     /// Parses the operator's text and checks what a section may bring;
     /// the refusal names the line, the column and the field of the
     /// section:

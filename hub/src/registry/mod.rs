@@ -11,7 +11,8 @@
 //! `crate::contract`, every problem located), [`tokens`] (the members'
 //! tokens, read from the environment once per generation, else from the
 //! hub's own [`credentials`] file), [`member_cas`]
-//! (the members' CAs for their client certificates, read the same way), [`route`]
+//! (the members' CAs for their client certificates, read the same way),
+//! [`schema`] (the file's JSON Schema, generated from [`model`]), [`route`]
 //! (the one decision between a call's route and its refusal, for every
 //! door), [`watch`] (reloading on a change or SIGHUP), [`edit`] (changes
 //! of the file's text that keep its comments and order) and [`write`]
@@ -24,6 +25,7 @@ pub mod load;
 pub mod member_cas;
 pub mod model;
 pub mod route;
+pub mod schema;
 pub mod tokens;
 mod validate;
 pub mod watch;

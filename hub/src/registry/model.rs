@@ -8,10 +8,11 @@
 use std::sync::OnceLock;
 
 use ipnet::IpNet;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The whole topology file.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     /// File format version; only `1` exists.
@@ -34,11 +35,12 @@ pub struct Topology {
     /// Lookups by id, built on first use: the gateway asks [`Topology::permits`]
     /// and [`Topology::system`] on every call, so they must not scan.
     #[serde(skip)]
+    #[schemars(skip)]
     index: Index,
 }
 
 /// Hub-wide settings.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HubSettings {
     /// The id under which the hub itself appears as a consumer in rules.
@@ -58,7 +60,7 @@ pub struct HubSettings {
 
 /// Whether the hub publishes a provider's card to clients that present no
 /// credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PublicCards {
     /// Every provider has a public card (its name, the hub's interfaces for
@@ -88,7 +90,7 @@ impl Default for HubSettings {
 }
 
 /// Switches of the auth chain (IP allowlist → bearer token → mTLS).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSettings {
     /// Every caller must present its client certificate (`System::mtls`);
@@ -98,7 +100,7 @@ pub struct AuthSettings {
 
 /// What the canvas draws a system as. `System` is the generic type that
 /// needs no frontend code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeType {
     #[default]
@@ -106,7 +108,7 @@ pub enum NodeType {
 }
 
 /// One independent system with its own A2A server.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct System {
     /// Stable id used in rules, headers and trails (`vendorcorp`).
@@ -131,6 +133,7 @@ pub struct System {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtls: Option<MtlsMember>,
     /// Source networks this system may call the hub from.
+    #[schemars(with = "Vec<String>")]
     pub ip_allowlist: Vec<IpNet>,
     #[serde(default)]
     pub provides: Vec<String>,
@@ -148,7 +151,7 @@ pub struct System {
 
 /// Which client certificates are a member's: a pinned public key, or any
 /// certificate its own CA issued (at least one of the two).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MtlsMember {
     /// Pinned keys: the base64 SHA-256 of a certificate's
@@ -166,7 +169,7 @@ pub struct MtlsMember {
 /// A member's identity provider, as the topology names it. The hub reads
 /// the issuer's discovery document for its keys; it never holds a secret
 /// of the member.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OidcMember {
     /// The issuer (`iss`), exactly as its tokens say it; its discovery
@@ -189,7 +192,7 @@ pub struct OidcMember {
 /// How a member company's people log in to the canvas through its own
 /// identity provider (OpenID Connect's authorization code flow with PKCE;
 /// the hub is a public client: it holds no secret of the company's).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UiLogin {
     /// The hub's client at the issuer (registered there with the redirect
@@ -210,7 +213,7 @@ impl UiLogin {
 /// Where a system's MCP data plane listens and which data-share it serves:
 /// its `query_records` tool is governed by that capability's rules, input
 /// schema, deadline and response schema, and by the provider's contracts.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataPlane {
     /// `http://host:port` of the data plane; MCP Streamable HTTP at
@@ -221,7 +224,7 @@ pub struct DataPlane {
 }
 
 /// An agent a system runs (drawn hanging off its system node).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Agent {
     pub id: String,
@@ -231,7 +234,7 @@ pub struct Agent {
 }
 
 /// A datasource a system owns (drawn hanging off its system node).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Datasource {
     pub id: String,
@@ -241,7 +244,7 @@ pub struct Datasource {
 }
 
 /// The kinds of capability (DESIGN.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CapabilityKind {
     /// Pull the provider's data through a query call.
@@ -269,7 +272,7 @@ pub fn kind_name(kind: CapabilityKind) -> &'static str {
 }
 
 /// A named capability and its contract.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Capability {
     /// `orders.query`.
@@ -390,7 +393,7 @@ impl std::fmt::Debug for Index {
 }
 
 /// `capability + provider + legal consumers`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectionRule {
     pub capability: String,
@@ -412,7 +415,7 @@ pub struct ConnectionRule {
 /// `rate_limit: { calls: 60, seconds: 60 }`: at most `calls` calls in each
 /// fixed window of `seconds` seconds (windows start at multiples of
 /// `seconds` since the Unix epoch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub calls: u64,
@@ -440,7 +443,7 @@ impl ConnectionRule {
 
 /// An established connection `consumer → provider` for one capability, as
 /// the topology file seeds it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EdgeSpec {
     pub consumer: String,

@@ -1,0 +1,39 @@
+//! The topology file's JSON Schema, generated from the types the loader
+//! reads ([`super::model`]), so it cannot say other than what the loader
+//! accepts about the file's shape. It is published at
+//! [`TOPOLOGY_PUBLISHED`] (`hub schema topology` prints it) for editors:
+//! the shipped examples name it in a `yaml-language-server` modeline, so
+//! a topology file is checked as it is typed.
+//!
+//! The schema is the file's *shape*: fields, types, the forms of a
+//! contract's rules, unknown fields refused. What needs the whole file —
+//! a rule naming a system that exists, an id used twice, a contract that
+//! fits its response schema — is the loader's alone, and it says where
+//! (file, line, field).
+
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use super::model::Topology;
+
+/// Where the topology file's schema is published, from the repository's
+/// root.
+pub const TOPOLOGY_PUBLISHED: &str = "docs/schema/topology.schema.json";
+
+/// Where the schema of one system's section (onboarding, the files beside
+/// the reference peers' configs) is published, from the repository's root.
+pub const SECTION_PUBLISHED: &str = "docs/schema/topology-section.schema.json";
+
+/// The topology file's schema.
+pub fn topology() -> Value {
+    titled::<Topology>("Wall Street topology file")
+}
+
+/// `T`'s schema (JSON Schema 2020-12), under `title`.
+pub fn titled<T: JsonSchema>(title: &str) -> Value {
+    let mut schema = schemars::schema_for!(T).to_value();
+    if let Value::Object(members) = &mut schema {
+        members.insert("title".into(), Value::String(title.into()));
+    }
+    schema
+}
