@@ -1,10 +1,13 @@
 //! The configuration files' published JSON Schemas (`docs/schema/`,
-//! `hub::registry::schema`): each is exactly what the loader's types
-//! generate, every shipped example names its schema in a
+//! `hub::registry::schema`, `peer schema`): each is exactly what the
+//! loader's types generate, every shipped example names its schema in a
 //! `yaml-language-server` modeline, validates against it and loads, and
 //! the schema and the loader refuse the same mistakes of shape.
 
+mod common;
+
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use hub::onboarding::section::Section;
 use hub::registry::schema::{self, SECTION_PUBLISHED, TOPOLOGY_PUBLISHED};
@@ -15,6 +18,8 @@ use serde_json::Value;
 enum Kind {
     Topology,
     Section,
+    /// A reference peer's config, read by the `peer` binary.
+    Peer,
 }
 
 impl Kind {
@@ -22,6 +27,7 @@ impl Kind {
         match self {
             Kind::Topology => TOPOLOGY_PUBLISHED,
             Kind::Section => SECTION_PUBLISHED,
+            Kind::Peer => "docs/schema/peer.schema.json",
         }
     }
 
@@ -29,16 +35,35 @@ impl Kind {
         match self {
             Kind::Topology => schema::topology(),
             Kind::Section => Section::schema(),
+            Kind::Peer => {
+                let out = Command::new(common::peer_bin())
+                    .arg("schema")
+                    .output()
+                    .expect("peer schema");
+                assert!(out.status.success(), "peer schema: {out:?}");
+                serde_json::from_slice(&out.stdout).expect("peer schema prints JSON")
+            }
         }
     }
 
-    /// Whether the loader accepts `text`, and why not.
-    fn loads(self, text: &str) -> Result<(), String> {
+    /// Whether the loader accepts `text` (the file at `path`), and why not.
+    fn loads(self, path: &Path, text: &str) -> Result<(), String> {
         match self {
             Kind::Topology => hub::registry::load::load_str("example", text)
                 .map(drop)
                 .map_err(|e| e.to_string()),
             Kind::Section => Section::parse(text).map(drop),
+            Kind::Peer => {
+                let out = Command::new(common::peer_bin())
+                    .args(["check", "--config"])
+                    .arg(path)
+                    .output()
+                    .expect("peer check");
+                match out.status.success() {
+                    true => Ok(()),
+                    false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+                }
+            }
         }
     }
 }
@@ -58,6 +83,9 @@ fn shipped() -> Vec<(PathBuf, Kind)> {
     sections.sort();
     assert!(sections.len() >= 3, "the peers' sections: {sections:?}");
     out.extend(sections.into_iter().map(|p| (p, Kind::Section)));
+    for peer in ["buyercorp", "helpdesk", "logistics", "vendorcorp"] {
+        out.push((root().join(format!("config/peers/{peer}.yaml")), Kind::Peer));
+    }
     out
 }
 
@@ -82,7 +110,7 @@ fn the_published_schemas_are_what_the_loaders_types_generate() {
     for (kind, command) in [(Kind::Topology, "topology"), (Kind::Section, "section")] {
         assert!(
             published(kind) == kind.generated(),
-            "{} differs from the loader's types: run `hub schema {command} > {}`",
+            "{} differs from the loader's types: run `{command} > {}`",
             kind.published(),
             kind.published()
         );
@@ -113,7 +141,7 @@ fn every_shipped_example_names_its_schema_validates_and_loads() {
             "{}",
             path.display()
         );
-        if let Err(e) = kind.loads(&text) {
+        if let Err(e) = kind.loads(&path, &text) {
             panic!("{}: the loader refuses it: {e}", path.display());
         }
     }
@@ -163,8 +191,26 @@ fn the_schema_and_the_loader_refuse_the_same_mistakes_of_shape() {
             "{what}: the schema accepts it"
         );
         assert!(
-            Kind::Topology.loads(&wrong).is_err(),
+            Kind::Topology.loads(&path, &wrong).is_err(),
             "{what}: the loader accepts it"
         );
     }
+
+    // A peer's file: a misspelt field, refused by the schema and by
+    // `peer check` (which reads the file, so the mistake is written to one).
+    let path = root().join("config/peers/vendorcorp.yaml");
+    let text = std::fs::read_to_string(&path).expect("the peer config");
+    assert!(text.contains("\nname: VendorCorp\n"));
+    let wrong = text.replacen("\nname: VendorCorp\n", "\nnmae: VendorCorp\n", 1);
+    assert!(
+        !violations(Kind::Peer, &wrong).is_empty(),
+        "a misspelt peer field: the schema accepts it"
+    );
+    let dir = tempfile::tempdir().expect("a directory");
+    let copy = dir.path().join("vendorcorp.yaml");
+    std::fs::write(&copy, &wrong).expect("the copy");
+    let refused = Kind::Peer
+        .loads(&copy, &wrong)
+        .expect_err("peer check accepts it");
+    assert!(refused.contains("nmae"), "{refused}");
 }

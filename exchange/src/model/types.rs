@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// One OpenAI-compatible endpoint and model, as an agent config names it.
 /// The key is never in a file: `api_key_env` names the env var holding it
 /// (unset or empty: no `Authorization` header, as a local server wants).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Tier {
     /// The tier's name, what agents refer to (`local`, `fast`).

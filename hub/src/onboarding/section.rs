@@ -46,7 +46,7 @@ impl Section {
     /// A section's JSON Schema (published beside the topology file's:
     /// [`crate::registry::schema`]).
     pub fn schema() -> serde_json::Value {
-        crate::registry::schema::titled::<Section>("Wall Street topology section (one system)")
+        schemars::schema_for!(Section).to_value()
     }
 
     /// Parses the operator's text and checks what a section may bring;

@@ -11,7 +11,6 @@
 //! fits its response schema — is the loader's alone, and it says where
 //! (file, line, field).
 
-use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::model::Topology;
@@ -24,16 +23,7 @@ pub const TOPOLOGY_PUBLISHED: &str = "docs/schema/topology.schema.json";
 /// the reference peers' configs) is published, from the repository's root.
 pub const SECTION_PUBLISHED: &str = "docs/schema/topology-section.schema.json";
 
-/// The topology file's schema.
+/// The topology file's schema (JSON Schema 2020-12).
 pub fn topology() -> Value {
-    titled::<Topology>("Wall Street topology file")
-}
-
-/// `T`'s schema (JSON Schema 2020-12), under `title`.
-pub fn titled<T: JsonSchema>(title: &str) -> Value {
-    let mut schema = schemars::schema_for!(T).to_value();
-    if let Value::Object(members) = &mut schema {
-        members.insert("title".into(), Value::String(title.into()));
-    }
-    schema
+    schemars::schema_for!(Topology).to_value()
 }

@@ -26,6 +26,8 @@ mod inbox;
 mod mcp;
 #[path = "peer/negotiate.rs"]
 mod negotiate;
+#[path = "peer/schema.rs"]
+mod schema;
 #[path = "peer/serve.rs"]
 mod serve;
 #[path = "peer/trail.rs"]
@@ -64,6 +66,8 @@ enum Command {
     Trail(trail::TrailArgs),
     /// Validate a config file and exit.
     Check(check::CheckArgs),
+    /// Print the config file's JSON Schema (published in `docs/schema/`).
+    Schema,
 }
 
 fn main() -> ExitCode {
@@ -119,6 +123,7 @@ fn service_name(command: &Command) -> String {
         Command::Trail(args) => &args.config,
         Command::Check(args) => &args.config,
         Command::Echo(args) => return format!("peer-{}", args.system),
+        Command::Schema => return "peer".into(),
     };
     match PeerConfig::load(config) {
         Ok(c) => format!("peer-{}", c.system),
@@ -142,5 +147,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Inbox(args) => inbox::run(args).await,
         Command::Trail(args) => trail::run(args).await,
         Command::Check(args) => check::run(args),
+        Command::Schema => schema::run(),
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! | module | what it decides |
 //! |---|---|
-//! | [`model`] | the file's shape: [`PeerConfig`] and its sections, their defaults and bounds |
+//! | [`model`] | the file's shape: [`PeerConfig`] and its sections, their defaults and bounds, and its JSON Schema ([`PeerConfig::schema`]) |
 //! | [`load`] | reading it: serde, then the semantic checks, every problem located `file:line:column: field` |
 //! | `validate` | the semantic checks ([`PeerConfig::validate`]), one per concern, every problem collected; and [`is_sql_identifier`] |
 //!
@@ -28,7 +28,7 @@ pub use load::ConfigError;
 pub use model::{
     AgentConfig, AnswerAs, DatasetConfig, Faults, Handler, HubOidcConfig, HubTlsConfig, McpConfig,
     ModelConfig, NegotiationFault, PeerConfig, ServeTlsConfig, SkillConfig, SkillKind,
-    DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS, MAX_WORK_MS,
+    DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS, MAX_WORK_MS, SCHEMA_PUBLISHED,
 };
 pub use validate::is_sql_identifier;
 

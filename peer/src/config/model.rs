@@ -4,12 +4,13 @@
 //! the values mean is checked after serde accepted the shape
 //! (`super::validate`, run by [`super::load`]).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// The whole peer file.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PeerConfig {
     /// Stable id, the same as in the hub's topology file (`vendorcorp`).
@@ -78,9 +79,21 @@ pub struct PeerConfig {
     pub faults: Faults,
 }
 
+/// Where the peer file's JSON Schema is published, from the repository's
+/// root (`peer schema` prints it): generated from these types, so it says
+/// what serde accepts; what the values mean is `validate`'s to check.
+pub const SCHEMA_PUBLISHED: &str = "docs/schema/peer.schema.json";
+
+impl PeerConfig {
+    /// The peer file's schema (JSON Schema 2020-12).
+    pub fn schema() -> serde_json::Value {
+        schemars::schema_for!(PeerConfig).to_value()
+    }
+}
+
 /// The peer's own server over TLS (`tls`). Relative paths are resolved
 /// against the config file's directory, as `hub_tls`'s.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServeTlsConfig {
     /// PEM: the server's certificate chain (`vendorcorp.pem` of `hub
@@ -98,7 +111,7 @@ pub struct ServeTlsConfig {
 
 /// TLS towards the hub (`hub_tls`). Relative paths are resolved against
 /// the config file's directory, as a CSV dataset's `path`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HubTlsConfig {
     /// PEM: the CA that issued the hub's certificate (`hub-ca.pem` of
@@ -118,7 +131,7 @@ pub struct HubTlsConfig {
 /// The member's own OpenID provider, as a client-credentials client of it
 /// (`hub_oidc`): the access token it issues is the peer's bearer token at
 /// the hub.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HubOidcConfig {
     /// The provider's token endpoint (`https://login.buyercorp.example/token`).
@@ -139,7 +152,7 @@ pub struct HubOidcConfig {
 }
 
 /// The dataset a peer owns, tagged by `kind`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum DatasetConfig {
     /// Seeded sales orders (table `orders`).
@@ -210,7 +223,7 @@ impl DatasetConfig {
 }
 
 /// The kinds of capability (DESIGN.md §2), spelled as in the topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkillKind {
     /// Pull the provider's data through a query call.
@@ -240,7 +253,7 @@ impl SkillKind {
 }
 
 /// Which built-in rule set answers a capability.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Handler {
     /// Aggregate query over the dataset table (data-share).
@@ -289,7 +302,7 @@ impl Handler {
 }
 
 /// One capability this peer provides.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillConfig {
     /// Capability id (`orders.query`), as in the topology file.
@@ -363,7 +376,7 @@ impl SkillConfig {
 
 /// How a skill's result travels back (A2A `SendMessage` answers a Message
 /// or a Task).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AnswerAs {
     /// One agent Message: nothing to fetch again.
@@ -379,7 +392,7 @@ pub enum AnswerAs {
 /// against the caller's negotiated contract for `capability`, re-read from
 /// the store each time ([`crate::mcp`]). A separate process of the same
 /// binary, so it can be stopped on its own.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
     /// Where the data plane listens (`127.0.0.1:3111`); must differ from
@@ -394,7 +407,7 @@ pub struct McpConfig {
 /// OpenAI-compatible endpoint, the prompt library, bounds. The policy in
 /// code applies after whatever the model drafts
 /// (`crate::contracts::draft`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// The endpoint: base URL, model, the *name* of the key's env var.
@@ -429,7 +442,7 @@ fn default_model_deadline_ms() -> u64 {
 }
 
 /// An agent this system runs.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// Stable id (`data-steward`).
@@ -439,7 +452,7 @@ pub struct AgentConfig {
 }
 
 /// Fault injection, so tests can make a real peer slow, wrong or broken.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Faults {
     /// Sleep this long before answering (drives the hub's TIMEOUT path).
@@ -469,7 +482,7 @@ pub struct Faults {
 }
 
 /// How a broken negotiator breaks its replies (test-only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NegotiationFault {
     /// `"from": "consumer"`: speaks for the other party.
