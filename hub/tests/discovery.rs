@@ -118,6 +118,24 @@ async fn an_anonymous_client_gets_the_public_card_and_a_member_its_extended_card
     );
     assert_eq!(header(&headers, "cache-control"), "private, max-age=30");
     assert_ne!(header(&headers, "etag"), etag, "another card, another tag");
+    // The interface URL itself, read with GET (a client given the bare
+    // URL that takes it for the card's): the same cards.
+    let (status, _, at_url) = get(&stack, "/a2a/vendorcorp", None, &[]).await;
+    assert_eq!(
+        (status, &at_url["name"], skill_ids(&at_url).len()),
+        (200, &public["name"], 0),
+        "{at_url}"
+    );
+    assert_eq!(
+        strings(&at_url["supportedInterfaces"], "url"),
+        strings(&public["supportedInterfaces"], "url")
+    );
+    let (status, _, at_url) = get(&stack, "/a2a/vendorcorp/", Some(&buyer), &[]).await;
+    assert_eq!(
+        (status, skill_ids(&at_url)),
+        (200, skill_ids(&extended)),
+        "{at_url}"
+    );
     let (status, _, rest) = get(
         &stack,
         "/a2a/vendorcorp/rest/extendedAgentCard",
@@ -330,7 +348,7 @@ async fn machine_paths_answer_json_never_the_login_page() {
     // Known routes asked with a method they do not take: JSON 405, or the
     // binding's own JSON error.
     for (method, path) in [
-        (reqwest::Method::GET, "/a2a/vendorcorp"),
+        (reqwest::Method::PATCH, "/a2a/vendorcorp"),
         (reqwest::Method::PUT, "/a2a/vendorcorp"),
         (reqwest::Method::DELETE, "/.well-known/agent-card.json"),
         (reqwest::Method::POST, VENDOR_CARD),

@@ -49,8 +49,8 @@
 //! records.
 //!
 //! **The head counts.** Besides its last link and seq, the head holds how
-//! many records its chain has (`count`, moved with the link in the same
-//! update), so a checkpoint can sign it: a chain cut short and its head
+//! many records its chain has (`count`, one more for each row the store
+//! admits, moved with the link), so a checkpoint can sign it: a chain cut short and its head
 //! moved back to the new end is then shorter than a checkpoint kept
 //! elsewhere says.
 

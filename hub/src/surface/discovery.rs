@@ -6,6 +6,7 @@
 //! | `GET /.well-known/agent-card.json` | anyone | the hub's own card |
 //! | `GET /.well-known/ai-catalog.json` | anyone | the hub and every public provider card ([`card::catalog`]) |
 //! | `GET /a2a/{p}/.well-known/agent-card.json` | anyone | without a credential the provider's public card; with one, that caller's extended card |
+//! | `GET /a2a/{p}` (the interface URL itself) | anyone | the same card: a client that reads the card from the URL it was given, as CrewAI's A2A delegation does, finds it there |
 //! | `GET /a2a/{p}/rest/extendedAgentCard`, JSON-RPC `GetExtendedAgentCard` | members | the caller's extended card |
 //!
 //! Every card answer carries an `ETag` (a digest of the body) and

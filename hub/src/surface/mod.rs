@@ -84,7 +84,10 @@ pub fn router(surface: Surface, door_state: crate::identity::DoorState) -> Route
             &format!("/a2a/{{provider}}{}", exchange::health::CARD_PATH),
             get(discovery::provider_card),
         )
-        .route("/a2a/{provider}", post(jsonrpc::handler))
+        .route(
+            "/a2a/{provider}",
+            post(jsonrpc::handler).get(discovery::provider_card),
+        )
         .route(
             &format!(
                 "{}/{{door}}/{{provider}}",
