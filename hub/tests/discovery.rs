@@ -277,6 +277,14 @@ async fn hidden_cards_answer_an_unknown_and_an_unlisted_provider_alike() {
         v
     };
     assert_eq!(shape(&vendor, "vendorcorp"), shape(&unknown, "nosuch"));
+    // Asked at the interface URL itself, the same: nothing tells them apart.
+    let (status, _, vendor_at_url) = get(&stack, "/a2a/vendorcorp", None, &[]).await;
+    let (unknown_status, _, unknown_at_url) = get(&stack, "/a2a/nosuch", None, &[]).await;
+    assert_eq!((status, unknown_status), (404, 404), "{vendor_at_url}");
+    assert_eq!(
+        shape(&vendor_at_url, "vendorcorp"),
+        shape(&unknown_at_url, "nosuch")
+    );
     // A member no rule lets use it learns no more than a stranger.
     let helpdesk = stack.token("helpdesk");
     let (status, _, member) = get(&stack, VENDOR_CARD, Some(&helpdesk), &[]).await;
