@@ -463,12 +463,18 @@ impl Hub {
                 identity,
                 crate::identity::door,
             ));
-        crate::net::machine::split(machine, self.ui.protect(browser)).layer(
-            axum::middleware::from_fn_with_state(
+        let public = self.identity.clone();
+        crate::net::machine::split(machine, self.ui.protect(browser))
+            .layer(axum::middleware::from_fn(
+                move |mut request: axum::extract::Request, next: axum::middleware::Next| {
+                    crate::net::provider_hosts::rewrite(public.public(), &mut request);
+                    next.run(request)
+                },
+            ))
+            .layer(axum::middleware::from_fn_with_state(
                 headers,
                 crate::web::ui_auth::headers::security_headers,
-            ),
-        )
+            ))
     }
 }
 

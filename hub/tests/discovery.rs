@@ -487,3 +487,153 @@ async fn a_part_that_declares_json_is_read_as_data() {
         v03.json
     );
 }
+
+/// A client that resolves every name below to the hub's loopback address
+/// (as the system resolver does for `.localhost` names with Debian's
+/// `libnss-myhostname`), so the request carries the name as its `Host`.
+fn named_client(stack: &Stack, names: &[&str]) -> reqwest::Client {
+    let at: std::net::SocketAddr = ([127, 0, 0, 1], stack.hub_port).into();
+    names
+        .iter()
+        .fold(reqwest::Client::builder(), |b, name| b.resolve(name, at))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+#[tokio::test]
+async fn a_provider_answers_at_the_root_of_its_own_host() {
+    let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
+    let port = stack.hub_port;
+    let own = format!("http://vendorcorp.localhost:{port}");
+    let http = named_client(
+        &stack,
+        &[
+            "vendorcorp.localhost",
+            "nobody.localhost",
+            "vendorcorp.evil.example",
+        ],
+    );
+
+    // The public card at RFC 8615's place on the provider's own host,
+    // naming that host as its interfaces; its signature names the keys at
+    // the hub's own address, which the provider's host serves too.
+    let resp = http
+        .get(format!("{own}/.well-known/agent-card.json"))
+        .header("a2a-version", "1.0")
+        .send()
+        .await
+        .expect("the hub answers");
+    assert_eq!(resp.status().as_u16(), 200);
+    let card: Value = resp.json().await.expect("a card");
+    assert_eq!(
+        strings(&card["supportedInterfaces"], "url"),
+        [own.clone(), format!("{own}/rest"), own.clone()],
+        "{card}"
+    );
+    assert!(skill_ids(&card).is_empty(), "a public card lists no skills");
+    let protected = card["signatures"][0]["protected"].as_str().expect("signed");
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(protected)
+        .expect("base64url");
+    let header: Value = serde_json::from_slice(&header).expect("a JWS header");
+    assert_eq!(
+        header["jku"],
+        json!(format!("{}/.well-known/jwks.json", stack.hub_url()))
+    );
+    let jwks = http
+        .get(format!("{own}/.well-known/jwks.json"))
+        .send()
+        .await
+        .expect("the hub answers");
+    assert_eq!(jwks.status().as_u16(), 200);
+    let jwks: Value = jwks.json().await.expect("JSON");
+    assert!(jwks["keys"][0]["kid"].is_string(), "{jwks}");
+
+    // The card's JSON-RPC interface takes a call: granted for BuyerCorp
+    // under the same rule as on the provider's path, refused without a
+    // credential.
+    let call = |token: Option<String>| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": common::a2a::send_message_params(
+                "orders.query", json!({"aggregate": {"op": "count"}})),
+        });
+        let req = http
+            .post(own.clone())
+            .header("a2a-version", "1.0")
+            .json(&body);
+        let req = match token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        async move {
+            let resp = req.send().await.expect("the hub answers");
+            (
+                resp.status().as_u16(),
+                resp.json::<Value>().await.expect("JSON"),
+            )
+        }
+    };
+    let (status, granted) = call(Some(stack.token("buyercorp"))).await;
+    assert_eq!(status, 200, "{granted}");
+    assert!(granted.get("error").is_none(), "{granted}");
+    assert!(granted["result"].is_object(), "{granted}");
+    let (status, refused) = call(None).await;
+    assert_eq!(status, 401, "{refused}");
+    // The extended card on the same host names the same interfaces.
+    let resp = http
+        .get(format!("{own}/rest/extendedAgentCard"))
+        .bearer_auth(stack.token("buyercorp"))
+        .header("a2a-version", "1.0")
+        .send()
+        .await
+        .expect("the hub answers");
+    let extended: Value = resp.json().await.expect("a card");
+    assert_eq!(strings(&extended["supportedInterfaces"], "url")[0], own);
+    assert!(skill_ids(&extended).contains(&"orders.query".to_string()));
+
+    // An unknown provider's host: the 404 of an unknown provider. The
+    // canvas is not on a provider's host: its root is the provider.
+    let (status, body) = {
+        let resp = http
+            .get(format!(
+                "http://nobody.localhost:{port}/.well-known/agent-card.json"
+            ))
+            .send()
+            .await
+            .expect("the hub answers");
+        (
+            resp.status().as_u16(),
+            resp.json::<Value>().await.expect("JSON"),
+        )
+    };
+    assert_eq!(status, 404, "{body}");
+    let login = http
+        .get(format!("{own}/login"))
+        .send()
+        .await
+        .expect("the hub answers");
+    assert_eq!(login.status().as_u16(), 404);
+    assert!(login
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap_or_default().contains("json")));
+
+    // A name the hub was not configured with is not a provider's host,
+    // whatever its first label: the hub's own card, naming the hub's own
+    // address, never the forged name.
+    let forged = http
+        .get(format!(
+            "http://vendorcorp.evil.example:{port}/.well-known/agent-card.json"
+        ))
+        .send()
+        .await
+        .expect("the hub answers");
+    assert_eq!(forged.status().as_u16(), 200);
+    let text = forged.text().await.expect("a body");
+    assert!(!text.contains("evil.example"), "{text}");
+    let hub_card: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(hub_card["skills"].as_array().is_some_and(Vec::is_empty));
+    assert!(text.contains(&stack.hub_url()), "{text}");
+}

@@ -168,6 +168,16 @@ async fn the_python_a2a_sdks_join_with_their_default_discovery() {
     ] {
         a2a_matrix(&stack, &client, &base);
     }
+    // The bare URL of a provider's own host, resolved by the system's
+    // resolver: the card at the root, the interfaces it names.
+    let own_host = format!("http://{{provider}}.localhost:{}", stack.hub_port);
+    let sdk = Client::python(
+        "a2a-sdk 1.3, JSON-RPC",
+        ".tools/venv",
+        "a2a_sdk.py",
+        &["--transport", "jsonrpc"],
+    );
+    a2a_matrix(&stack, &sdk, &own_host);
 }
 
 #[tokio::test]
@@ -203,9 +213,19 @@ async fn microsoft_agent_framework_and_the_javascript_sdk_join_with_their_defaul
 
     // @a2a-js/sdk's default resolver reads `.well-known/agent-card.json`
     // relative to the URL: the provider URL with its trailing slash works
-    // for everything.
+    // for everything, and so does the bare URL of the provider's own host
+    // (`http://vendorcorp.localhost:PORT`, which Node resolves with the
+    // system's resolver: `libnss-myhostname` answers `.localhost` names).
     let js = Client::node("@a2a-js/sdk 1.3", "a2a_js.mjs", &[]);
     a2a_matrix(&stack, &js, &format!("{hub}/a2a/{{provider}}/"));
+    let own_host = format!("http://{{provider}}.localhost:{}", stack.hub_port);
+    a2a_matrix(&stack, &js, &own_host);
+    let card = js.answer(&own_host.replace("{provider}", "vendorcorp"), "", &["card"]);
+    assert_eq!(
+        card["interfaces"][0]["url"],
+        own_host.replace("{provider}", "vendorcorp"),
+        "the card names the host it was asked at: {card}"
+    );
     // Without the slash the resolver asks `/a2a/.well-known/agent-card.json`
     // (the provider's segment is gone): a JSON 404 that says where the card
     // is, never the login page (NOTES "The A2A surface").

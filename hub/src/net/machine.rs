@@ -33,6 +33,14 @@ pub const PREFIXES: [&str; 5] = ["/a2a", "/mcp", "/gateway", "/.well-known", "/m
 /// The variable naming the hub's public address(es).
 pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";
 
+/// The variable naming the domain under which each provider has a host of
+/// its own ([`super::provider_hosts`]).
+pub const PROVIDER_DOMAIN_ENV: &str = "WS_PROVIDER_DOMAIN";
+
+/// The provider domain of a hub known by its listening addresses: names
+/// under `.localhost` are loopback (RFC 6761), as those addresses are.
+pub const LOCAL_PROVIDER_DOMAIN: &str = "localhost";
+
 /// The addresses the hub is known by: what its cards name, what its
 /// signatures bind to (a card's interfaces and its JWS header's `jku`),
 /// and the audience a member's access token must name.
@@ -47,11 +55,34 @@ pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";
 /// gets the primary. So the hub never signs a card naming an address
 /// that is not its own, and never refuses a card for the name it was
 /// reached by.
+///
+/// Each provider is also known at the root of a host of its own,
+/// `{provider}.{domain}` on each of these addresses' schemes and ports
+/// ([`super::provider_hosts`]): `domain` is `WS_PROVIDER_DOMAIN`, else
+/// `localhost` for a hub known by its listening addresses, else none (an
+/// operator who names the hub's addresses names the providers' domain
+/// too). Such a host is one of the hub's addresses as well: a request
+/// that came by it is answered with the address of the same scheme and
+/// port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicUrls {
     /// `scheme://authority`, lowercase, no trailing slash; the primary
     /// first.
     urls: Vec<String>,
+    /// The providers' domain, lowercase, no port.
+    provider_domain: Option<String>,
+}
+
+/// A request's `Host` as a provider's own host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderHost<'a> {
+    /// The provider the host names (its first label).
+    pub provider: String,
+    /// `scheme://{provider}.{domain}[:port]`: what the provider's card
+    /// names as its interfaces when asked at this host.
+    pub origin: String,
+    /// The hub's public address of the same scheme and port.
+    pub hub: &'a str,
 }
 
 impl PublicUrls {
@@ -62,10 +93,33 @@ impl PublicUrls {
         plain: std::net::SocketAddr,
         tls: Option<std::net::SocketAddr>,
     ) -> Result<Self, String> {
-        match std::env::var(PUBLIC_URL_ENV) {
-            Ok(list) => Self::parse(&list),
-            Err(_) => Ok(Self::listening(plain, tls)),
+        let domain = std::env::var(PROVIDER_DOMAIN_ENV).ok();
+        let urls = match std::env::var(PUBLIC_URL_ENV) {
+            Ok(list) => Self::parse(&list)?,
+            Err(_) => Self::listening(plain, tls),
+        };
+        match domain {
+            Some(domain) => urls.with_provider_domain(&domain),
+            None => Ok(urls),
         }
+    }
+
+    /// The same addresses, providers under `domain` (a DNS name, no port);
+    /// an empty `domain` gives providers no host of their own.
+    pub fn with_provider_domain(mut self, domain: &str) -> Result<Self, String> {
+        let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
+        if domain.is_empty() {
+            self.provider_domain = None;
+            return Ok(self);
+        }
+        if !domain.split('.').all(is_dns_label) {
+            return Err(format!(
+                "{PROVIDER_DOMAIN_ENV}: `{}` is not a DNS name (labels of letters, digits and `-`; no scheme, no port)",
+                exchange::text::clip(&domain, 64)
+            ));
+        }
+        self.provider_domain = Some(domain);
+        Ok(self)
     }
 
     /// The hub's own listening addresses as its public ones.
@@ -80,7 +134,10 @@ impl PublicUrls {
         };
         let mut urls = vec![origin("http", plain)];
         urls.extend(tls.map(|t| origin("https", t)));
-        Self { urls }
+        Self {
+            urls,
+            provider_domain: Some(LOCAL_PROVIDER_DOMAIN.to_string()),
+        }
     }
 
     /// `list`: comma-separated `http(s)://host[:port]` origins.
@@ -113,7 +170,10 @@ impl PublicUrls {
         if urls.is_empty() {
             return Err(format!("{PUBLIC_URL_ENV}: names no address"));
         }
-        Ok(Self { urls })
+        Ok(Self {
+            urls,
+            provider_domain: None,
+        })
     }
 
     /// The primary address.
@@ -145,8 +205,70 @@ impl PublicUrls {
                     || default_port(u).is_some_and(|port| format!("{authority}:{port}") == host)
             })
         })
-        .map_or(self.primary(), String::as_str)
+        .map(String::as_str)
+        .or_else(|| self.provider_host(headers).map(|h| h.hub))
+        .unwrap_or(self.primary())
     }
+
+    /// The providers' domain, when providers have hosts of their own.
+    pub fn provider_domain(&self) -> Option<&str> {
+        self.provider_domain.as_deref()
+    }
+
+    /// The request's `Host` as a provider's own host: `{label}.{domain}`
+    /// with the port of one of the hub's addresses (none for a default
+    /// port). `None` for any other name, or when providers have no hosts.
+    /// Whether the provider exists is the registry's to say.
+    pub fn provider_host(&self, headers: &HeaderMap) -> Option<ProviderHost<'_>> {
+        let domain = self.provider_domain.as_deref()?;
+        let host = headers
+            .get(header::HOST)?
+            .to_str()
+            .ok()?
+            .to_ascii_lowercase();
+        let (name, port) = match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port.parse::<u16>().ok()?)),
+            None => (host.as_str(), None),
+        };
+        let label = name.strip_suffix(domain)?.strip_suffix('.')?;
+        if !is_dns_label(label) {
+            return None;
+        }
+        let hub = self.urls.iter().find(|u| explicit_port(u) == port)?;
+        Some(ProviderHost {
+            provider: label.to_string(),
+            origin: provider_origin(hub, label, domain),
+            hub,
+        })
+    }
+}
+
+/// `scheme://{provider}.{domain}[:port]` on the scheme and port of `hub`.
+fn provider_origin(hub: &str, provider: &str, domain: &str) -> String {
+    let scheme = hub.split_once("://").map_or("http", |(s, _)| s);
+    match explicit_port(hub) {
+        Some(port) => format!("{scheme}://{provider}.{domain}:{port}"),
+        None => format!("{scheme}://{provider}.{domain}"),
+    }
+}
+
+/// The port an origin names, when it names one.
+fn explicit_port(origin: &str) -> Option<u16> {
+    let authority = origin.split_once("://").map_or(origin, |(_, a)| a);
+    if authority.ends_with(']') {
+        return None;
+    }
+    authority.rsplit_once(':').and_then(|(_, p)| p.parse().ok())
+}
+
+/// One DNS label: 1 to 63 letters, digits and inner `-`.
+fn is_dns_label(label: &str) -> bool {
+    (1..=63).contains(&label.len())
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
 }
 
 /// The port an origin leaves out (`http`: 80, `https`: 443), when it does.

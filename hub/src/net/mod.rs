@@ -8,6 +8,7 @@
 //! | [`networks`] | the networks an operator lists in a variable: trusted balancers, `/metrics` scrapers, each egress purpose's private reach |
 //! | [`egress`] | where the hub may connect, for what: members, identity providers, would-be members; addresses checked at connect time, no redirects, bodies and time capped |
 //! | [`machine`] | which paths are for programs, and that they answer JSON, never the login page; the hub's own public addresses (what its cards name and its signatures bind to) |
+//! | [`provider_hosts`] | each provider at the root of a host of its own (`{provider}.{domain}`): its card at `/.well-known/agent-card.json`, its interfaces at `/` |
 //!
 //! Nothing here knows the registry's systems or the gateway: these rooms
 //! are what the rest of the hub is built on.
@@ -16,4 +17,5 @@ pub mod egress;
 pub mod listen;
 pub mod machine;
 pub mod networks;
+pub mod provider_hosts;
 pub mod tls;

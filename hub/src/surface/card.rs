@@ -32,6 +32,7 @@
 
 use std::collections::HashMap;
 
+use axum::http::HeaderMap;
 use serde_json::Value;
 
 use crate::health::StatusBoard;
@@ -224,6 +225,19 @@ pub fn jsonrpc_url(hub_base: &str, provider: &str) -> String {
     format!("{}/a2a/{provider}", hub_base.trim_end_matches('/'))
 }
 
+/// The URL a provider's card names as its JSON-RPC interface for a
+/// request: the provider's own host when the request came by it
+/// ([`crate::net::provider_hosts`]), else its path on the hub's address
+/// the request reached.
+pub fn interface_url(identity: &Identity, headers: &HeaderMap, provider: &str) -> String {
+    identity
+        .public()
+        .and_then(|p| p.provider_host(headers))
+        .filter(|h| h.provider == provider)
+        .map(|h| h.origin)
+        .unwrap_or_else(|| jsonrpc_url(&identity.base(headers), provider))
+}
+
 /// The hub's own card: who it is and how to reach a provider through it.
 /// It lists no skills: the hub's skills are its providers', each on the
 /// provider's own card, shown to callers who may use them.
@@ -269,9 +283,10 @@ fn modes() -> Vec<String> {
 /// module doc); `None` when the registry has no such provider, when the
 /// topology hides public cards from an anonymous viewer, or when it hides
 /// them and no rule lets the member use any of the provider's skills. The
-/// viewer cannot tell these apart.
+/// viewer cannot tell these apart. `interface` is the JSON-RPC URL the
+/// card names ([`interface_url`]); HTTP+JSON is under it.
 pub fn provider_card(
-    hub_base: &str,
+    interface: &str,
     topology: &Topology,
     identity: &Identity,
     board: &StatusBoard,
@@ -342,7 +357,7 @@ pub fn provider_card(
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let url = jsonrpc_url(hub_base, provider);
+    let url = interface.to_string();
     let mut v03 = AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC);
     v03.protocol_version = "0.3".into();
     let (security_schemes, security_requirements) =
@@ -402,7 +417,7 @@ pub fn catalog(
     })];
     for system in &topology.systems {
         let Some(card) = provider_card(
-            base,
+            &jsonrpc_url(base, &system.id),
             topology,
             identity,
             board,

@@ -8,6 +8,7 @@
 //! | `GET /a2a/{p}/.well-known/agent-card.json` | anyone | without a credential the provider's public card; with one, that caller's extended card |
 //! | `GET /a2a/{p}` (the interface URL itself) | anyone | the same card: a client that reads the card from the URL it was given, as CrewAI's A2A delegation does, finds it there |
 //! | `GET /a2a/{p}/rest/extendedAgentCard`, JSON-RPC `GetExtendedAgentCard` | members | the caller's extended card |
+//! | `GET /.well-known/agent-card.json` on `{p}.{domain}` | anyone | the provider's card at the root of its own host ([`crate::net::provider_hosts`]), naming that host as its interfaces |
 //!
 //! Every card answer carries an `ETag` (a digest of the body) and
 //! `Cache-Control`: public documents are cacheable by anyone and readable
@@ -113,7 +114,7 @@ pub async fn provider_card(
     }
     let loaded = surface.registry.snapshot();
     let card = card::provider_card(
-        &surface.identity.base(&asked.headers),
+        &card::interface_url(&surface.identity, &asked.headers, &asked.provider),
         &loaded.topology,
         &surface.identity,
         &surface.board,
@@ -174,7 +175,7 @@ pub fn extended_card(
         SurfaceError::call(nc.reason, nc.detail, status)
     })?;
     card::provider_card(
-        &surface.identity.base(&asked.headers),
+        &card::interface_url(&surface.identity, &asked.headers, &asked.provider),
         &loaded.topology,
         &surface.identity,
         &surface.board,
