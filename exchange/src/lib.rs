@@ -24,6 +24,7 @@
 //! | [`untrusted`] | free text from another system: data, never instructions |
 //! | [`db`] | opening a system's own store: a SQLite file, or PostgreSQL for hub replicas; the schema as migrations per engine |
 //! | [`located`] | config-file problems located at file:line:column:field |
+//! | [`schema_doc`] | a config file's reference page, written from its JSON Schema |
 //! | [`model`] | the one model client every agent uses: a tier, a deadline, JSON replies, provider quirks |
 //! | [`prompts`] | the prompt library: system prompts by language and key, from files |
 //! | [`telemetry`] | the log lines both binaries print, and OpenTelemetry spans whose trace id is the envelope's (feature `otel`) |
@@ -58,6 +59,8 @@ pub mod jws;
 pub mod located;
 #[cfg(feature = "runtime")]
 pub mod model;
+#[cfg(feature = "runtime")]
+pub mod schema_doc;
 #[cfg(feature = "runtime")]
 pub mod negotiator;
 #[cfg(feature = "runtime")]

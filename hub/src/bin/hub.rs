@@ -73,6 +73,10 @@ enum Command {
     Schema {
         #[arg(value_enum)]
         file: SchemaFile,
+        /// The file's reference page (Markdown, as the manual prints it)
+        /// instead of the schema.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -149,7 +153,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::People(args)) => runtime.block_on(people::people(args)),
         Some(Command::Credentials(args)) => runtime.block_on(people::credentials(args)),
         Some(Command::Certs(args)) => certs(args),
-        Some(Command::Schema { file }) => schema(file),
+        Some(Command::Schema { file, markdown }) => schema(file, markdown),
     };
     telemetry.shutdown();
     result
@@ -168,9 +172,17 @@ fn hash_password() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `hub schema`: the schema, pretty-printed, as published.
-fn schema(file: SchemaFile) -> anyhow::Result<()> {
+/// `hub schema`: the schema, pretty-printed, as published; or the
+/// reference page.
+fn schema(file: SchemaFile, markdown: bool) -> anyhow::Result<()> {
     let schema = match file {
+        SchemaFile::Topology if markdown => {
+            print!("{}", hub::registry::schema::topology_reference());
+            return Ok(());
+        }
+        SchemaFile::Section if markdown => {
+            anyhow::bail!("a system's section is the topology file's `System`: see `hub schema topology --markdown`")
+        }
         SchemaFile::Topology => hub::registry::schema::topology(),
         SchemaFile::Section => hub::onboarding::section::Section::schema(),
     };

@@ -23,7 +23,29 @@ pub const TOPOLOGY_PUBLISHED: &str = "docs/schema/topology.schema.json";
 /// the reference peers' configs) is published, from the repository's root.
 pub const SECTION_PUBLISHED: &str = "docs/schema/topology-section.schema.json";
 
+/// Where the topology file's reference page is published, from the
+/// repository's root (`hub schema topology --markdown` prints it).
+pub const TOPOLOGY_REFERENCE: &str = "book/src/reference/topology.md";
+
 /// The topology file's schema (JSON Schema 2020-12).
 pub fn topology() -> Value {
     schemars::schema_for!(Topology).to_value()
+}
+
+/// The topology file's reference page, written from [`topology`].
+pub fn topology_reference() -> String {
+    exchange::schema_doc::markdown(
+        &topology(),
+        "The topology file",
+        "What `hub serve --topology FILE` reads (the demo's is \
+         `config/topology.yaml`): every system, capability and rule, and the \
+         hub's own settings. Written from the types the loader reads the file \
+         into, so it says what the loader accepts; editors validate a file as \
+         it is typed against `docs/schema/topology.schema.json` (`hub schema \
+         topology` prints it), which the shipped examples name in a \
+         `yaml-language-server` modeline. What needs the whole file — a rule \
+         naming a system that exists, an id used twice, a contract that fits \
+         its response schema — the loader says when the hub starts or reloads, \
+         with file, line and field.",
+    )
 }

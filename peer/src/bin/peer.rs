@@ -67,7 +67,12 @@ enum Command {
     /// Validate a config file and exit.
     Check(check::CheckArgs),
     /// Print the config file's JSON Schema (published in `docs/schema/`).
-    Schema,
+    Schema {
+        /// The file's reference page (Markdown, as the manual prints it)
+        /// instead of the schema.
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -123,7 +128,7 @@ fn service_name(command: &Command) -> String {
         Command::Trail(args) => &args.config,
         Command::Check(args) => &args.config,
         Command::Echo(args) => return format!("peer-{}", args.system),
-        Command::Schema => return "peer".into(),
+        Command::Schema { .. } => return "peer".into(),
     };
     match PeerConfig::load(config) {
         Ok(c) => format!("peer-{}", c.system),
@@ -147,6 +152,6 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Inbox(args) => inbox::run(args).await,
         Command::Trail(args) => trail::run(args).await,
         Command::Check(args) => check::run(args),
-        Command::Schema => schema::run(),
+        Command::Schema { markdown } => schema::run(markdown),
     }
 }

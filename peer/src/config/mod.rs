@@ -28,7 +28,7 @@ pub use load::ConfigError;
 pub use model::{
     AgentConfig, AnswerAs, DatasetConfig, Faults, Handler, HubOidcConfig, HubTlsConfig, McpConfig,
     ModelConfig, NegotiationFault, PeerConfig, ServeTlsConfig, SkillConfig, SkillKind,
-    DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS, MAX_WORK_MS, SCHEMA_PUBLISHED,
+    DEFAULT_MAX_DEADLINE_MS, DEFAULT_WORK_MS, MAX_WORK_MS, REFERENCE_PUBLISHED, SCHEMA_PUBLISHED,
 };
 pub use validate::is_sql_identifier;
 

@@ -84,10 +84,29 @@ pub struct PeerConfig {
 /// what serde accepts; what the values mean is `validate`'s to check.
 pub const SCHEMA_PUBLISHED: &str = "docs/schema/peer.schema.json";
 
+/// Where the peer file's reference page is published, from the
+/// repository's root (`peer schema --markdown` prints it).
+pub const REFERENCE_PUBLISHED: &str = "book/src/reference/peer.md";
+
 impl PeerConfig {
     /// The peer file's schema (JSON Schema 2020-12).
     pub fn schema() -> serde_json::Value {
         schemars::schema_for!(PeerConfig).to_value()
+    }
+
+    /// The peer file's reference page, written from [`PeerConfig::schema`].
+    pub fn reference() -> String {
+        exchange::schema_doc::markdown(
+            &Self::schema(),
+            "The reference peer's config file",
+            "What `peer serve --config FILE` reads (the four shipped ones are \
+             `config/peers/*.yaml`). Written from the types the peer reads the \
+             file into, so it says what the loader accepts; `peer check --config \
+             FILE` checks a file, and editors validate one as it is typed against \
+             `docs/schema/peer.schema.json` (`peer schema` prints it). What needs the whole file — a skill naming \
+             a dataset that exists, a table's columns — `peer check` says, with \
+             file, line and field.",
+        )
     }
 }
 

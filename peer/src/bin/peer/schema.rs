@@ -4,8 +4,13 @@
 
 use std::process::ExitCode;
 
-/// Runs `peer schema`.
-pub fn run() -> anyhow::Result<ExitCode> {
+/// Runs `peer schema`; with `markdown`, the reference page instead
+/// (`peer::config::REFERENCE_PUBLISHED`).
+pub fn run(markdown: bool) -> anyhow::Result<ExitCode> {
+    if markdown {
+        print!("{}", peer::config::PeerConfig::reference());
+        return Ok(ExitCode::SUCCESS);
+    }
     let schema = peer::config::PeerConfig::schema();
     println!("{}", serde_json::to_string_pretty(&schema)?);
     Ok(ExitCode::SUCCESS)
