@@ -8,6 +8,7 @@ of its own library (scripts/setup test installs them):
   maf_a2a.py         agent-framework-a2a 1.0.0b261022 .tools/venv    (+ requirements-maf.txt)
   fastmcp_client.py  fastmcp 4.2.3 (mcp 2.3.0)      .tools/venv-mcp  (+ requirements-fastmcp.txt)
   mcp_sdk.py         mcp 2.3.0                      .tools/venv-mcp  (requirements-mcp.txt)
+  crewai_a2a.py      crewai[a2a] 1.15.30 (a2a-sdk 0.3.26) .tools/venv-crewai (requirements-crewai.txt)
 
 The two clients on a2a-sdk 1.3 share what they read of the SDK's objects
 (../sdk13.py) and how its failures print (sdk13_failures.py).
