@@ -60,11 +60,11 @@ pub mod located;
 #[cfg(feature = "runtime")]
 pub mod model;
 #[cfg(feature = "runtime")]
-pub mod schema_doc;
-#[cfg(feature = "runtime")]
 pub mod negotiator;
 #[cfg(feature = "runtime")]
 pub mod prompts;
+#[cfg(feature = "runtime")]
+pub mod schema_doc;
 #[cfg(feature = "otel")]
 pub mod telemetry;
 #[cfg(feature = "runtime")]

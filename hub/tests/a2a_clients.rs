@@ -88,9 +88,17 @@ async fn the_python_a2a_sdk_1_3_uses_the_hub_like_any_agent() {
     assert_eq!(card["skills"], json!(["orders.query", "orders.negotiate"]));
     assert_eq!(card["security_schemes"], json!(["bearer"]));
     let interfaces = card["interfaces"].as_array().expect("interfaces");
-    assert!(interfaces.iter().all(|i| i["url"]
+    // The HTTP bindings under the provider's URL; gRPC at the hub's
+    // address as a gRPC target, the provider as its tenant.
+    let (grpc, http): (Vec<&Value>, Vec<&Value>) = interfaces
+        .iter()
+        .partition(|i| i["protocolBinding"] == "GRPC");
+    assert!(http.iter().all(|i| i["url"]
         .as_str()
         .is_some_and(|u| u.starts_with(&vendor_url))));
+    assert_eq!(grpc.len(), 1, "{card}");
+    assert_eq!(grpc[0]["url"], format!("127.0.0.1:{}", stack.hub_port));
+    assert_eq!(grpc[0]["tenant"], "vendorcorp");
     assert!(interfaces
         .iter()
         .any(|i| i["protocolBinding"] == "HTTP+JSON" && i["protocolVersion"] == "1.0"));

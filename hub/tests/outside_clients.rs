@@ -181,6 +181,69 @@ async fn the_python_a2a_sdks_join_with_their_default_discovery() {
 }
 
 #[tokio::test]
+async fn the_python_sdk_joins_over_grpc_picking_the_cards_grpc_interface() {
+    let stack = Stack::demo().await;
+    let hub = stack.hub_url();
+    let port = stack.hub_port;
+    let grpc = Client::python("a2a-sdk 1.3, gRPC", ".tools/venv", "a2a_grpc.py", &[]);
+
+    // The card names the gRPC interface at the address it was asked at,
+    // the provider as its tenant.
+    let card = grpc.answer(&format!("{hub}/a2a/vendorcorp"), "", &["card"]);
+    assert_eq!(
+        card["grpc"],
+        serde_json::json!({"url": format!("127.0.0.1:{port}"), "tenant": "vendorcorp"}),
+        "{card}"
+    );
+    let own = format!("http://vendorcorp.localhost:{port}");
+    let card = grpc.answer(&own, "", &["card"]);
+    assert_eq!(
+        card["grpc"]["url"],
+        format!("vendorcorp.localhost:{port}"),
+        "{card}"
+    );
+
+    // Granted, refused with its reason code in the status details, a
+    // consult: from the provider's path and from its own host.
+    a2a_matrix(&stack, &grpc, &format!("{hub}/a2a/{{provider}}"));
+    a2a_matrix(
+        &stack,
+        &grpc,
+        &format!("http://{{provider}}.localhost:{port}"),
+    );
+
+    // No credential: the auth chain refuses, as on every binding.
+    let anonymous = grpc.answer(
+        &format!("{hub}/a2a/vendorcorp"),
+        "",
+        &["send-data", COUNT_BY_REGION],
+    );
+    assert_eq!(anonymous["error"]["code"], "UNAUTHENTICATED", "{anonymous}");
+    assert_eq!(anonymous["error"]["reason"], "AUTH_REJECTED", "{anonymous}");
+
+    // A task, streamed: Helpdesk's triage through SendStreamingMessage.
+    let triage = grpc.answer(
+        &format!("{hub}/a2a/helpdesk"),
+        &stack.token("buyercorp"),
+        &[
+            "send-data",
+            r#"{"ticket_id":"T-1003","work_ms":200}"#,
+            "--skill",
+            "ticket.triage",
+            "--stream",
+        ],
+    );
+    assert_eq!(triage["binding"], "GRPC", "{triage}");
+    assert_eq!(triage["answer"]["kind"], "task", "{triage}");
+    assert_eq!(triage["answer"]["state"], "completed", "{triage}");
+    assert_eq!(triage["answer"]["data"]["ticket_id"], "T-1003", "{triage}");
+    assert!(
+        triage["events"].as_array().is_some_and(|e| !e.is_empty()),
+        "{triage}"
+    );
+}
+
+#[tokio::test]
 async fn microsoft_agent_framework_and_the_javascript_sdk_join_with_their_default_discovery() {
     let stack = Stack::demo().await;
     let hub = stack.hub_url();

@@ -32,6 +32,15 @@
 //! requests. A request's [`Peer`] is what the doors read of the other end:
 //! its address (as above) and that certificate (`crate::net::tls`).
 //!
+//! **Two HTTP versions.** Browsers, SDKs and the balancer speak HTTP/1.1;
+//! gRPC clients speak HTTP/2 (A2A's gRPC binding). Over TLS the client
+//! says which by ALPN (`h2`); in the clear, a gRPC client opens with
+//! HTTP/2's connection preface ("prior knowledge"), which [`sniff`] reads
+//! within the header timeout before the connection is given to the
+//! version's server. HTTP/2 carries the request's host as `:authority`,
+//! not `Host`; the listener writes it into `Host`, which is what the hub
+//! reads (its public addresses, a provider's own host).
+//!
 //! Request bodies and answers have their own bounds where they are read
 //! (the gateway's body limit, the answer cap and every call's deadline).
 
@@ -46,8 +55,8 @@ use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 use axum::Router;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -240,11 +249,21 @@ pub async fn serve_with(
     let open = Arc::new(Mutex::new(Open::default()));
     let graceful = GracefulShutdown::new();
     // HTTP/1.1, as `axum::serve` speaks it with axum's default features
-    // (browsers, SDK clients and the load balancer all use it).
+    // (browsers, SDK clients and the load balancer all use it), and
+    // HTTP/2 for gRPC clients.
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
+    let mut builder2 = http2::Builder::new(TokioExecutor::new());
+    builder2
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(limits.header_timeout))
+        .keep_alive_timeout(limits.header_timeout);
+    let builders = Builders {
+        http1: builder,
+        http2: builder2,
+    };
     let mut signal = std::pin::pin!(signal);
     loop {
         let (stream, remote) = tokio::select! {
@@ -270,14 +289,18 @@ pub async fn serve_with(
         let connection = Connection {
             app: app.clone(),
             proxies: proxies.clone(),
-            builder: builder.clone(),
+            builders: builders.clone(),
             remote,
             watcher: graceful.watcher(),
         };
         match &acceptor {
             None => {
+                let timeout = limits.header_timeout;
                 tokio::spawn(async move {
-                    connection.serve(stream, None).await;
+                    match sniff(&stream, timeout).await {
+                        Some(version) => connection.serve(stream, version, None).await,
+                        None => tracing::debug!(%remote, "no request within the header timeout"),
+                    }
                     drop(place);
                 });
             }
@@ -287,12 +310,16 @@ pub async fn serve_with(
                 tokio::spawn(async move {
                     match tokio::time::timeout(timeout, handshake).await {
                         Ok(Ok(stream)) => {
-                            let certificate = stream
-                                .get_ref()
-                                .1
+                            let session = stream.get_ref().1;
+                            let certificate = session
                                 .peer_certificates()
                                 .and_then(ClientCertificate::presented);
-                            connection.serve(stream, certificate).await;
+                            let version = if session.alpn_protocol() == Some(b"h2") {
+                                Version::Http2
+                            } else {
+                                Version::Http1
+                            };
+                            connection.serve(stream, version, certificate).await;
                         }
                         Ok(Err(error)) => tracing::debug!(%remote, %error, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
@@ -306,31 +333,80 @@ pub async fn serve_with(
     graceful.shutdown().await;
 }
 
+/// The HTTP version a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    Http1,
+    Http2,
+}
+
+/// HTTP/2's connection preface: what a client that speaks HTTP/2 in the
+/// clear sends first (RFC 9113 §3.4).
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Which version a connection in the clear speaks, read from its first
+/// bytes without consuming them: HTTP/2 when they are the preface,
+/// HTTP/1.1 as soon as they cannot be; `None` when the client has not
+/// said within `timeout`.
+async fn sniff(stream: &tokio::net::TcpStream, timeout: Duration) -> Option<Version> {
+    let read = async {
+        let mut buf = [0u8; PREFACE.len()];
+        let mut seen = 0;
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if buf[..n] != PREFACE[..n] {
+                return Some(Version::Http1);
+            }
+            if n == PREFACE.len() {
+                return Some(Version::Http2);
+            }
+            if n == seen {
+                // Part of the preface and no more yet: peeking again at
+                // once would spin on the same bytes.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            seen = n;
+        }
+    };
+    tokio::time::timeout(timeout, read).await.ok().flatten()
+}
+
+/// The servers of both versions, configured once.
+#[derive(Clone)]
+struct Builders {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
 /// One accepted connection and what serving it needs.
 struct Connection {
     app: Router,
     proxies: Arc<TrustedProxies>,
-    builder: http1::Builder,
+    builders: Builders,
     remote: SocketAddr,
     watcher: hyper_util::server::graceful::Watcher,
 }
 
 impl Connection {
-    /// Serves the connection's requests until it closes, each with its
-    /// [`Peer`] (and `ConnectInfo`).
-    async fn serve<I>(self, io: I, certificate: Option<ClientCertificate>)
+    /// Serves the connection's requests in `version` until it closes, each
+    /// with its [`Peer`] (and `ConnectInfo`).
+    async fn serve<I>(self, io: I, version: Version, certificate: Option<ClientCertificate>)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let Self {
             app,
             proxies,
-            builder,
+            builders,
             remote,
             watcher,
         } = self;
         let service = app.map_request(move |mut request: hyper::Request<Incoming>| {
             let client = proxies.client(remote, request.headers());
+            host_from_authority(&mut request);
             let extensions = request.extensions_mut();
             extensions.insert(ConnectInfo::<SocketAddr>(client));
             if let Some(certificate) = &certificate {
@@ -338,11 +414,35 @@ impl Connection {
             }
             request.map(axum::body::Body::new)
         });
-        let connection =
-            builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
-        if let Err(error) = watcher.watch(connection).await {
+        let service = TowerToHyperService::new(service);
+        let ended = match version {
+            Version::Http1 => {
+                let connection = builders.http1.serve_connection(TokioIo::new(io), service);
+                watcher.watch(connection).await.map_err(|e| e.to_string())
+            }
+            Version::Http2 => {
+                let connection = builders.http2.serve_connection(TokioIo::new(io), service);
+                watcher.watch(connection).await.map_err(|e| e.to_string())
+            }
+        };
+        if let Err(error) = ended {
             tracing::trace!(%error, "connection ended");
         }
+    }
+}
+
+/// An HTTP/2 request's `:authority` as its `Host` header, when it has no
+/// `Host` of its own.
+fn host_from_authority<B>(request: &mut hyper::Request<B>) {
+    if request.headers().contains_key(axum::http::header::HOST) {
+        return;
+    }
+    let authority = request
+        .uri()
+        .authority()
+        .and_then(|a| axum::http::HeaderValue::from_str(a.as_str()).ok());
+    if let Some(host) = authority {
+        request.headers_mut().insert(axum::http::header::HOST, host);
     }
 }
 
@@ -361,7 +461,13 @@ pub struct Peer {
 impl Peer {
     /// The peer of `request`, as the listener recorded it.
     pub fn of<B>(request: &http::Request<B>) -> Self {
-        let extensions = request.extensions();
+        Self::from_extensions(request.extensions())
+    }
+
+    /// The peer the listener put on a request's extensions (a binding
+    /// that reads its request through another library, gRPC's, keeps
+    /// them).
+    pub fn from_extensions(extensions: &http::Extensions) -> Self {
         Self {
             addr: extensions.get::<ConnectInfo<SocketAddr>>().map(|ci| ci.0),
             certificate: extensions.get::<ClientCertificate>().cloned(),

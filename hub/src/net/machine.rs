@@ -27,8 +27,19 @@ use axum::Router;
 use serde_json::json;
 use tower::ServiceExt;
 
+/// The path of A2A's gRPC service (`lf.a2a.v1.A2AService` of the
+/// official `a2a.proto`): every method of the gRPC binding is under it.
+pub const GRPC_SERVICE: &str = "/lf.a2a.v1.A2AService";
+
 /// The path prefixes that are machine paths (each also as a whole path).
-pub const PREFIXES: [&str; 5] = ["/a2a", "/mcp", "/gateway", "/.well-known", "/metrics"];
+pub const PREFIXES: [&str; 6] = [
+    "/a2a",
+    "/mcp",
+    "/gateway",
+    "/.well-known",
+    "/metrics",
+    GRPC_SERVICE,
+];
 
 /// The variable naming the hub's public address(es).
 pub const PUBLIC_URL_ENV: &str = "WS_PUBLIC_URL";

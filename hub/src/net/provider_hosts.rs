@@ -12,9 +12,11 @@
 //! A request on such a host is the same request as on the provider's
 //! path: [`rewrite`] puts `/a2a/{provider}` before its path, and the
 //! machine routes answer it (the auth chain, the rule, the pipeline; an
-//! unknown provider is the same 404 as on the path). The one path kept is
-//! the hub's JWKS, which the card's signature names. A provider host has
-//! no canvas and no login: every path on it is a machine path.
+//! unknown provider is the same 404 as on the path). Two paths are kept:
+//! the hub's JWKS, which the card's signature names, and A2A's gRPC
+//! service, which serves every provider at one path and reads the
+//! provider from the call (its `tenant`, else this host). A provider host
+//! has no canvas and no login: every path on it is a machine path.
 //!
 //! The host names only what the hub's configuration does: a domain the
 //! operator set and the ports of the hub's own addresses. A `Host` under
@@ -37,7 +39,10 @@ pub fn rewrite(public: Option<&PublicUrls>, request: &mut Request) {
         return;
     };
     let path = request.uri().path();
-    if KEPT.contains(&path) {
+    let grpc = path
+        .strip_prefix(super::machine::GRPC_SERVICE)
+        .is_some_and(|rest| rest.starts_with('/'));
+    if KEPT.contains(&path) || grpc {
         return;
     }
     let path = if path == "/" { "" } else { path };

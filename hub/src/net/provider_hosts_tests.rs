@@ -38,8 +38,17 @@ fn a_providers_host_is_its_path_at_the_root() {
         "/a2a/vendorcorp/rest/message:send?x=1"
     );
     assert_eq!(at("/login"), "/a2a/vendorcorp/login");
-    // The keys its card's signature names stay the hub's.
+    // The keys its card's signature names stay the hub's, and so does
+    // the gRPC service (the call names its provider).
     assert_eq!(at("/.well-known/jwks.json"), "/.well-known/jwks.json");
+    assert_eq!(
+        at("/lf.a2a.v1.A2AService/SendMessage"),
+        "/lf.a2a.v1.A2AService/SendMessage"
+    );
+    assert_eq!(
+        at("/lf.a2a.v1.A2AServiceX"),
+        "/a2a/vendorcorp/lf.a2a.v1.A2AServiceX"
+    );
 }
 
 #[test]

@@ -41,7 +41,8 @@ use crate::registry::model::{PublicCards, Topology};
 use a2a::{
     AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill,
     ClientCredentialsOAuthFlow, HttpAuthSecurityScheme, OAuth2SecurityScheme, OAuthFlows,
-    SecurityScheme, TRANSPORT_PROTOCOL_HTTP_JSON, TRANSPORT_PROTOCOL_JSONRPC,
+    SecurityScheme, TRANSPORT_PROTOCOL_GRPC, TRANSPORT_PROTOCOL_HTTP_JSON,
+    TRANSPORT_PROTOCOL_JSONRPC,
 };
 
 /// Where the HTTP+JSON binding of a provider lives, under its JSON-RPC URL.
@@ -370,6 +371,7 @@ pub fn provider_card(
         supported_interfaces: vec![
             AgentInterface::new(url.clone(), TRANSPORT_PROTOCOL_JSONRPC),
             AgentInterface::new(format!("{url}{REST_SUFFIX}"), TRANSPORT_PROTOCOL_HTTP_JSON),
+            grpc_interface(&url, provider),
             v03,
         ],
         capabilities: capabilities(true),
@@ -386,6 +388,18 @@ pub fn provider_card(
         security_requirements,
         signatures: None,
     })
+}
+
+/// The gRPC interface beside the JSON-RPC one at `url`: the same
+/// address as a gRPC target (`host:port`; `https://` kept for TLS), the
+/// provider as its tenant (one gRPC service serves every provider).
+fn grpc_interface(url: &str, provider: &str) -> AgentInterface {
+    let origin = url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| url.to_string());
+    let mut grpc = AgentInterface::new(origin, TRANSPORT_PROTOCOL_GRPC);
+    grpc.tenant = Some(provider.to_string());
+    grpc
 }
 
 /// The media type of an A2A agent card in an AI catalog entry.

@@ -90,6 +90,17 @@ pub mod code {
     pub const TIMEOUT: i64 = -32015;
 }
 
+/// One `google.rpc.ErrorInfo` of an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorInfo {
+    /// The reason: a reason code, or A2A's name of its own error.
+    pub reason: String,
+    /// [`EXCHANGE_DOMAIN`] or A2A's.
+    pub domain: &'static str,
+    /// The trace and request id, and `retryAfter` where it applies.
+    pub metadata: HashMap<String, String>,
+}
+
 /// One error of the surface.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurfaceError {
@@ -173,11 +184,13 @@ impl SurfaceError {
         self
     }
 
-    /// The `ErrorInfo` details, with the trace and request id: the reason
-    /// code's (domain [`EXCHANGE_DOMAIN`]) first for a call, then A2A's own
-    /// (domain `a2a-protocol.org`) whenever the code is one of A2A's, so an
-    /// A2A client finds the reason the spec gives its code too.
-    fn details(&self, envelope: &Envelope) -> Vec<Value> {
+    /// The `google.rpc.ErrorInfo`s of this error, with the trace and
+    /// request id: the reason code's (domain [`EXCHANGE_DOMAIN`]) first for
+    /// a call, then A2A's own (domain `a2a-protocol.org`) whenever the code
+    /// is one of A2A's, so an A2A client finds the reason the spec gives
+    /// its code too. Each binding writes them its way (JSON here, protobuf
+    /// in the gRPC binding).
+    pub fn error_infos(&self, envelope: &Envelope) -> Vec<ErrorInfo> {
         let mut metadata = HashMap::from([
             ("traceId".to_string(), envelope.trace.trace_id.clone()),
             ("requestId".to_string(), envelope.request_id.clone()),
@@ -185,22 +198,34 @@ impl SurfaceError {
         if let Some(seconds) = self.retry_after {
             metadata.insert(RETRY_AFTER_KEY.to_string(), seconds.to_string());
         }
-        let info = |reason: &str, domain: &str| {
-            serde_json::to_value(TypedDetail::error_info(
-                reason,
-                domain,
-                Some(metadata.clone()),
-            ))
-            .unwrap_or(Value::Null)
+        let info = |reason: &str, domain: &'static str| ErrorInfo {
+            reason: reason.to_string(),
+            domain,
+            metadata: metadata.clone(),
         };
-        let mut details = Vec::new();
+        let mut infos = Vec::new();
         if let Some(r) = self.reason {
-            details.push(info(r.as_str(), EXCHANGE_DOMAIN));
+            infos.push(info(r.as_str(), EXCHANGE_DOMAIN));
         }
         if let Some(a2a) = protocol_reason(self.code) {
-            details.push(info(a2a, PROTOCOL_DOMAIN));
+            infos.push(info(a2a, PROTOCOL_DOMAIN));
         }
-        details
+        infos
+    }
+
+    /// The details as JSON (`@type` `google.rpc.ErrorInfo`).
+    fn details(&self, envelope: &Envelope) -> Vec<Value> {
+        self.error_infos(envelope)
+            .into_iter()
+            .map(|i| {
+                serde_json::to_value(TypedDetail::error_info(
+                    &i.reason,
+                    i.domain,
+                    Some(i.metadata),
+                ))
+                .unwrap_or(Value::Null)
+            })
+            .collect()
     }
 
     /// The JSON-RPC error object.

@@ -10,6 +10,7 @@
 //! | `GET /a2a/{provider}/.well-known/agent-card.json` | the provider's public card; with a credential, the caller's extended card ([`discovery`]) |
 //! | `POST /a2a/{provider}` | JSON-RPC, v1.0 (`A2A-Version: 1.0`) or v0.3 (no header, or `0.3`) |
 //! | `/a2a/{provider}/rest/...` | HTTP+JSON, v1.0 |
+//! | `/lf.a2a.v1.A2AService/{method}` (HTTP/2) | gRPC, v1.0, every provider: the call's `tenant` (or the provider's own host) names it ([`grpc`]) |
 //! | `POST /mcp/{provider}` | MCP Streamable HTTP in front of the provider's data plane ([`mcp`]) |
 //! | `GET /.well-known/oauth-protected-resource/{a2a,mcp}/{provider}` | RFC 9728 metadata: where a member gets an access token ([`crate::identity::metadata`]) |
 //!
@@ -26,7 +27,7 @@
 //! - [`discovery`]: who gets which card, with its caching headers;
 //! - [`ops`]: the operations both bindings call, and how a message names
 //!   its capability ([`ops::select`]);
-//! - [`jsonrpc`], [`rest`]: the two bindings, translation only;
+//! - [`jsonrpc`], [`rest`], [`grpc`]: the three bindings, translation only;
 //! - [`errors`]: what a refusal looks like (codes, `ErrorInfo`).
 //!
 //! A v0.3 caller's params and answers cross the version bridge
@@ -48,6 +49,7 @@ use crate::signing::HubKeys;
 pub mod card;
 pub mod discovery;
 pub mod errors;
+pub mod grpc;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod ops;
@@ -96,6 +98,10 @@ pub fn router(surface: Surface, door_state: crate::identity::DoorState) -> Route
             get(crate::identity::metadata::protected_resource).with_state(door_state.clone()),
         )
         .nest("/a2a/{provider}/rest", rest::routes())
+        .route_service(
+            &format!("{}/{{method}}", grpc::SERVICE_PATH),
+            grpc::service(surface.clone()),
+        )
         .route_service(mcp::ROUTE, mcp::service(surface.gateway.clone()))
         // Handlers read at most MAX_REQUEST_BODY themselves and answer in
         // their binding's error shape.

@@ -25,7 +25,7 @@ usage:
 
 Output (exactly one JSON object on stdout):
   card        {"name", "skills": [ids], "interfaces": [{"url",
-               "protocolBinding", "protocolVersion"}], "security_schemes":
+               "protocolBinding", "protocolVersion", "tenant"}], "security_schemes":
                [names]}  (interfaces as the SDK parsed them: a v0.3-only card
                gets one synthesized from its url/preferredTransport)
   send        {"kind": "message"|"task", "data", "text", "task_id",
@@ -215,7 +215,8 @@ async def run(args, http):
             "name": card.name,
             "skills": [s.id for s in card.skills],
             "interfaces": [
-                {"url": i.url, "protocolBinding": i.protocol_binding, "protocolVersion": i.protocol_version}
+                {"url": i.url, "protocolBinding": i.protocol_binding, "protocolVersion": i.protocol_version,
+                 "tenant": i.tenant or None}
                 for i in card.supported_interfaces
             ],
             "security_schemes": list(card.security_schemes.keys()),

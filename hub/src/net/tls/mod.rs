@@ -159,7 +159,9 @@ impl ServerTls {
             .with_safe_default_protocol_versions()?
             .with_client_cert_verifier(Arc::new(client_auth::Deferred::new(provider())))
             .with_single_cert(chain, key)?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // HTTP/2 for gRPC clients (which ask for it by ALPN), HTTP/1.1 for
+        // everyone else.
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Self {
             config: Arc::new(config),
         })
