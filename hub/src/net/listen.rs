@@ -487,6 +487,33 @@ impl Peer {
 mod tests {
     use super::*;
 
+    /// What [`sniff`] makes of a client that sends `bytes`, then waits.
+    async fn sniffed(bytes: &'static [u8]) -> Option<Version> {
+        use tokio::io::AsyncWriteExt;
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let at = listener.local_addr().expect("addr");
+        let client = tokio::spawn(async move {
+            let mut c = tokio::net::TcpStream::connect(at).await.expect("connect");
+            c.write_all(bytes).await.expect("write");
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        });
+        let (server, _) = listener.accept().await.expect("accept");
+        let version = sniff(&server, Duration::from_millis(300)).await;
+        client.abort();
+        version
+    }
+
+    #[tokio::test]
+    async fn a_connection_says_its_version_with_its_first_bytes_or_is_closed() {
+        assert_eq!(sniffed(b"GET / HTTP/1.1\r\n").await, Some(Version::Http1));
+        assert_eq!(sniffed(PREFACE).await, Some(Version::Http2));
+        // A prefix of something else is HTTP/1.1 at its first byte that
+        // differs; half a preface, or nothing, is no request in time.
+        assert_eq!(sniffed(b"PRX").await, Some(Version::Http1));
+        assert_eq!(sniffed(b"PRI * HTTP").await, None);
+        assert_eq!(sniffed(b"").await, None);
+    }
+
     #[test]
     fn one_address_cannot_take_every_place_and_a_closed_one_frees_it() {
         let open = Arc::new(Mutex::new(Open::default()));
