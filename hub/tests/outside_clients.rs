@@ -498,12 +498,7 @@ async fn crewai_delegates_to_a_provider_given_the_bare_url_of_its_own_host() {
             .is_some_and(|r| r.starts_with(&format!("{category} ("))),
         "the crew's result is Helpdesk's classification: {out}"
     );
-    let rules: Vec<Value> = standin
-        .log()
-        .await
-        .into_iter()
-        .map(|e| e["rule"].clone())
-        .collect();
+    let rules = standin.rules().await;
     assert_eq!(rules, ["delegate"], "{out}");
 
     // A refused delegation (Helpdesk has no rule to consult itself) is a
@@ -517,12 +512,7 @@ async fn crewai_delegates_to_a_provider_given_the_bare_url_of_its_own_host() {
     let out = crewai.answer(&helpdesk, &stack.token("helpdesk"), &send);
     assert!(out.get("answer").is_none(), "{out}");
     assert!(out["error"]["message"].is_string(), "{out}");
-    let rules: Vec<Value> = standin
-        .log()
-        .await
-        .into_iter()
-        .map(|e| e["rule"].clone())
-        .collect();
+    let rules = standin.rules().await;
     assert_eq!(
         rules,
         ["delegate", "final: the remote agent failed"],

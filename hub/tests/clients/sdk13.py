@@ -1,14 +1,18 @@
 """What the clients on the official Python a2a-sdk 1.3 read out of the SDK's
-objects, in one place (a2a_hub_client.py, matrix/a2a_sdk.py and
-matrix/maf_a2a.py run in .tools/venv with that SDK): a task state as v0.3
-spells it, the first data and text parts of an answer, a card's summary,
-and the caller's token as the SDK's credential service.
+objects, in one place (a2a_hub_client.py, matrix/a2a_sdk.py,
+matrix/a2a_grpc.py and matrix/maf_a2a.py run in .tools/venv with that SDK):
+a task state as v0.3 spells it, the first data and text parts of an answer,
+the matrix's answer of a message or a task, a card's summary, the matrix's
+message from its command line, and the caller's token as the SDK's
+credential service.
 """
 
-from google.protobuf import json_format
+import uuid
+
+from google.protobuf import json_format, struct_pb2
 
 from a2a.client import CredentialService
-from a2a.types import TaskState
+from a2a.types import Message, Part, Role, TaskState
 
 
 class Token(CredentialService):
@@ -56,4 +60,38 @@ def card_summary(card):
             for i in card.supported_interfaces
         ],
         "extended_card": extended,
+    }
+
+
+def build_message(args):
+    """The matrix's message: a text part (send-text) or a data part
+    (send-data), `{"skill": ID}` in its metadata with --skill."""
+    if args.op == "send-text":
+        parts = [Part(text=args.text)]
+    else:
+        value = struct_pb2.Value()
+        json_format.ParseDict(args.value, value)
+        parts = [Part(data=value)]
+    msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
+    if args.skill:
+        msg.metadata.update({"skill": args.skill})
+    return msg
+
+
+def message_answer(message):
+    """{"kind": "message", "data", "text", "state": None} of a message."""
+    data, text = first_parts([message.parts])
+    return {"kind": "message", "data": data, "text": text, "state": None}
+
+
+def task_answer(task):
+    """{"kind": "task", "data", "text", "state"} of a task: its artifacts'
+    first parts, else its status message's."""
+    data, text = first_parts([a.parts for a in task.artifacts])
+    sdata, stext = first_parts([task.status.message.parts])
+    return {
+        "kind": "task",
+        "data": data if data is not None else sdata,
+        "text": text if text is not None else stext,
+        "state": state_name(task.status.state),
     }

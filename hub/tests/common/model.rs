@@ -89,6 +89,15 @@ impl Standin {
             .await
             .expect("log is JSON")
     }
+
+    /// The scripted rule that answered each request so far, in order.
+    pub async fn rules(&self) -> Vec<Json> {
+        self.log()
+            .await
+            .into_iter()
+            .map(|e| e["rule"].clone())
+            .collect()
+    }
 }
 
 impl Drop for Standin {

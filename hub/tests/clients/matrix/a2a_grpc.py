@@ -32,36 +32,22 @@ exit: 0 any answer, 3 no answer (code null, cause on stderr), 2 usage.
 
 import asyncio
 import sys
-import uuid
 
 import grpc
 import httpx
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 from google.rpc import error_details_pb2
 
 from a2a.client import A2ACardResolver, AuthInterceptor, ClientConfig, ClientFactory
 from a2a.client.errors import AgentCardResolutionError
-from a2a.types import Message, Part, Role, SendMessageRequest
+from a2a.types import SendMessageRequest
 from a2a.utils.grpc_status import status_from_call
 
 from matrix_common import NoAnswer, a2a_error, a2a_parser, emit, no_answer_a2a, parse
-from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
+from sdk13 import Token, build_message, card_summary, message_answer, state_name, task_answer  # ../sdk13.py
 
 PROG = "a2a_grpc"
 GRPC = "GRPC"
-
-
-def build_message(args):
-    if args.op == "send-text":
-        parts = [Part(text=args.text)]
-    else:
-        value = struct_pb2.Value()
-        json_format.ParseDict(args.value, value)
-        parts = [Part(data=value)]
-    msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
-    if args.skill:
-        msg.metadata.update({"skill": args.skill})
-    return msg
 
 
 def grpc_interface(card):
@@ -74,22 +60,12 @@ def grpc_interface(card):
 def answer_of(event):
     """The answer in one event of the SDK (a StreamResponse)."""
     if event.HasField("message"):
-        data, text = first_parts([event.message.parts])
-        return {"kind": "message", "data": data, "text": text, "state": None}
+        return message_answer(event.message)
     if event.HasField("task"):
-        task = event.task
-        data, text = first_parts([a.parts for a in task.artifacts])
-        sdata, stext = first_parts([task.status.message.parts])
-        return {
-            "kind": "task",
-            "data": data if data is not None else sdata,
-            "text": text if text is not None else stext,
-            "state": state_name(task.status.state),
-        }
+        return task_answer(event.task)
     if event.HasField("status_update"):
         update = event.status_update
-        data, text = first_parts([update.status.message.parts])
-        return {"kind": "status-update", "data": data, "text": text, "state": state_name(update.status.state)}
+        return {**message_answer(update.status.message), "kind": "status-update", "state": state_name(update.status.state)}
     raise NoAnswer(f"unexpected answer: {json_format.MessageToDict(event)}")
 
 

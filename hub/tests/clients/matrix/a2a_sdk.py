@@ -40,10 +40,9 @@ exit: 0 any answer, 3 no answer (code null, cause on stderr), 2 usage.
 
 import asyncio
 import sys
-import uuid
 
 import httpx
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 
 from a2a.client import (
     A2ACardResolver,
@@ -52,27 +51,14 @@ from a2a.client import (
     ClientConfig,
     ClientFactory,
 )
-from a2a.types import Message, Part, Role, SendMessageRequest
+from a2a.types import SendMessageRequest
 
 from matrix_common import Capture, NoAnswer, a2a_parser, emit, parse
-from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
+from sdk13 import Token, build_message, card_summary, message_answer, task_answer  # ../sdk13.py
 from sdk13_failures import failure_output
 
 PROG = "a2a_sdk"
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
-
-
-def build_message(args):
-    if args.op == "send-text":
-        parts = [Part(text=args.text)]
-    else:
-        value = struct_pb2.Value()
-        json_format.ParseDict(args.value, value)
-        parts = [Part(data=value)]
-    msg = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=parts)
-    if args.skill:
-        msg.metadata.update({"skill": args.skill})
-    return msg
 
 
 async def run(args, http):
@@ -102,20 +88,9 @@ async def run(args, http):
         raise NoAnswer("the agent answered nothing")
     last = events[-1]
     if last.HasField("message"):
-        data, text = first_parts([last.message.parts])
-        return {"answer": {"kind": "message", "data": data, "text": text, "state": None}}
+        return {"answer": message_answer(last.message)}
     if last.HasField("task"):
-        task = last.task
-        data, text = first_parts([a.parts for a in task.artifacts])
-        sdata, stext = first_parts([task.status.message.parts])
-        return {
-            "answer": {
-                "kind": "task",
-                "data": data if data is not None else sdata,
-                "text": text if text is not None else stext,
-                "state": state_name(task.status.state),
-            }
-        }
+        return {"answer": task_answer(last.task)}
     raise NoAnswer(f"unexpected answer: {json_format.MessageToDict(last)}")
 
 

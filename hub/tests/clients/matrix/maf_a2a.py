@@ -58,7 +58,7 @@ from agent_framework import Content, Message
 from agent_framework.a2a import A2AAgent
 
 from matrix_common import Capture, NoAnswer, a2a_parser, emit, parse
-from sdk13 import Token, card_summary, first_parts, state_name  # ../sdk13.py
+from sdk13 import Token, card_summary, message_answer, task_answer  # ../sdk13.py
 from sdk13_failures import failure_output
 
 PROG = "maf_a2a"
@@ -90,17 +90,9 @@ def summarize(response):
     raws = raws if isinstance(raws, list) else [raws]
     last = next((r for r in reversed(raws) if isinstance(r, (A2ATask, A2AMessage))), None)
     if isinstance(last, A2ATask):
-        data, text = first_parts([a.parts for a in last.artifacts])
-        sdata, stext = first_parts([last.status.message.parts])
-        return {
-            "kind": "task",
-            "data": data if data is not None else sdata,
-            "text": text if text is not None else stext,
-            "state": state_name(last.status.state),
-        }
+        return task_answer(last)
     if isinstance(last, A2AMessage):
-        data, text = first_parts([last.parts])
-        return {"kind": "message", "data": data, "text": text, "state": None}
+        return message_answer(last)
     raise NoAnswer(f"MAF mapped no A2A message or task: {raws!r}")
 
 
