@@ -526,11 +526,13 @@ async fn a_provider_answers_at_the_root_of_its_own_host() {
         .expect("the hub answers");
     assert_eq!(resp.status().as_u16(), 200);
     let card: Value = resp.json().await.expect("a card");
+    let grpc_target = own.trim_start_matches("http://").to_string();
     assert_eq!(
         strings(&card["supportedInterfaces"], "url"),
-        [own.clone(), format!("{own}/rest"), own.clone()],
+        [own.clone(), format!("{own}/rest"), grpc_target, own.clone()],
         "{card}"
     );
+    assert_eq!(card["supportedInterfaces"][2]["tenant"], "vendorcorp");
     assert!(skill_ids(&card).is_empty(), "a public card lists no skills");
     let protected = card["signatures"][0]["protected"].as_str().expect("signed");
     let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -636,4 +638,11 @@ async fn a_provider_answers_at_the_root_of_its_own_host() {
     let hub_card: Value = serde_json::from_str(&text).expect("JSON");
     assert!(hub_card["skills"].as_array().is_some_and(Vec::is_empty));
     assert!(text.contains(&stack.hub_url()), "{text}");
+    // The hub's card tells a client where each provider's own host is.
+    assert!(
+        hub_card["description"]
+            .as_str()
+            .is_some_and(|d| d.contains(&format!("http://{{provider}}.localhost:{port}"))),
+        "{hub_card}"
+    );
 }

@@ -226,6 +226,14 @@ impl PublicUrls {
         self.provider_domain.as_deref()
     }
 
+    /// `provider`'s own host on the scheme and port of the hub's address
+    /// `hub` (`http://vendorcorp.localhost:3000`), when providers have
+    /// hosts of their own.
+    pub fn provider_origin(&self, hub: &str, provider: &str) -> Option<String> {
+        let domain = self.provider_domain.as_deref()?;
+        Some(origin_under(hub, provider, domain))
+    }
+
     /// The request's `Host` as a provider's own host: `{label}.{domain}`
     /// with the port of one of the hub's addresses (none for a default
     /// port). `None` for any other name, or when providers have no hosts.
@@ -248,14 +256,14 @@ impl PublicUrls {
         let hub = self.urls.iter().find(|u| explicit_port(u) == port)?;
         Some(ProviderHost {
             provider: label.to_string(),
-            origin: provider_origin(hub, label, domain),
+            origin: origin_under(hub, label, domain),
             hub,
         })
     }
 }
 
 /// `scheme://{provider}.{domain}[:port]` on the scheme and port of `hub`.
-fn provider_origin(hub: &str, provider: &str, domain: &str) -> String {
+fn origin_under(hub: &str, provider: &str, domain: &str) -> String {
     let scheme = hub.split_once("://").map_or("http", |(s, _)| s);
     match explicit_port(hub) {
         Some(port) => format!("{scheme}://{provider}.{domain}:{port}"),

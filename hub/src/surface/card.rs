@@ -247,13 +247,19 @@ pub fn hub_card(hub_base: &str, topology: &Topology, identity: &Identity) -> Age
     let hub_id = &topology.hub.id;
     let (security_schemes, security_requirements) =
         security(topology, identity, None, Viewer::Anonymous);
+    let own_host = identity
+        .public()
+        .and_then(|p| p.provider_origin(base, "{provider}"))
+        .map(|origin| format!(" and at the root of its own host, {origin}"))
+        .unwrap_or_default();
     AgentCard {
         name: "Wall Street hub".into(),
         description: format!(
             "The A2A exchange hub `{hub_id}`. Each member system is reached at \
              {base}/a2a/{{provider}} (agent card at \
-             {base}/a2a/{{provider}}/.well-known/agent-card.json), with the bearer token \
-             the hub issued to the calling system; the card lists the skills that caller may use."
+             {base}/a2a/{{provider}}/.well-known/agent-card.json){own_host}, with the bearer token \
+             the hub issued to the calling system; the card lists the skills that caller may use, \
+             and its interfaces (JSON-RPC, HTTP+JSON, gRPC)."
         ),
         version: env!("CARGO_PKG_VERSION").into(),
         supported_interfaces: Vec::new(),
