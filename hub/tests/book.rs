@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{repo, PeerSpec, Stack};
+use common::{repo, Stack};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -369,12 +369,7 @@ async fn every_sample_in_the_book_runs_against_the_demo_and_prints_what_the_book
     // The demo as `scripts/stack` starts it: BuyerCorp's contract is the
     // one it negotiates at start (VendorCorp counters without `order_id`);
     // the hub has none until someone presses Negotiate.
-    let stack = Stack::start_without_contracts(
-        ["vendorcorp", "buyercorp", "helpdesk"]
-            .map(PeerSpec::stock)
-            .to_vec(),
-    )
-    .await;
+    let stack = Stack::demo_without_contracts().await;
     stack
         .negotiate_orders(
             "buyercorp",

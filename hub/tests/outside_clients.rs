@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{repo, PeerSpec, Stack};
+use common::{repo, Stack};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -311,12 +311,7 @@ async fn microsoft_agent_framework_and_the_javascript_sdk_join_with_their_defaul
 #[tokio::test]
 async fn mcp_clients_on_both_revisions_join_with_a_url_and_a_token() {
     // BuyerCorp's contract as the demo's: some columns, not `product`.
-    let stack = Stack::start_without_contracts(
-        ["vendorcorp", "buyercorp", "helpdesk"]
-            .map(PeerSpec::stock)
-            .to_vec(),
-    )
-    .await;
+    let stack = Stack::demo_without_contracts().await;
     stack
         .negotiate_orders("buyercorp", "vendorcorp", &["region", "order_value"])
         .await;

@@ -239,24 +239,27 @@ impl PublicUrls {
     /// port). `None` for any other name, or when providers have no hosts.
     /// Whether the provider exists is the registry's to say.
     pub fn provider_host(&self, headers: &HeaderMap) -> Option<ProviderHost<'_>> {
+        // Every request passes here: nothing is allocated for one that
+        // is not a provider's host.
         let domain = self.provider_domain.as_deref()?;
-        let host = headers
-            .get(header::HOST)?
-            .to_str()
-            .ok()?
-            .to_ascii_lowercase();
+        let host = headers.get(header::HOST)?.to_str().ok()?;
         let (name, port) = match host.rsplit_once(':') {
             Some((name, port)) => (name, Some(port.parse::<u16>().ok()?)),
-            None => (host.as_str(), None),
+            None => (host, None),
         };
-        let label = name.strip_suffix(domain)?.strip_suffix('.')?;
-        if !is_dns_label(label) {
+        let cut = name.len().checked_sub(domain.len() + 1)?;
+        let (label, suffix) = (name.get(..cut)?, name.get(cut..)?);
+        let under = suffix
+            .strip_prefix('.')
+            .is_some_and(|d| d.eq_ignore_ascii_case(domain));
+        if !under || !is_dns_label(label) {
             return None;
         }
         let hub = self.urls.iter().find(|u| explicit_port(u) == port)?;
+        let label = label.to_ascii_lowercase();
         Some(ProviderHost {
-            provider: label.to_string(),
-            origin: origin_under(hub, label, domain),
+            origin: origin_under(hub, &label, domain),
+            provider: label,
             hub,
         })
     }

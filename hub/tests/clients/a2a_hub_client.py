@@ -119,7 +119,7 @@ from a2a.types import (
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
 from hub_answer import Capture, NoAnswer, error_info  # this directory
-from sdk13 import first_parts, state_name  # this directory
+from sdk13 import message_answer, state_name, task_answer  # this directory
 
 BINDINGS = {"jsonrpc": "JSONRPC", "http+json": "HTTP+JSON"}
 
@@ -232,18 +232,9 @@ async def run(args, http):
                 raise NoAnswer("the agent answered nothing")
             last = events[-1]
             if last.HasField("message"):
-                data, text = first_parts([last.message.parts])
-                return {"kind": "message", "data": data, "text": text, "task_id": None, "context_id": None, "state": None}
+                return {**message_answer(last.message), "task_id": None, "context_id": None}
             if last.HasField("task"):
-                task = last.task
-                data, text = first_parts([a.parts for a in task.artifacts])
-                sdata, stext = first_parts([task.status.message.parts])
-                return {
-                    "kind": "task",
-                    "data": data if data is not None else sdata,
-                    "text": text if text is not None else stext,
-                    **task_summary(task),
-                }
+                return {**task_answer(last.task), **task_summary(last.task)}
             raise NoAnswer(f"unexpected answer: {json_format.MessageToDict(last)}")
         if args.command == "get-task":
             return task_summary(await client.get_task(GetTaskRequest(id=args.id)))

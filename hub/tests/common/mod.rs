@@ -326,12 +326,20 @@ impl Stack {
     /// The demo's three peers, stock, with the hub: what the end-to-end
     /// checks of the whole exchange run against.
     pub async fn demo() -> Stack {
-        Stack::start(
-            ["vendorcorp", "buyercorp", "helpdesk"]
-                .map(PeerSpec::stock)
-                .to_vec(),
-        )
-        .await
+        Stack::start(Self::demo_peers()).await
+    }
+
+    /// The demo's three peers with no contract negotiated: a test
+    /// negotiates the one it needs.
+    pub async fn demo_without_contracts() -> Stack {
+        Stack::start_without_contracts(Self::demo_peers()).await
+    }
+
+    /// The specs of the demo's three peers, stock.
+    fn demo_peers() -> Vec<PeerSpec> {
+        ["vendorcorp", "buyercorp", "helpdesk"]
+            .map(PeerSpec::stock)
+            .to_vec()
     }
 
     /// Writes configs for `specs` (plus rules letting `buyercorp` and the hub
