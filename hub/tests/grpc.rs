@@ -61,6 +61,16 @@ fn reason(status: &tonic::Status) -> String {
         .unwrap_or_default()
 }
 
+/// A call the hub must refuse: what it is, its tenant, the metadata its
+/// caller sends, the gRPC code and the reason code it must get.
+struct Refusal(
+    &'static str,
+    &'static str,
+    Vec<(&'static str, String)>,
+    Code,
+    &'static str,
+);
+
 /// How many calls VendorCorp's own trail has recorded.
 async fn vendor_trail(stack: &Stack) -> i64 {
     let pool = common::peer_pool(&stack.peer_db("vendorcorp")).await;
@@ -79,56 +89,59 @@ async fn forged_claims_and_tenants_are_refused_and_never_reach_the_provider() {
     let bearer = |id: &str| format!("Bearer {}", stack.token(id));
     let before = vendor_trail(&stack).await;
 
-    // BuyerCorp's token claiming to be Helpdesk: the claim is what the
-    // auth chain checks, and the token is not Helpdesk's.
-    let forged = grpc
-        .send_message(count_orders(
+    // Each refusal: who calls (its metadata), which tenant, and what the
+    // hub must answer.
+    let refusals: [Refusal; 4] = [
+        Refusal(
+            "BuyerCorp's token claiming to be Helpdesk: the claim is what the auth chain checks",
             "vendorcorp",
-            &[
+            vec![
                 ("authorization", bearer("buyercorp")),
                 ("x-caller-system", "helpdesk".into()),
             ],
-        ))
-        .await
-        .expect_err("a forged claim is refused");
-    assert_eq!(forged.code(), Code::Unauthenticated, "{forged:?}");
-    assert_eq!(reason(&forged), "AUTH_REJECTED");
-
-    // Helpdesk's own token, with VendorCorp as its tenant: no rule.
-    let no_rule = grpc
-        .send_message(count_orders(
+            Code::Unauthenticated,
+            "AUTH_REJECTED",
+        ),
+        Refusal(
+            "Helpdesk's own token, VendorCorp as its tenant: no rule",
             "vendorcorp",
-            &[("authorization", bearer("helpdesk"))],
-        ))
-        .await
-        .expect_err("no rule lets Helpdesk read orders");
-    assert_eq!(no_rule.code(), Code::PermissionDenied, "{no_rule:?}");
-    assert_eq!(reason(&no_rule), "NOT_PERMITTED");
-
-    // A tenant that is no provider, and no provider at all.
-    let nobody = grpc
-        .send_message(count_orders(
+            vec![("authorization", bearer("helpdesk"))],
+            Code::PermissionDenied,
+            "NOT_PERMITTED",
+        ),
+        Refusal(
+            "a tenant that is no provider",
             "nobody",
-            &[("authorization", bearer("buyercorp"))],
-        ))
-        .await
-        .expect_err("no such provider");
-    assert_eq!(nobody.code(), Code::NotFound, "{nobody:?}");
-    assert_eq!(reason(&nobody), "UNKNOWN_PEER");
-    let unnamed = grpc
-        .send_message(count_orders("", &[("authorization", bearer("buyercorp"))]))
-        .await
-        .expect_err("a call that names no provider");
-    assert_eq!(unnamed.code(), Code::InvalidArgument, "{unnamed:?}");
-
-    // None of them reached VendorCorp, and no answer carried a token.
-    assert_eq!(vendor_trail(&stack).await, before);
-    for status in [&forged, &no_rule, &nobody, &unnamed] {
+            vec![("authorization", bearer("buyercorp"))],
+            Code::NotFound,
+            "UNKNOWN_PEER",
+        ),
+        Refusal(
+            "a call that names no provider",
+            "",
+            vec![("authorization", bearer("buyercorp"))],
+            Code::InvalidArgument,
+            "INVALID_PARAMS",
+        ),
+    ];
+    for Refusal(what, tenant, metadata, code, why) in &refusals {
+        let status = grpc
+            .send_message(count_orders(tenant, metadata))
+            .await
+            .expect_err(what);
+        assert_eq!(status.code(), *code, "{what}: {status:?}");
+        assert_eq!(reason(&status), *why, "{what}: {status:?}");
+        // No answer carries a token.
         let seen = format!("{status:?}");
         for id in ["buyercorp", "helpdesk", "vendorcorp"] {
-            assert!(!seen.contains(&stack.token(id)), "{id}'s token in {seen}");
+            assert!(
+                !seen.contains(&stack.token(id)),
+                "{what}: {id}'s token in {seen}"
+            );
         }
     }
+    // None of them reached VendorCorp.
+    assert_eq!(vendor_trail(&stack).await, before);
 
     // The granted call does reach it: the count above could have moved.
     let granted = grpc
