@@ -68,7 +68,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, Connection, Row};
 use tokio::sync::{mpsc, oneshot};
 
-/// Most records one commit of the writer holds (12 bound values each,
+/// Most records one commit of the writer holds (16 bound values each,
 /// far below either engine's limit on a statement's parameters).
 pub const MAX_BATCH: usize = 128;
 
@@ -233,7 +233,33 @@ impl std::fmt::Debug for AuditTrail {
 /// A record waiting for the writer, and who waits for its commit.
 struct Pending {
     record: AuditRecord,
+    receipt: Option<Stamp>,
     committed: oneshot::Sender<Result<(), AuditError>>,
+}
+
+/// A signed receipt kept in the row of the record it is the receipt of
+/// (`receipt_id`, `receipt`: not hashed, as `seq` is not; the receipt
+/// names the record's digest instead), so keeping it costs the record's
+/// commit nothing more ([`crate::receipt`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// The receipt's id.
+    pub id: String,
+    /// The compact JWS.
+    pub jws: String,
+}
+
+/// A receipt as its trail keeps it: who may see it, and the receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptReceipt {
+    /// The exchange's caller.
+    pub caller: String,
+    /// The exchange's provider.
+    pub provider: String,
+    /// The receipt's id.
+    pub id: String,
+    /// The compact JWS.
+    pub jws: String,
 }
 
 impl AuditTrail {
@@ -273,18 +299,76 @@ impl AuditTrail {
     /// other records waiting at the same moment: see the module doc).
     /// `record.system` is overwritten with the trail's owner: a trail only
     /// ever speaks for itself.
-    pub async fn append(&self, mut record: AuditRecord) -> Result<(), AuditError> {
+    pub async fn append(&self, record: AuditRecord) -> Result<(), AuditError> {
+        self.append_receipted(record, None).await
+    }
+
+    /// [`AuditTrail::append`] of a record with the receipt issued for it,
+    /// if any, kept in the record's row. `record.system` should already be
+    /// the trail's owner: the receipt names the record's digest.
+    pub async fn append_receipted(
+        &self,
+        mut record: AuditRecord,
+        receipt: Option<Stamp>,
+    ) -> Result<(), AuditError> {
         record.system.clone_from(&self.system);
         let Some(writer) = &self.writer else {
-            return insert(&self.store, [&record]).await;
+            return insert(&self.store, [(&record, receipt.as_ref())]).await;
         };
         let (committed, done) = oneshot::channel();
-        match writer.send(Pending { record, committed }).await {
+        let pending = Pending {
+            record,
+            receipt,
+            committed,
+        };
+        match writer.send(pending).await {
             Ok(()) => done.await.unwrap_or(Err(AuditError::WriterStopped)),
             // The writer is gone (its runtime is shutting down): write
             // this one directly rather than lose it.
-            Err(mpsc::error::SendError(p)) => insert(&self.store, [&p.record]).await,
+            Err(mpsc::error::SendError(p)) => {
+                insert(&self.store, [(&p.record, p.receipt.as_ref())]).await
+            }
         }
+    }
+
+    /// The receipt `id`, if this trail keeps it.
+    pub async fn receipt(&self, id: &str) -> Result<Option<KeptReceipt>, AuditError> {
+        Ok(self
+            .receipts("WHERE receipt_id = $1", id)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// The receipts of the exchanges of one request id, oldest first.
+    pub async fn receipts_of_request(
+        &self,
+        request_id: &str,
+    ) -> Result<Vec<KeptReceipt>, AuditError> {
+        self.receipts(
+            "WHERE request_id = $1 AND receipt_id IS NOT NULL ORDER BY seq",
+            request_id,
+        )
+        .await
+    }
+
+    async fn receipts(&self, filter: &str, value: &str) -> Result<Vec<KeptReceipt>, AuditError> {
+        let sql = format!("SELECT caller, provider, receipt_id, receipt FROM audit_trail {filter}");
+        let rows = sqlx::query(&sql)
+            .bind(value)
+            .fetch_all(self.store.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(KeptReceipt {
+                    caller: row.try_get(0)?,
+                    provider: row.try_get(1)?,
+                    id: row.try_get(2)?,
+                    jws: row.try_get(3)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(AuditError::from)
     }
 
     /// Every record of one trace, oldest first.
@@ -367,7 +451,10 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
             Some(conn) => Ok(conn),
             None => store.pool().acquire().await,
         };
-        let records: Vec<&AuditRecord> = batch.iter().map(|p| &p.record).collect();
+        let records: Vec<chain::Appended<'_>> = batch
+            .iter()
+            .map(|p| (&p.record, p.receipt.as_ref()))
+            .collect();
         let written = match written {
             Ok(mut conn) => {
                 let r = write_batch(&mut conn, &records, tip).await;
@@ -390,7 +477,7 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
             }
             Err(_) => {
                 for p in batch.drain(..) {
-                    let one = insert(&store, [&p.record]).await;
+                    let one = insert(&store, [(&p.record, p.receipt.as_ref())]).await;
                     let _ = p.committed.send(one);
                 }
             }
@@ -404,7 +491,7 @@ async fn write_batches(store: Store, mut queue: mpsc::Receiver<Pending>) {
 /// ([`chain`]). Returns the chain's new last link.
 async fn write_batch(
     conn: &mut sqlx::AnyConnection,
-    records: &[&AuditRecord],
+    records: &[chain::Appended<'_>],
     tip: Option<chain::ChainHash>,
 ) -> Result<Option<chain::ChainHash>, sqlx::Error> {
     if let Some(known) = tip {
@@ -426,9 +513,9 @@ async fn write_batch(
 /// `records` in one transaction of their own, on a connection of the pool.
 async fn insert<'a>(
     store: &Store,
-    records: impl IntoIterator<Item = &'a AuditRecord>,
+    records: impl IntoIterator<Item = chain::Appended<'a>>,
 ) -> Result<(), AuditError> {
-    let records: Vec<&AuditRecord> = records.into_iter().collect();
+    let records: Vec<chain::Appended<'a>> = records.into_iter().collect();
     let mut tx = store.pool().begin().await?;
     chain::append_on(&mut tx, &records).await?;
     tx.commit().await?;
@@ -443,7 +530,7 @@ pub(crate) async fn insert_on<'a>(
     conn: &mut sqlx::AnyConnection,
     records: impl IntoIterator<Item = &'a AuditRecord>,
 ) -> Result<(), sqlx::Error> {
-    let records: Vec<&AuditRecord> = records.into_iter().collect();
+    let records: Vec<chain::Appended<'a>> = records.into_iter().map(|r| (r, None)).collect();
     chain::append_on(conn, &records).await.map(drop)
 }
 

@@ -19,6 +19,7 @@
 //! | [`http`] | the outbound HTTP helpers: bounded reads, transport failures as reason codes |
 //! | [`audit`] | each system's own append-only audit trail, hash-chained with signed checkpoints: verified, and exported for a counterparty (`audit::chain`, `checkpoint`, `anchor`, `verify`, `export`) |
 //! | [`jws`] | JOSE: which JWKS keys verify what, and agent-card signatures (JWS over the card's JCS form) |
+//! | [`receipt`] | the hub's signed receipt of one exchange: its claims, its digests, verifying it offline |
 //! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
 //! | [`inbox`] | the approval inbox every receiver keeps in its own store |
 //! | [`untrusted`] | free text from another system: data, never instructions |
@@ -63,6 +64,8 @@ pub mod model;
 pub mod negotiator;
 #[cfg(feature = "runtime")]
 pub mod prompts;
+#[cfg(feature = "runtime")]
+pub mod receipt;
 #[cfg(feature = "runtime")]
 pub mod schema_doc;
 #[cfg(feature = "otel")]

@@ -265,7 +265,12 @@ pub fn input_digest(input: &Value) -> String {
 /// SHA-256 of `text`, as 64 lower-case hex digits: what identifies a
 /// version of a text (an input, a config file) without holding it.
 pub fn text_digest(text: &str) -> String {
-    <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes())
+    bytes_digest(text.as_bytes())
+}
+
+/// SHA-256 of `bytes`, as 64 lower-case hex digits.
+pub fn bytes_digest(bytes: &[u8]) -> String {
+    <sha2::Sha256 as sha2::Digest>::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()

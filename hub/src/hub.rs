@@ -213,6 +213,7 @@ impl Hub {
         let traffic = Arc::new(crate::traffic::Traffic::new());
         let audit = AuditTrail::open(store.clone(), hub_id);
         let negotiations = Negotiations::new(store.clone());
+        let keys = crate::signing::HubKeys::open(store.clone()).await?;
         let gateway = Arc::new(Gateway::new(gateway::Wiring {
             registry: registry.clone(),
             board: board.clone(),
@@ -227,9 +228,9 @@ impl Hub {
             quotas: Some(crate::quotas::Quotas::new(store.clone())),
             egress: egress.clone(),
             provider_tls: provider_tls.clone(),
+            keys: keys.clone(),
         })?);
         let login_counters = traffic.prometheus().login();
-        let keys = crate::signing::HubKeys::open(store.clone()).await?;
         Ok(Self {
             registry,
             board,
@@ -456,6 +457,7 @@ impl Hub {
                     identity: self.identity.clone(),
                     board: self.board.clone(),
                     keys: self.keys.clone(),
+                    trail: self.audit.clone(),
                 },
                 identity.clone(),
             ))

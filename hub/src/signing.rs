@@ -151,6 +151,16 @@ impl HubKeys {
             tracing::warn!(error = %e, "serving an unsigned card");
         }
     }
+
+    /// `receipt` signed with the current key, naming `jku` as where the
+    /// JWKS is: the compact JWS a party keeps.
+    pub fn sign_receipt(
+        &self,
+        receipt: &exchange::receipt::Receipt,
+        jku: &str,
+    ) -> Result<String, exchange::receipt::ReceiptError> {
+        receipt.sign(&self.ring.load().current, jku)
+    }
 }
 
 /// Signs the head of every chain of the hub's trail in `store`, when it

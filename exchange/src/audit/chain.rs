@@ -274,8 +274,11 @@ async fn lock_head(conn: &mut AnyConnection, system: &str) -> Result<ChainHash, 
     })
 }
 
+/// One record to append, with the receipt kept in its row, if any.
+pub(crate) type Appended<'a> = (&'a AuditRecord, Option<&'a super::Stamp>);
+
 /// The `INSERT` of `rows` chained records (1 to [`ROWS_PER_STATEMENT`]),
-/// built once: 14 bound values a row.
+/// built once: 16 bound values a row.
 fn insert_sql(rows: usize) -> &'static str {
     static SQL: LazyLock<Vec<String>> = LazyLock::new(|| {
         (1..=ROWS_PER_STATEMENT)
@@ -283,8 +286,8 @@ fn insert_sql(rows: usize) -> &'static str {
                 format!(
                     "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
                         request_id, trace_id, outcome, reason, duration_ms, detail, prev_hash,
-                        hash) VALUES {}",
-                    crate::db::value_rows(n, 14)
+                        hash, receipt_id, receipt) VALUES {}",
+                    crate::db::value_rows(n, 16)
                 )
             })
             .collect()
@@ -307,12 +310,12 @@ pub(crate) fn head_moved(e: &sqlx::Error) -> bool {
 /// statements of [`ROWS_PER_STATEMENT`] rows; the last link.
 async fn insert_linked(
     conn: &mut AnyConnection,
-    mine: &[&AuditRecord],
+    mine: &[Appended<'_>],
     mut prev: ChainHash,
 ) -> Result<ChainHash, sqlx::Error> {
     for chunk in mine.chunks(ROWS_PER_STATEMENT) {
         let mut links = Vec::with_capacity(chunk.len());
-        for r in chunk {
+        for (r, _) in chunk {
             let digest = Content::of(r)
                 .digest()
                 .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
@@ -321,7 +324,7 @@ async fn insert_linked(
             prev = hash;
         }
         let mut query = sqlx::query(insert_sql(chunk.len()));
-        for (r, (prev_hex, hash_hex)) in chunk.iter().zip(links) {
+        for ((r, receipt), (prev_hex, hash_hex)) in chunk.iter().zip(links) {
             query = query
                 .bind(&r.system)
                 .bind(r.role.as_str())
@@ -336,7 +339,9 @@ async fn insert_linked(
                 .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
                 .bind(&r.detail)
                 .bind(prev_hex)
-                .bind(hash_hex);
+                .bind(hash_hex)
+                .bind(receipt.map(|s| s.id.as_str()))
+                .bind(receipt.map(|s| s.jws.as_str()));
         }
         query.execute(&mut *conn).await?;
     }
@@ -350,18 +355,18 @@ async fn insert_linked(
 /// head). Returns each system's last link.
 pub(crate) async fn append_on<'r>(
     conn: &mut AnyConnection,
-    records: &[&'r AuditRecord],
+    records: &[Appended<'r>],
 ) -> Result<Vec<(&'r str, ChainHash)>, sqlx::Error> {
-    let mut systems: Vec<&'r str> = records.iter().map(|r| r.system.as_str()).collect();
+    let mut systems: Vec<&'r str> = records.iter().map(|(r, _)| r.system.as_str()).collect();
     systems.sort_unstable();
     systems.dedup();
     let mut tips = Vec::with_capacity(systems.len());
     for system in systems {
         let prev = lock_head(conn, system).await?;
-        let mine: Vec<&AuditRecord> = records
+        let mine: Vec<Appended<'r>> = records
             .iter()
             .copied()
-            .filter(|r| r.system == system)
+            .filter(|(r, _)| r.system == system)
             .collect();
         tips.push((system, insert_linked(conn, &mine, prev).await?));
     }
@@ -376,7 +381,7 @@ pub(crate) async fn append_on<'r>(
 /// ([`head_moved`] tells that error): take the head ([`append_on`]).
 pub(crate) async fn append_known(
     conn: &mut AnyConnection,
-    records: &[&AuditRecord],
+    records: &[Appended<'_>],
     known: ChainHash,
 ) -> Result<ChainHash, sqlx::Error> {
     if records.len() <= ROWS_PER_STATEMENT {

@@ -11,6 +11,10 @@
 //! trail's hash chains and signed checkpoints (or an export's), `hub trail
 //! export` writes a counterparty's verifiable segment (`trail`).
 //!
+//! `hub receipt verify PATH... --jwks FILE|URL [--trail DIR]`: checks the
+//! hub's signed receipts offline, and that each is in a trail export
+//! (`receipt`).
+//!
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
 //!
@@ -30,6 +34,8 @@ use trail::{trail, TrailArgs};
 
 #[path = "hub/people.rs"]
 mod people;
+#[path = "hub/receipt.rs"]
+mod receipt;
 #[path = "hub/trail.rs"]
 mod trail;
 
@@ -59,6 +65,9 @@ enum Command {
     /// Audit trails: rebuild one interaction (`--trace-id`), `verify` a
     /// trail's chains or an export, `export` a counterparty's segment.
     Trail(TrailArgs),
+    /// Receipts: `verify` the hub's signed receipts against its JWKS (and
+    /// a trail export).
+    Receipt(receipt::ReceiptArgs),
     /// Read a password from stdin, print its argon2 hash (UI users file).
     HashPassword,
     /// People and roles: list, add, set, password, remove.
@@ -149,6 +158,7 @@ fn main() -> anyhow::Result<()> {
         None => runtime.block_on(serve(cli.serve)),
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
+        Some(Command::Receipt(args)) => runtime.block_on(receipt::receipt(args)),
         Some(Command::HashPassword) => hash_password(),
         Some(Command::People(args)) => runtime.block_on(people::people(args)),
         Some(Command::Credentials(args)) => runtime.block_on(people::credentials(args)),

@@ -32,6 +32,17 @@ use model::DataContract;
 pub use rules::Rules;
 pub use schema::{input_grants, SchemaError, SchemaViolation};
 
+/// [`Contract::digest`] of `spec`.
+fn terms_digest(spec: &Spec<'_>) -> String {
+    let terms = serde_json::json!({
+        "response_schema": spec.response_schema,
+        "input_schema": spec.input_schema,
+        "contract": spec.contract,
+    });
+    // Every JSON value has a canonical form; a schema read from YAML is one.
+    exchange::receipt::digest(&terms).unwrap_or_default()
+}
+
 /// One capability's compiled contract: the response schema every answer
 /// must satisfy, the input schema a caller's input must satisfy (if any),
 /// and the whitelist/redaction rules applied on the way to a browser.
@@ -42,6 +53,8 @@ pub struct Contract {
     /// The input schema as written, for [`Contract::shown_input`].
     input_schema: Option<Value>,
     rules: Rules,
+    /// The digest of the terms as written ([`Contract::digest`]).
+    digest: String,
 }
 
 /// What one capability's entry in the topology file says about its
@@ -77,6 +90,11 @@ impl Contract {
             input: None,
             input_schema: None,
             rules: Rules::default(),
+            digest: terms_digest(&Spec {
+                response_schema: schema,
+                input_schema: None,
+                contract: None,
+            }),
         })
     }
 
@@ -115,6 +133,7 @@ impl Contract {
                 input,
                 input_schema: cap.input_schema.cloned(),
                 rules,
+                digest: terms_digest(&cap),
             }),
             (response, input, rules) => Err(response
                 .err()
@@ -123,6 +142,14 @@ impl Contract {
                 .chain(rules.err().into_iter().flatten())
                 .collect()),
         }
+    }
+
+    /// SHA-256 (hex) of the contract's terms as written: the RFC 8785 form
+    /// of `{"response_schema", "input_schema", "contract"}` (the last two
+    /// `null` when absent). What a receipt names as the contract a call ran
+    /// under: equal terms, equal digest, whichever file they came from.
+    pub fn digest(&self) -> &str {
+        &self.digest
     }
 
     /// The whitelist and redaction rules.

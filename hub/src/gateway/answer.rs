@@ -113,6 +113,8 @@ pub struct PassedMessage {
     /// The message's `contextId` (a negotiation turn is recorded under
     /// it).
     context_id: Option<String>,
+    /// Whether the message has a `metadata` member.
+    has_metadata: bool,
 }
 
 impl ProviderReply {
@@ -125,6 +127,45 @@ impl ProviderReply {
                 serde_json::from_str(passed.message.get()).map(SendMessageResponse::Message)
             }
         }
+    }
+
+    /// Adds `key: value` to the answer's metadata (the Message's or the
+    /// Task's), replacing an entry of that key. A message passed through
+    /// without metadata stays text, the member appended to it; one with
+    /// metadata is read into the A2A types first.
+    pub fn insert_metadata(&mut self, key: &str, value: Value) {
+        if let Self::Passed(passed) = self {
+            if !passed.has_metadata {
+                let text = passed.message.get();
+                if let Some(open) = text.trim_end().strip_suffix('}') {
+                    let entry = serde_json::json!({ key: value });
+                    if let Ok(message) =
+                        RawValue::from_string(format!("{open},\"metadata\":{entry}}}"))
+                    {
+                        passed.message = message;
+                        passed.has_metadata = true;
+                        return;
+                    }
+                }
+            }
+            match serde_json::from_str(passed.message.get()) {
+                Ok(message) => *self = Self::Typed(SendMessageResponse::Message(message)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "an answer passed through no longer reads");
+                    return;
+                }
+            }
+        }
+        let Self::Typed(response) = self else {
+            return;
+        };
+        let metadata = match response {
+            SendMessageResponse::Message(m) => &mut m.metadata,
+            SendMessageResponse::Task(t) => &mut t.metadata,
+        };
+        metadata
+            .get_or_insert_with(Default::default)
+            .insert(key.to_string(), value);
     }
 
     /// The task the provider answered with, if it answered with one.
@@ -237,6 +278,7 @@ fn read_message(body: &[u8]) -> Option<(PassedMessage, Option<Value>)> {
     let passed = PassedMessage {
         message: text.to_owned(),
         context_id: message.context_id,
+        has_metadata: message.metadata.is_some(),
     };
     Some((passed, data))
 }

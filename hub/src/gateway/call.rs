@@ -228,6 +228,9 @@ pub struct Handled {
     /// For a call refused over a rate limit or a daily quota: whole
     /// seconds until it may be sent again (the binding's `Retry-After`).
     pub retry_after: Option<u64>,
+    /// The hub's signed receipt of the call ([`exchange::receipt`]),
+    /// which the binding hands the caller with the answer.
+    pub receipt: Option<exchange::audit::Stamp>,
 }
 
 /// A successful call: the result, whether it came from the replay store,

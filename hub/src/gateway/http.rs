@@ -10,7 +10,9 @@
 //! included, is that one JSON shape with its reason code (DESIGN.md §2):
 //! there is no plain-text error on this route. A call refused over a rate
 //! limit or a daily quota is answered with 429, a `Retry-After` header and
-//! `retryAfter` (whole seconds) in the JSON.
+//! `retryAfter` (whole seconds) in the JSON. The call's signed receipt,
+//! refusals included, is the `wall-street-receipt` header
+//! ([`exchange::receipt`]).
 
 use crate::net::listen::Peer;
 use std::sync::Arc;
@@ -55,12 +57,19 @@ pub async fn handler(
     };
     let incoming = Incoming::new(peer, parts.headers, provider, capability, input);
     let handled = gateway.run(incoming).await;
-    respond(
+    let mut response = respond(
         handled.status,
         &handled.envelope,
         handled.result,
         handled.retry_after,
-    )
+    );
+    if let Some(v) = handled
+        .receipt
+        .and_then(|stamp| HeaderValue::from_str(&stamp.jws).ok())
+    {
+        response.headers_mut().insert(exchange::receipt::HEADER, v);
+    }
+    response
 }
 
 /// The capability input of a body: JSON, and an empty body is `{}` (a

@@ -108,6 +108,7 @@ mod http;
 pub mod mcp;
 mod negotiation;
 mod pipeline;
+mod receipt;
 mod record;
 mod replay;
 pub mod strangers;
@@ -193,6 +194,8 @@ pub struct Wiring {
     pub egress: Egress,
     /// What the providers' client trusts and presents over TLS.
     pub provider_tls: Option<ProviderTls>,
+    /// The keys the hub signs each call's receipt with.
+    pub keys: Arc<crate::signing::HubKeys>,
 }
 
 /// Why the gateway could not be built.

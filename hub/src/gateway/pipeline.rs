@@ -44,13 +44,13 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::admission::{Admission, Door};
-use super::answer::ProviderReply;
 use super::call::{Call, Conversation, Done, Handled, Incoming, Input};
 use super::client::Providers;
 use super::forward::{Forwarder, Leg};
 use super::mcp::{McpAnswer, McpIncoming, Planes};
 use super::negotiation::Turns;
-use super::record::{Recorder, Shown, ShownInput};
+use super::receipt::Issuer;
+use super::record::{Finished, Recorder, Shown, ShownInput};
 use super::replay::Replay;
 use super::strangers::Front;
 use super::task_submit::TaskSubmit;
@@ -127,6 +127,7 @@ impl Gateway {
             quotas,
             egress,
             provider_tls,
+            keys,
         } = wiring;
         let providers = Providers::new(
             CONNECT_TIMEOUT,
@@ -140,6 +141,7 @@ impl Gateway {
             records.clone(),
             forwarder.clone(),
         ));
+        let receipts = Issuer::new(keys, identity.clone());
         Ok(Self {
             registry,
             admission: Admission::new(identity, quotas),
@@ -155,7 +157,7 @@ impl Gateway {
             forwarder,
             turns: Turns::new(negotiations, board),
             planes: Planes::new(crate::dataplane::Sessions::new(&egress)?),
-            recorder: Recorder::new(audit, owners, traffic),
+            recorder: Recorder::new(audit, receipts, owners, traffic),
         })
     }
 
@@ -192,6 +194,7 @@ impl Gateway {
                     reply: None,
                     provider_code: None,
                     retry_after: None,
+                    receipt: None,
                 }
             }
         }
@@ -217,12 +220,13 @@ impl Gateway {
             };
             let passed = self.pass(&call, door, incoming.input).await;
             Handled {
-                status: passed.status,
+                status: passed.finished.status,
                 envelope: call.envelope,
-                result: passed.result,
-                reply: passed.reply,
+                result: passed.finished.result,
+                reply: passed.finished.reply,
                 provider_code: passed.provider_code,
                 retry_after: passed.retry_after,
+                receipt: passed.finished.receipt,
             }
         }
         .instrument(span.clone())
@@ -260,6 +264,7 @@ impl Gateway {
         let result = async {
             self.pass(&call, Door::Hub, Input::Parsed(input))
                 .await
+                .finished
                 .result
         }
         .instrument(span.clone())
@@ -290,12 +295,13 @@ impl Gateway {
         // What a negotiation turn writes to the record, and what the
         // inspector may show: read before the input moves on.
         let negotiates = call.negotiates();
-        let (sent, shown) = match &input {
+        let (sent, shown, request) = match &input {
             Input::Parsed(v) => (
                 negotiates.as_ref().map(|_| v.clone()),
                 shown_input(&call.registry, &call.capability, v),
+                exchange::receipt::digest(v).ok(),
             ),
-            _ => (None, ShownInput::None),
+            _ => (None, ShownInput::None, None),
         };
         let done = match self.admission.admit(call, &door, input) {
             Ok(input) => self.dispatch(call, input).await,
@@ -303,19 +309,30 @@ impl Gateway {
         };
         let provider_code = done.provider_code;
         let retry_after = done.result.as_ref().err().and_then(|nc| nc.retry_after);
-        let (status, result, reply) = self
+        let finished = self
             .recorder
-            .finish(call, done, Shown::message(shown))
+            .finish(
+                call,
+                done,
+                Shown {
+                    request,
+                    ..Shown::message(shown)
+                },
+            )
             .await;
         if let (Some(data_capability), Some(sent)) = (negotiates, sent) {
             self.turns
-                .record(call, data_capability, sent, reply.as_ref(), &result)
+                .record(
+                    call,
+                    data_capability,
+                    sent,
+                    finished.reply.as_ref(),
+                    &finished.result,
+                )
                 .await;
         }
         Passed {
-            status,
-            result,
-            reply,
+            finished,
             provider_code,
             retry_after,
         }
@@ -335,17 +352,18 @@ impl Gateway {
                 Ok(()) => Done::answered(result, "answered by the hub, not forwarded"),
                 Err(nc) => Done::fail(nc),
             };
-        let (status, result, reply) = self
+        let finished = self
             .recorder
             .finish(&call, done, Shown::answered_here())
             .await;
         Handled {
-            status,
+            status: finished.status,
             envelope: call.envelope,
-            result,
-            reply,
+            result: finished.result,
+            reply: finished.reply,
             provider_code: None,
             retry_after: None,
+            receipt: finished.receipt,
         }
     }
 
@@ -405,12 +423,14 @@ impl Gateway {
             Err(refusal) => Done::fail(refusal_reason(&call.caller, provider, refusal.clone())),
         };
         let about = self.tasks.about(provider, &incoming.op, &result).await;
-        self.recorder
+        let finished = self
+            .recorder
             .finish(
                 &call,
                 done,
                 Shown {
                     method: incoming.op.audit_name(),
+                    request: None,
                     input: ShownInput::None,
                     capability: about.as_deref(),
                     answer_checked: false,
@@ -420,6 +440,7 @@ impl Gateway {
         TaskHandled {
             envelope: call.envelope,
             result,
+            receipt: finished.receipt,
         }
     }
 
@@ -512,23 +533,33 @@ impl Gateway {
             }
         };
         let done = match &answer {
-            McpAnswer::Tool(result) => {
-                Done::answered(serde_json::to_value(result).unwrap_or(Value::Null), note)
-            }
+            McpAnswer::Tool(result) => Done::answered(receipted_tool_result(result), note),
             McpAnswer::NotConnected(nc) => Done::fail(nc.clone()),
         };
-        self.recorder
+        let finished = self
+            .recorder
             .finish(
                 &call,
                 done,
                 Shown {
                     method: "tools/call",
+                    request: exchange::receipt::digest(&input).ok(),
                     input: ShownInput::None,
                     capability: None,
                     answer_checked: false,
                 },
             )
             .await;
+        let answer = match (answer, finished.receipt) {
+            (McpAnswer::Tool(mut result), Some(stamp)) => {
+                result.meta.get_or_insert_with(Default::default).insert(
+                    exchange::receipt::EXTENSION_URI.into(),
+                    exchange::receipt::metadata_entry(&stamp.id, &stamp.jws),
+                );
+                McpAnswer::Tool(result)
+            }
+            (answer, _) => answer,
+        };
         (answer, call.envelope)
     }
 
@@ -585,13 +616,23 @@ impl Gateway {
 
 /// What one pass came to, for the door.
 struct Passed {
-    status: StatusCode,
-    result: CallResult,
-    reply: Option<ProviderReply>,
+    finished: Finished,
     /// The provider's own A2A error code, when it refused the request.
     provider_code: Option<i64>,
     /// Seconds until a call refused over a quota may be sent again.
     retry_after: Option<u64>,
+}
+
+/// An MCP tool result as its receipt's `answer` digests it: without
+/// `_meta` (where the receipt itself goes, beside the provider's own
+/// entries) and `resultType` (written or dropped by protocol revision).
+fn receipted_tool_result(result: &rmcp::model::CallToolResult) -> Value {
+    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("_meta");
+        fields.remove("resultType");
+    }
+    value
 }
 
 /// What of `input`, an input to `capability`, the inspector may show:

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use super::answer::ProviderReply;
 use super::call::{Answered, Call, Done};
+use super::receipt::{Crossed, Issuer};
 use super::strangers::{Front, Stranger, Strangers};
 use crate::auth::Unidentified;
 use crate::redaction;
@@ -27,7 +28,7 @@ use crate::store::task_owners::TaskOwners;
 use crate::traffic::{Exchange, Payload, Traffic};
 use a2a::{SendMessageResponse, Task};
 use app::dto::TrafficOutcome;
-use exchange::audit::{AuditError, AuditRecord, AuditTrail, Outcome, Role};
+use exchange::audit::{AuditError, AuditRecord, AuditTrail, Outcome, Role, Stamp};
 use exchange::db::retry_while_unavailable;
 use exchange::reason::{CallResult, ReasonCode};
 use exchange::text::clip;
@@ -36,21 +37,38 @@ use exchange::text::clip;
 /// before the call is refused for want of it.
 const AUDIT_GRACE: Duration = Duration::from_secs(5);
 
-/// Where finished exchanges are recorded: the hub's audit trail, the task
-/// owners' table, the traffic, and the strangers' window.
+/// Where finished exchanges are recorded: the hub's audit trail (with
+/// each one's receipt), the task owners' table, the traffic, and the
+/// strangers' window.
 #[derive(Clone)]
 pub(super) struct Recorder {
     audit: AuditTrail,
+    receipts: Issuer,
     owners: TaskOwners,
     traffic: Arc<Traffic>,
     strangers: Arc<Strangers>,
 }
 
-/// What the traffic learns about a call beyond its audit record.
+/// How a call ended, recorded: what its door answers with.
+pub(super) struct Finished {
+    pub(super) status: StatusCode,
+    pub(super) result: CallResult,
+    /// The provider's A2A answer, when there is one.
+    pub(super) reply: Option<ProviderReply>,
+    /// The receipt issued for it (none for a stranger's call, or one that
+    /// could not be signed).
+    pub(super) receipt: Option<Stamp>,
+}
+
+/// What the traffic and the receipt learn about a call beyond its audit
+/// record.
 #[derive(Debug, Clone)]
 pub(crate) struct Shown<'a> {
     /// The A2A method (or `tools/call`).
     pub(crate) method: &'static str,
+    /// The digest of the input as forwarded ([`exchange::receipt::digest`]),
+    /// for the receipt.
+    pub(crate) request: Option<String>,
     /// What of the capability input the inspector may show (only an input
     /// inside the capability's input schema).
     pub(crate) input: ShownInput,
@@ -81,6 +99,7 @@ impl<'a> Shown<'a> {
     pub(crate) fn message(input: ShownInput) -> Self {
         Self {
             method: "SendMessage",
+            request: None,
             input,
             capability: None,
             answer_checked: true,
@@ -98,23 +117,25 @@ impl<'a> Shown<'a> {
 
 impl Recorder {
     /// Records into `audit`, `owners` and `traffic`.
-    pub(super) fn new(audit: AuditTrail, owners: TaskOwners, traffic: Arc<Traffic>) -> Self {
+    pub(super) fn new(
+        audit: AuditTrail,
+        receipts: Issuer,
+        owners: TaskOwners,
+        traffic: Arc<Traffic>,
+    ) -> Self {
         Self {
             audit,
+            receipts,
             owners,
             traffic,
             strangers: Arc::default(),
         }
     }
 
-    /// Builds the result, writes the audit record, answers the status (and
-    /// the provider's A2A answer, when there is one).
-    pub(super) async fn finish(
-        &self,
-        call: &Call,
-        done: Done,
-        shown: Shown<'_>,
-    ) -> (StatusCode, CallResult, Option<ProviderReply>) {
+    /// Builds the result, writes the audit record with its receipt,
+    /// answers the status (and the provider's A2A answer, when there is
+    /// one).
+    pub(super) async fn finish(&self, call: &Call, done: Done, shown: Shown<'_>) -> Finished {
         let envelope = &call.envelope;
         let trace_id = envelope.trace.trace_id.clone();
         let request_id = envelope.request_id.clone();
@@ -171,8 +192,17 @@ impl Recorder {
                 nc.detail,
             ),
         };
+        // The task it created or read: the provider's A2A answer, or a
+        // task operation's result.
+        let mut task: Option<Task> = match (&reply, &result) {
+            (Some(reply), _) if reply.task().is_some() => reply.task().cloned(),
+            (None, CallResult::Connected { result, .. }) if shown.capability.is_some() => {
+                serde_json::from_value(result.clone()).ok()
+            }
+            _ => None,
+        };
         let record = AuditRecord {
-            system: String::new(),
+            system: self.audit.system().to_string(),
             role: Role::Hub,
             at: exchange::audit::now(),
             caller: clip(&call.caller, 64),
@@ -191,19 +221,35 @@ impl Recorder {
         // into a refusal (the provider may have run it: the caller knows
         // as much as it would after a timeout, never less). A stranger's
         // refusal is counted into the interval's summary instead.
+        let mut receipt = None;
         let appended = match (call.stranger.get(), reason) {
             (Some(s), Some(reason)) => {
                 self.count_unidentified(s.front, s.credential, s.from, reason);
                 Ok(())
             }
             _ => {
+                let answer = match &result {
+                    CallResult::Connected { result, .. } => Some(result),
+                    CallResult::NotConnected { .. } => None,
+                };
+                let crossed = Crossed {
+                    request: shown.request.clone(),
+                    answer,
+                    task: task.as_ref(),
+                };
+                receipt = self.receipts.issue(call, &record, shown.method, &crossed);
                 let until = Instant::now() + AUDIT_GRACE;
                 retry_while_unavailable(until, AuditError::is_unavailable, || {
-                    self.audit.append(record.clone())
+                    self.audit.append_receipted(record.clone(), receipt.clone())
                 })
                 .await
             }
         };
+        // A call not recorded is refused: no receipt, no task learnt.
+        if appended.is_err() {
+            receipt = None;
+            task = None;
+        }
         let (status, result, reply) = match appended {
             Ok(()) => (status, result, reply),
             Err(e) => {
@@ -229,17 +275,23 @@ impl Recorder {
                 }
             }
         };
-        self.observe(call, status, &result, reply.as_ref(), shown);
-        (status, result, reply)
+        self.observe(call, status, &result, task, shown);
+        Finished {
+            status,
+            result,
+            reply,
+            receipt,
+        }
     }
 
-    /// Hands one finished exchange to the traffic.
+    /// Hands one finished exchange to the traffic (`task`: the task it
+    /// created or read).
     fn observe(
         &self,
         call: &Call,
         status: StatusCode,
         result: &CallResult,
-        reply: Option<&ProviderReply>,
+        task: Option<Task>,
         shown: Shown<'_>,
     ) {
         let capability = shown.capability.unwrap_or(&call.capability);
@@ -258,15 +310,6 @@ impl Recorder {
             CallResult::NotConnected { reason, .. } => {
                 (TrafficOutcome::NotConnected, Some(*reason), false)
             }
-        };
-        // The task it created or read: the provider's A2A answer, or a
-        // task operation's result.
-        let task: Option<Task> = match (reply, result) {
-            (Some(reply), _) if reply.task().is_some() => reply.task().cloned(),
-            (None, CallResult::Connected { result, .. }) if shown.capability.is_some() => {
-                serde_json::from_value(result.clone()).ok()
-            }
-            _ => None,
         };
         let task_state = task.as_ref().map(|t| {
             (

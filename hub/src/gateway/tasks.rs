@@ -129,6 +129,8 @@ pub struct TaskHandled {
     pub envelope: Envelope,
     /// The v1.0 result (a `Task`, or a `ListTasksResponse`), or why not.
     pub result: Result<Value, TaskRefusal>,
+    /// The hub's signed receipt of the operation.
+    pub receipt: Option<exchange::audit::Stamp>,
 }
 
 /// The task operations at a provider, and what they read: who owns which

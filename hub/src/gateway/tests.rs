@@ -167,6 +167,9 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
     let cluster = crate::cluster::Cluster::solo();
     let audit = AuditTrail::open(pool.clone(), "hub");
     let egress = crate::net::egress::Egress::default();
+    let keys = crate::signing::HubKeys::open(pool.clone())
+        .await
+        .expect("keys");
     let gateway = Arc::new(
         Gateway::new(Wiring {
             registry,
@@ -182,6 +185,7 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
             quotas: None,
             egress,
             provider_tls: None,
+            keys,
         })
         .expect("gw"),
     );

@@ -32,12 +32,13 @@ use tower::ServiceExt;
 pub const GRPC_SERVICE: &str = "/lf.a2a.v1.A2AService";
 
 /// The path prefixes that are machine paths (each also as a whole path).
-pub const PREFIXES: [&str; 6] = [
+pub const PREFIXES: [&str; 7] = [
     "/a2a",
     "/mcp",
     "/gateway",
     "/.well-known",
     "/metrics",
+    "/receipts",
     GRPC_SERVICE,
 ];
 

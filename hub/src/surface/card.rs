@@ -53,12 +53,26 @@ const OAUTH2: &str = "oauth2";
 
 /// The capabilities of the hub's surface: streaming (a provider that does
 /// not stream answers in one event), no push notifications; an extended
-/// card for a provider (the skills are on it), none for the hub itself.
+/// card for a provider (the skills are on it), none for the hub itself;
+/// and the receipts extension: every answer carries the hub's signed
+/// receipt of the exchange ([`exchange::receipt`]), which a client may
+/// ignore.
 pub fn capabilities(extended_card: bool) -> AgentCapabilities {
     AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(false),
-        extensions: None,
+        extensions: Some(vec![a2a::AgentExtension {
+            uri: exchange::receipt::EXTENSION_URI.into(),
+            description: Some(format!(
+                "Every answer's metadata carries the hub's signed receipt of the exchange \
+                 under this URI ({{\"id\", \"jws\"}}: a compact JWS over the receipt's RFC 8785 \
+                 claims, verifiable against the hub's {}); a party reads its receipts back at {}.",
+                crate::signing::JWKS_PATH,
+                crate::surface::receipts::PATH
+            )),
+            required: Some(false),
+            params: None,
+        }]),
         extended_agent_card: Some(extended_card),
     }
 }

@@ -11,6 +11,7 @@
 //! | `POST /a2a/{provider}` | JSON-RPC, v1.0 (`A2A-Version: 1.0`) or v0.3 (no header, or `0.3`) |
 //! | `/a2a/{provider}/rest/...` | HTTP+JSON, v1.0 |
 //! | `/lf.a2a.v1.A2AService/{method}` (HTTP/2) | gRPC, v1.0, every provider: the call's `tenant` (or the provider's own host) names it ([`grpc`]) |
+//! | `GET /receipts/v1/{id}`, `GET /receipts/v1?request_id=X` | a party's signed receipts of its exchanges ([`receipts`]) |
 //! | `POST /mcp/{provider}` | MCP Streamable HTTP in front of the provider's data plane ([`mcp`]) |
 //! | `GET /.well-known/oauth-protected-resource/{a2a,mcp}/{provider}` | RFC 9728 metadata: where a member gets an access token ([`crate::identity::metadata`]) |
 //!
@@ -27,6 +28,7 @@
 //! - [`discovery`]: who gets which card, with its caching headers;
 //! - [`ops`]: the operations both bindings call, and how a message names
 //!   its capability ([`ops::select`]);
+//! - [`receipts`]: a party's receipts, read back by id or request id;
 //! - [`jsonrpc`], [`rest`], [`grpc`]: the three bindings, translation only;
 //! - [`errors`]: what a refusal looks like (codes, `ErrorInfo`).
 //!
@@ -53,6 +55,7 @@ pub mod grpc;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod ops;
+pub mod receipts;
 pub mod rest;
 
 /// Where the hub's AI catalog is served.
@@ -74,6 +77,8 @@ pub struct Surface {
     pub board: Arc<StatusBoard>,
     /// The keys every card the hub serves is signed with.
     pub keys: Arc<HubKeys>,
+    /// The hub's trail, where each call's receipt is kept.
+    pub trail: exchange::audit::AuditTrail,
 }
 
 /// The surface's routes.
@@ -82,6 +87,8 @@ pub fn router(surface: Surface, door_state: crate::identity::DoorState) -> Route
         .route(exchange::health::CARD_PATH, get(discovery::hub_card))
         .route(CATALOG_PATH, get(discovery::catalog))
         .route(crate::signing::JWKS_PATH, get(discovery::jwks))
+        .route(receipts::PATH, get(receipts::by_request))
+        .route(&format!("{}/{{id}}", receipts::PATH), get(receipts::by_id))
         .route(
             &format!("/a2a/{{provider}}{}", exchange::health::CARD_PATH),
             get(discovery::provider_card),

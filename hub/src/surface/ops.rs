@@ -46,6 +46,7 @@ use a2a::{
 };
 use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
+use exchange::receipt;
 use exchange::text::clip;
 use exchange::wire;
 
@@ -211,7 +212,13 @@ pub async fn send_message(
                 ProviderReply::Typed(SendMessageResponse::Message(answer))
             });
             if replayed {
-                mark_replayed(&mut reply);
+                reply.insert_metadata(wire::REPLAYED_METADATA_KEY, Value::Bool(true));
+            }
+            if let Some(stamp) = &handled.receipt {
+                reply.insert_metadata(
+                    receipt::EXTENSION_URI,
+                    receipt::metadata_entry(&stamp.id, &stamp.jws),
+                );
             }
             Ok(reply)
         }
@@ -258,23 +265,6 @@ pub fn skills_help(surface: &Surface, caller: &str, provider: &str) -> Option<St
     Some(text)
 }
 
-/// Marks an answer that came from the replay store, not a new execution
-/// (`metadata.replayed: true` on the Message or the Task). A replay is
-/// always typed (read back from the store); a passed-through answer is a
-/// fresh execution's.
-fn mark_replayed(reply: &mut ProviderReply) {
-    let ProviderReply::Typed(reply) = reply else {
-        return;
-    };
-    let metadata = match reply {
-        SendMessageResponse::Message(m) => &mut m.metadata,
-        SendMessageResponse::Task(t) => &mut t.metadata,
-    };
-    metadata
-        .get_or_insert_with(Default::default)
-        .insert(wire::REPLAYED_METADATA_KEY.to_string(), Value::Bool(true));
-}
-
 /// `GetTask`, `CancelTask`, `ListTasks`: through the gateway's task door
 /// (ownership first). Returns the v1.0 result.
 pub async fn task(
@@ -294,7 +284,26 @@ pub async fn task(
             registry: Some(loaded),
         })
         .await;
-    let result = handled.result.map_err(|refusal| match refusal {
+    let receipt = handled.receipt;
+    let result = handled.result.map(|mut task| {
+        // A task carries its operation's receipt in its metadata (a list
+        // of tasks has none: it is fetched by request id).
+        if let (Some(stamp), Some(fields)) = (&receipt, task.as_object_mut()) {
+            if fields.contains_key("status") {
+                if let Value::Object(metadata) = fields
+                    .entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()))
+                {
+                    metadata.insert(
+                        receipt::EXTENSION_URI.into(),
+                        receipt::metadata_entry(&stamp.id, &stamp.jws),
+                    );
+                }
+            }
+        }
+        task
+    });
+    let result = result.map_err(|refusal| match refusal {
         TaskRefusal::NotConnected(nc) => {
             let status =
                 StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);

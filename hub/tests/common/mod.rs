@@ -1240,6 +1240,8 @@ pub struct Answer {
     pub json: Json,
     pub elapsed: Duration,
     pub traceparent: Option<String>,
+    /// The hub's signed receipt of the call (`wall-street-receipt`).
+    pub receipt: Option<String>,
 }
 
 impl Answer {
@@ -1298,12 +1300,18 @@ impl GatewayCall {
             .get("traceparent")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let receipt = resp
+            .headers()
+            .get(exchange::receipt::HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let json: Json = resp.json().await.expect("the hub answers JSON");
         Answer {
             status,
             json,
             elapsed: started.elapsed(),
             traceparent,
+            receipt,
         }
     }
 }
