@@ -10,7 +10,7 @@ mod common;
 
 use std::process::Command;
 
-use common::Stack;
+use common::{repo, Stack};
 use exchange::audit::Outcome;
 use exchange::receipt::{self, Receipt, EXTENSION_URI};
 use jsonwebtoken::jwk::JwkSet;
@@ -170,6 +170,86 @@ async fn every_door_hands_its_parties_a_receipt_and_nobody_else() {
         .as_array()
         .is_some_and(|e| e.iter().any(|e| e["uri"] == EXTENSION_URI));
     assert!(listed, "{card}");
+}
+
+/// `program args...` (a client this project did not write, or a verifier
+/// on an outside JOSE library): its one JSON line.
+fn run_json(program: &std::path::Path, args: &[&str]) -> Value {
+    let out = Command::new(program).args(args).output().expect("run it");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "{} printed no JSON:\n{stdout}\n{}",
+            program.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sdks_receipts_verify_with_outside_jose_libraries() {
+    let stack = Stack::demo().await;
+    let jwks_url = format!("{}/.well-known/jwks.json", stack.hub_url());
+    let venv = repo().join(".tools/venv/bin/python");
+    let clients = repo().join("hub/tests/clients");
+    let node = std::path::PathBuf::from("node");
+    let input = r#"{"capability": "orders.query", "input": {"aggregate": {"op": "count"}}}"#;
+    let token = stack.token("buyercorp");
+    let vendor = format!("{}/a2a/vendorcorp/", stack.hub_url());
+    // The official Python a2a-sdk over JSON-RPC, verified with joserfc and
+    // rfc8785; @a2a-js/sdk, verified with jose and canonicalize.
+    let sdks = [
+        (
+            "a2a-sdk 1.3 + joserfc",
+            venv.clone(),
+            clients.join("matrix/a2a_sdk.py"),
+            venv.clone(),
+            clients.join("verify_receipt.py"),
+        ),
+        (
+            "@a2a-js/sdk 1.3 + jose",
+            node.clone(),
+            clients.join("js/a2a_js.mjs"),
+            node.clone(),
+            clients.join("js/verify_receipt.mjs"),
+        ),
+    ];
+    for (name, program, client, verifier_program, verifier) in sdks {
+        let sent = run_json(
+            &program,
+            &[&client.display().to_string(), &vendor, &token, "send-data", input],
+        );
+        let answer = &sent["answer"];
+        let entry = &answer["metadata"][EXTENSION_URI];
+        let jws = entry["jws"].as_str().unwrap_or_else(|| panic!("{name}: no receipt in {sent}"));
+        let data = answer["data"].to_string();
+        let checked = run_json(
+            &verifier_program,
+            &[&verifier.display().to_string(), &jwks_url, jws, &data],
+        );
+        eprintln!("{name}: {checked}");
+        assert_eq!(checked["verified"], true, "{name}: {checked}");
+        assert_eq!(checked["alg"], "EdDSA", "{name}: {checked}");
+        let claims = &checked["claims"];
+        assert_eq!(claims["id"], entry["id"], "{name}: {checked}");
+        assert_eq!(
+            (&claims["caller"], &claims["provider"], &claims["outcome"]),
+            (&json!("buyercorp"), &json!("vendorcorp"), &json!("connected")),
+            "{name}: {checked}"
+        );
+        assert_eq!(checked["answer_matches"], true, "{name}: {checked}");
+        assert_eq!(checked["changed_answer_matches"], false, "{name}: {checked}");
+        assert!(
+            checked["changed_receipt_error"].is_string(),
+            "{name}: a changed receipt must not verify: {checked}"
+        );
+        // The other party reads the same receipt back; a third does not.
+        let path = format!("/receipts/v1/{}", entry["id"].as_str().unwrap_or_default());
+        let (status, body) = get(&stack, &path, Some("vendorcorp")).await;
+        assert_eq!((status, body["receipt"].as_str()), (200, Some(jws)), "{name}");
+        let (status, _) = get(&stack, &path, Some("helpdesk")).await;
+        assert_eq!(status, 404, "{name}");
+    }
 }
 
 /// `hub receipt ARGS...`, its exit status and output.

@@ -79,14 +79,16 @@ def build_message(args):
 
 
 def message_answer(message):
-    """{"kind": "message", "data", "text", "state": None} of a message."""
+    """{"kind": "message", "data", "text", "state": None, "metadata"} of a
+    message (its metadata as the SDK read it: where the hub's receipt is)."""
     data, text = first_parts([message.parts])
-    return {"kind": "message", "data": data, "text": text, "state": None}
+    return {"kind": "message", "data": data, "text": text, "state": None,
+            "metadata": json_format.MessageToDict(message.metadata)}
 
 
 def task_answer(task):
-    """{"kind": "task", "data", "text", "state"} of a task: its artifacts'
-    first parts, else its status message's."""
+    """{"kind": "task", "data", "text", "state", "metadata"} of a task: its
+    artifacts' first parts, else its status message's."""
     data, text = first_parts([a.parts for a in task.artifacts])
     sdata, stext = first_parts([task.status.message.parts])
     return {
@@ -94,4 +96,5 @@ def task_answer(task):
         "data": data if data is not None else sdata,
         "text": text if text is not None else stext,
         "state": state_name(task.status.state),
+        "metadata": json_format.MessageToDict(task.metadata),
     }

@@ -27,11 +27,13 @@
 //   card       {"name", "skills": [ids], "interfaces": [{"url", "binding",
 //               "version"}], "extended_card": capabilities.extendedAgentCard
 //               or null}: the public card as the default resolver got it
-//   send-data  {"answer": {"kind": "message"|"task", "data", "text", "state"}}
+//   send-data  {"answer": {"kind": "message"|"task", "data", "text", "state",
+//               "metadata"}}
 //   send-text  data/text: the first data part and the first text part of the
 //              answer (null when absent), for a task from its artifacts, else
 //              from status.message; state: the task's state spelled as in v0.3
-//              (completed, input-required, ...), null for a message.
+//              (completed, input-required, ...), null for a message;
+//              metadata: the answer's (where the hub's receipt is), or null.
 //              `--skill ID` puts {"skill": ID} in the message metadata.
 //   an error answer (a JSON-RPC error, an HTTP+JSON google.rpc.Status, or
 //   an HTTP error status):
@@ -130,7 +132,7 @@ function message(ctx) {
 
 function answer(result) {
   if ('messageId' in result) {
-    return { answer: { kind: 'message', ...firstParts([result.parts]), state: null } };
+    return { answer: { kind: 'message', ...firstParts([result.parts]), state: null, metadata: result.metadata ?? null } };
   }
   const fromArtifacts = firstParts((result.artifacts ?? []).map((a) => a.parts));
   const fromStatus = firstParts([result.status?.message?.parts]);
@@ -140,6 +142,7 @@ function answer(result) {
       data: fromArtifacts.data ?? fromStatus.data,
       text: fromArtifacts.text ?? fromStatus.text,
       state: stateName(result.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
+      metadata: result.metadata ?? null,
     },
   };
 }

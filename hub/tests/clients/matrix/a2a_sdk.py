@@ -27,10 +27,10 @@ usage: python a2a_sdk.py URL TOKEN card
 output (one JSON object):
   card       {"name", "skills": [ids], "interfaces": [{"url", "binding", "version"}],
               "extended_card": capabilities.extendedAgentCard (bool) or null}
-  send-*     {"answer": {"kind": "message"|"task", "data", "text", "state"}}: the
+  send-*     {"answer": {"kind": "message"|"task", "data", "text", "state", "metadata"}}: the
              first data part and first text part (a task's artifacts, else its
              status message), state as v0.3 spells it (completed, ...), null
-             for a message
+             for a message; metadata the answer's (the hub's receipt is there)
   error      {"error": {"code", "message", "reason", "http_status"}} (exit 0);
              code: the JSON-RPC error code, or for HTTP+JSON the
              google.rpc.Status code, or the HTTP status when the body has no
