@@ -43,6 +43,13 @@ use crate::reason::ReasonCode;
 /// the cards list in `capabilities.extensions`.
 pub const EXTENSION_URI: &str = "https://wall-street.exchange/extensions/receipts/v1";
 
+/// The key of a provider's answer metadata that holds its own signature of
+/// the answer: a detached compact JWS (`protected..signature`, RFC 7515
+/// appendix F) over the capability result's RFC 8785 form, made with a key
+/// of the JWKS its agent card is signed with (the header's `kid`, `jku`).
+pub const ANSWER_SIGNATURE_KEY: &str =
+    "https://wall-street.exchange/extensions/receipts/v1/answer-signature";
+
 /// The header of a `/gateway/v1` answer that carries its receipt.
 pub const HEADER: &str = "wall-street-receipt";
 
@@ -97,6 +104,22 @@ pub struct Receipt {
     pub terms: Terms,
     /// Where the exchange is in the hub's trail.
     pub trail: TrailRef,
+    /// The provider's own signature of the answer, as it sent it, once the
+    /// hub has verified it against the keys the provider's card is signed
+    /// with: what proves what the provider said, not only what the hub
+    /// relayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_signature: Option<ProviderSignature>,
+}
+
+/// A provider's signature of the answer ([`ANSWER_SIGNATURE_KEY`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSignature {
+    /// The detached compact JWS, as the provider sent it.
+    pub jws: String,
+    /// The key of the provider's JWKS that verified it.
+    pub kid: String,
 }
 
 /// A task and its state, as the answer showed it.
@@ -169,6 +192,22 @@ impl Receipt {
             key.sign_detached(json!({"jku": jku, "typ": JWS_TYP}), &payload)?;
         Ok(format!("{protected}.{}.{signature}", B64.encode(&payload)))
     }
+}
+
+/// A provider's signature of `answer` ([`ANSWER_SIGNATURE_KEY`]): a detached
+/// compact JWS naming `jku`, where the provider's JWKS is.
+pub fn sign_answer(key: &SigningKey, jku: &str, answer: &Value) -> Result<String, ReceiptError> {
+    let payload = serde_json_canonicalizer::to_vec(answer)
+        .map_err(|e| ReceiptError::Canonical(e.to_string()))?;
+    let (protected, signature) = key.sign_detached(json!({"jku": jku}), &payload)?;
+    Ok(format!("{protected}..{signature}"))
+}
+
+/// Checks a provider's signature of `answer` against its `keys`: the `kid`
+/// that verified it, or why not.
+pub fn verify_answer(jws: &str, answer: &Value, keys: &JwkSet) -> Result<String, String> {
+    let payload = serde_json_canonicalizer::to_vec(answer).map_err(|e| e.to_string())?;
+    crate::jws::verify_detached(jws, &payload, keys, "the answer")
 }
 
 /// A receipt's claims, read without checking its signature (what a party

@@ -26,6 +26,7 @@ fn receipt() -> Receipt {
             chain: "hub".into(),
             record: "cd".repeat(32),
         },
+        provider_signature: None,
     }
 }
 
@@ -103,4 +104,22 @@ fn what_is_not_a_receipt_is_named() {
     );
     let e = verify(&jws, &keys(&key)).unwrap_err().to_string();
     assert!(e.contains("claims"), "{e}");
+}
+
+#[test]
+fn a_providers_answer_signature_verifies_for_that_answer_only() {
+    let key = SigningKey::generate("vendorcorp-1").unwrap();
+    let answer = json!({"row_count": 624, "groups": [{"key": "NA", "count": 148}]});
+    let jws = sign_answer(&key, "http://127.0.0.1:3101/.well-known/jwks.json", &answer).unwrap();
+    assert!(jws.contains(".."), "detached: {jws}");
+    // Member order and number spelling do not matter, the values do.
+    let same = json!({"groups": [{"count": 148.0, "key": "NA"}], "row_count": 624});
+    assert_eq!(
+        verify_answer(&jws, &same, &keys(&key)).unwrap(),
+        "vendorcorp-1"
+    );
+    let other = json!({"row_count": 625, "groups": [{"key": "NA", "count": 148}]});
+    assert!(verify_answer(&jws, &other, &keys(&key)).is_err());
+    let stranger = SigningKey::generate("vendorcorp-1").unwrap();
+    assert!(verify_answer(&jws, &answer, &keys(&stranger)).is_err());
 }

@@ -217,11 +217,19 @@ async fn the_sdks_receipts_verify_with_outside_jose_libraries() {
     for (name, program, client, verifier_program, verifier) in sdks {
         let sent = run_json(
             &program,
-            &[&client.display().to_string(), &vendor, &token, "send-data", input],
+            &[
+                &client.display().to_string(),
+                &vendor,
+                &token,
+                "send-data",
+                input,
+            ],
         );
         let answer = &sent["answer"];
         let entry = &answer["metadata"][EXTENSION_URI];
-        let jws = entry["jws"].as_str().unwrap_or_else(|| panic!("{name}: no receipt in {sent}"));
+        let jws = entry["jws"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no receipt in {sent}"));
         let data = answer["data"].to_string();
         let checked = run_json(
             &verifier_program,
@@ -234,11 +242,18 @@ async fn the_sdks_receipts_verify_with_outside_jose_libraries() {
         assert_eq!(claims["id"], entry["id"], "{name}: {checked}");
         assert_eq!(
             (&claims["caller"], &claims["provider"], &claims["outcome"]),
-            (&json!("buyercorp"), &json!("vendorcorp"), &json!("connected")),
+            (
+                &json!("buyercorp"),
+                &json!("vendorcorp"),
+                &json!("connected")
+            ),
             "{name}: {checked}"
         );
         assert_eq!(checked["answer_matches"], true, "{name}: {checked}");
-        assert_eq!(checked["changed_answer_matches"], false, "{name}: {checked}");
+        assert_eq!(
+            checked["changed_answer_matches"], false,
+            "{name}: {checked}"
+        );
         assert!(
             checked["changed_receipt_error"].is_string(),
             "{name}: a changed receipt must not verify: {checked}"
@@ -246,10 +261,89 @@ async fn the_sdks_receipts_verify_with_outside_jose_libraries() {
         // The other party reads the same receipt back; a third does not.
         let path = format!("/receipts/v1/{}", entry["id"].as_str().unwrap_or_default());
         let (status, body) = get(&stack, &path, Some("vendorcorp")).await;
-        assert_eq!((status, body["receipt"].as_str()), (200, Some(jws)), "{name}");
+        assert_eq!(
+            (status, body["receipt"].as_str()),
+            (200, Some(jws)),
+            "{name}"
+        );
         let (status, _) = get(&stack, &path, Some("helpdesk")).await;
         assert_eq!(status, 404, "{name}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_providers_own_signature_of_its_answer_rides_in_the_receipt() {
+    // VendorCorp signs its card and its answers; Helpdesk signs too, but
+    // its card was changed after signing, so its keys vouch for nothing.
+    let signs = common::Faults {
+        sign_card: true,
+        ..Default::default()
+    };
+    let tampered = common::Faults {
+        sign_card: true,
+        tamper_card: true,
+        ..Default::default()
+    };
+    let stack = Stack::start(vec![
+        common::PeerSpec::clone_of("vendorcorp", "vendorcorp", signs),
+        common::PeerSpec::clone_of("helpdesk", "helpdesk", tampered),
+        common::PeerSpec::stock("buyercorp"),
+    ])
+    .await;
+    let keys = jwks(&stack).await;
+    let vendor_keys: JwkSet = reqwest::get(format!(
+        "{}/.well-known/jwks.json",
+        stack.peer_url("vendorcorp")
+    ))
+    .await
+    .expect("VendorCorp's JWKS")
+    .json()
+    .await
+    .expect("a JWKS");
+    // Until the prober has verified VendorCorp's card, its signature is
+    // not taken: wait for the first receipt that carries it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (r, answer) = loop {
+        let answer = stack
+            .call("buyercorp", "vendorcorp", "orders.query")
+            .body(json!({"aggregate": {"op": "count"}}))
+            .send()
+            .await;
+        let (r, _) = receipt::verify(answer.receipt.as_deref().expect("a receipt"), &keys)
+            .expect("it verifies");
+        if r.provider_signature.is_some() {
+            break (r, answer);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no provider signature in {r:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    let signed = r.provider_signature.expect("VendorCorp's signature");
+    // A third party checks it against VendorCorp's own keys and the answer.
+    let kid = receipt::verify_answer(&signed.jws, answer.result(), &vendor_keys)
+        .expect("VendorCorp's signature verifies against VendorCorp's JWKS");
+    assert_eq!(kid, signed.kid);
+    let mut other = answer.result().clone();
+    other["row_count"] = json!(0);
+    assert!(receipt::verify_answer(&signed.jws, &other, &vendor_keys).is_err());
+    assert!(
+        receipt::verify_answer(&signed.jws, answer.result(), &keys).is_err(),
+        "the hub's keys do not make VendorCorp's signature"
+    );
+
+    // Helpdesk signed its answer, with keys its failing card cannot vouch
+    // for: the receipt proves what the hub relayed, no more.
+    let classified = stack
+        .call("buyercorp", "helpdesk", "ticket.classify")
+        .body(json!({"subject": "Printer on fire", "content": "smoke from tray 2"}))
+        .send()
+        .await;
+    let (rh, _) = receipt::verify(classified.receipt.as_deref().expect("a receipt"), &keys)
+        .expect("it verifies");
+    assert_eq!(rh.outcome, Outcome::Connected, "{}", classified.json);
+    assert_eq!(rh.provider_signature, None, "{rh:?}");
 }
 
 /// `hub receipt ARGS...`, its exit status and output.
@@ -292,13 +386,14 @@ async fn receipts_written_under_load_verify_offline_and_in_the_trail() {
             } else {
                 stack
                     .call("buyercorp", "helpdesk", "ticket.classify")
-                    .body(json!({"text": format!("invoice {n} charged twice")}))
+                    .body(json!({"subject": format!("Invoice {n} charged twice"), "content": "billed twice"}))
             };
             call.header("x-request-id", &format!("rc-load-{n}")).send()
         });
         for answer in futures::future::join_all(calls).await {
             let jws = answer.receipt.expect("every answer has its receipt");
             let r = receipt::claims(&jws).expect("a receipt");
+            assert_eq!(r.outcome, Outcome::Connected, "{}", answer.json);
             std::fs::write(receipts.join(format!("{}.jws", r.id)), &jws).expect("write");
             kept.push(r);
         }

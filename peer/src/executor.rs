@@ -418,10 +418,36 @@ async fn run(
             )))
         }
     };
-    Ok(Answered {
-        message: wire::answer_message(result, Some(text)),
-        trail,
-    })
+    let mut message = wire::answer_message(result, Some(text));
+    sign(state, &mut message);
+    Ok(Answered { message, trail })
+}
+
+/// Signs the answer's data part with the peer's card key, when it signs
+/// (`sign_card`): the signature goes in the message's metadata, where the
+/// hub's receipt carries it on ([`exchange::receipt::ANSWER_SIGNATURE_KEY`]).
+fn sign(state: &PeerState, message: &mut Message) {
+    let Some(signer) = state.signer.get() else {
+        return;
+    };
+    let Some(data) = message.parts.iter().find_map(|p| match &p.content {
+        a2a::PartContent::Data(d) => Some(d.clone()),
+        _ => None,
+    }) else {
+        return;
+    };
+    match exchange::receipt::sign_answer(&signer.key, &signer.jku, &data) {
+        Ok(jws) => {
+            message
+                .metadata
+                .get_or_insert_with(Default::default)
+                .insert(
+                    exchange::receipt::ANSWER_SIGNATURE_KEY.to_string(),
+                    Value::String(jws),
+                );
+        }
+        Err(e) => tracing::warn!(error = %e, "answering unsigned"),
+    }
 }
 
 /// A consult's answer as `run` takes it (no trail line beyond the version).

@@ -135,6 +135,27 @@ pub struct PeerState {
     pub contracts: contracts::store::ContractStore,
     /// The negotiation agent's model, when the config names a tier.
     pub drafter: Option<contracts::draft::ModelDrafter>,
+    /// The key its card is signed with, when the config says to sign
+    /// (set once the router knows the peer's public address): it signs
+    /// each answer too ([`exchange::receipt::ANSWER_SIGNATURE_KEY`]).
+    pub signer: std::sync::OnceLock<Signer>,
+}
+
+/// A key the peer signs with, and where its JWKS is published.
+pub struct Signer {
+    /// The key (its public half is the JWKS at `jku`).
+    pub key: exchange::jws::SigningKey,
+    /// The peer's JWKS URL.
+    pub jku: String,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signer")
+            .field("kid", &self.key.kid())
+            .field("jku", &self.jku)
+            .finish()
+    }
 }
 
 impl PeerState {
@@ -166,6 +187,7 @@ impl PeerState {
             schema,
             contracts,
             drafter,
+            signer: std::sync::OnceLock::new(),
         })
     }
 }

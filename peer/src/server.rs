@@ -39,7 +39,7 @@ use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 /// (`http://127.0.0.1:3101`).
 pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     let card = agent_card(&state.config, &state.schema, public_base);
-    let (card, jwks) = signed(card, &state.config, public_base);
+    let (card, jwks) = signed(card, &state, public_base);
     // The executor and the handler share one task store (task skills
     // answer duplicates from it and decide cancels with it).
     let executor = PeerExecutor::new(state.clone());
@@ -90,9 +90,10 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
 /// description changes after signing, so the signature no longer fits.
 fn signed(
     card: a2a::AgentCard,
-    config: &crate::config::PeerConfig,
+    state: &PeerState,
     public_base: &str,
 ) -> (a2a::AgentCard, serde_json::Value) {
+    let config = &state.config;
     let none = json!({"keys": []});
     if !config.sign_card {
         return (card, none);
@@ -119,6 +120,7 @@ fn signed(
         value["description"] = json!("A description nobody signed.");
     }
     let jwks = json!({"keys": [key.public_jwk()]});
+    let _ = state.signer.set(crate::Signer { key, jku });
     match serde_json::from_value(value) {
         Ok(signed) => (signed, jwks),
         Err(e) => {

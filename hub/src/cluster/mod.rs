@@ -169,6 +169,10 @@ struct StoredCard {
     /// Absent in rows written before signatures were checked.
     #[serde(default)]
     signature: exchange::jws::CardSignature,
+    /// The keys that verified it; absent in rows written before answers
+    /// were signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    keys: Option<jsonwebtoken::jwk::JwkSet>,
 }
 
 /// The hub process's place among replicas. Cheap to clone.
@@ -488,6 +492,7 @@ async fn write_health(
             version: c.version.as_str().to_string(),
             card: c.card.clone(),
             signature: c.signature.clone(),
+            keys: c.keys.clone(),
         })
     });
     let plane = s.plane.as_ref().map(|p| to_json(&StoredStatus::from(p)));
@@ -527,6 +532,7 @@ async fn read_health(store: &Store, system: &str) -> Result<Option<HealthSnapsho
                     version,
                     card: c.card,
                     signature: c.signature,
+                    keys: c.keys,
                 }))
             }
         };

@@ -97,6 +97,7 @@ async fn replicas_see_each_other_live_and_die() {
             version: exchange::envelope::A2aVersion::V1_0,
             card: serde_json::json!({"name": "VendorCorp"}),
             signature: exchange::jws::CardSignature::Verified { kid: "k1".into() },
+            keys: None,
         })),
         plane: Some(PeerStatus::Healthy),
     };

@@ -168,6 +168,26 @@ impl ProviderReply {
             .insert(key.to_string(), value);
     }
 
+    /// The string its metadata (the Message's or the Task's) holds at
+    /// `key`. A message passed through is read for it only when it has
+    /// metadata at all.
+    pub fn metadata_str(&self, key: &str) -> Option<String> {
+        let metadata = match self {
+            Self::Typed(SendMessageResponse::Message(m)) => m.metadata.as_ref(),
+            Self::Typed(SendMessageResponse::Task(t)) => t.metadata.as_ref(),
+            Self::Passed(passed) if passed.has_metadata => {
+                #[derive(Deserialize)]
+                struct Metadata {
+                    metadata: HashMap<String, Value>,
+                }
+                let read: Metadata = serde_json::from_str(passed.message.get()).ok()?;
+                return read.metadata.get(key)?.as_str().map(str::to_string);
+            }
+            Self::Passed(_) => None,
+        };
+        metadata?.get(key)?.as_str().map(str::to_string)
+    }
+
     /// The task the provider answered with, if it answered with one.
     pub fn task(&self) -> Option<&Task> {
         match self {

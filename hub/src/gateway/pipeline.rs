@@ -141,7 +141,7 @@ impl Gateway {
             records.clone(),
             forwarder.clone(),
         ));
-        let receipts = Issuer::new(keys, identity.clone());
+        let receipts = Issuer::new(keys, identity.clone(), board.clone());
         Ok(Self {
             registry,
             admission: Admission::new(identity, quotas),

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::call::Call;
+use crate::health::StatusBoard;
 use crate::identity::Identity;
 use crate::net::machine::PublicUrls;
 use crate::signing::HubKeys;
@@ -22,13 +23,15 @@ use crate::store::task_records::RecordState;
 use a2a::Task;
 use exchange::audit::chain::Content;
 use exchange::audit::{AuditRecord, Stamp};
-use exchange::receipt::{self, Receipt, TaskState, Terms, TrailRef};
+use exchange::receipt::{self, ProviderSignature, Receipt, TaskState, Terms, TrailRef};
 
 /// What signs receipts, and where the hub is (the names they carry).
 #[derive(Clone)]
 pub(super) struct Issuer {
     keys: Arc<HubKeys>,
     identity: Arc<Identity>,
+    /// The providers' cards, with the keys that verified them.
+    board: Arc<StatusBoard>,
 }
 
 /// What a receipt says of a call besides its record: the digests of what
@@ -41,13 +44,54 @@ pub(crate) struct Crossed<'a> {
     pub(crate) answer: Option<&'a Value>,
     /// The task the answer is.
     pub(crate) task: Option<&'a Task>,
+    /// The provider's own signature of the answer, as it sent it.
+    pub(crate) provider_signature: Option<String>,
 }
 
 impl Issuer {
     /// Receipts signed by `keys`, issued as the hub at the primary public
-    /// address `identity` knows (its `jku` the JWKS there).
-    pub(super) fn new(keys: Arc<HubKeys>, identity: Arc<Identity>) -> Self {
-        Self { keys, identity }
+    /// address `identity` knows (its `jku` the JWKS there); a provider's
+    /// signature of its answer checked against the keys `board` holds for
+    /// its card.
+    pub(super) fn new(
+        keys: Arc<HubKeys>,
+        identity: Arc<Identity>,
+        board: Arc<StatusBoard>,
+    ) -> Self {
+        Self {
+            keys,
+            identity,
+            board,
+        }
+    }
+
+    /// The provider's signature of `answer`, when it sent one that the
+    /// keys of its verified card verify (one that does not is logged and
+    /// left out: the receipt then proves only what the hub relayed).
+    fn provider_signature(
+        &self,
+        provider: &str,
+        jws: &str,
+        answer: &Value,
+    ) -> Option<ProviderSignature> {
+        let card = self.board.card(provider);
+        let Some(keys) = card.as_ref().and_then(|c| c.keys.as_ref()) else {
+            tracing::info!(
+                provider,
+                "an answer signature from a provider whose card is not verified"
+            );
+            return None;
+        };
+        match receipt::verify_answer(jws, answer, keys) {
+            Ok(kid) => Some(ProviderSignature {
+                jws: jws.to_string(),
+                kid,
+            }),
+            Err(why) => {
+                tracing::warn!(provider, %why, "a provider's answer signature does not verify");
+                None
+            }
+        }
     }
 
     /// The receipt of `call`, recorded as `record` (whose `system` is the
@@ -104,6 +148,12 @@ impl Issuer {
                 trail: TrailRef {
                     chain: record.system.clone(),
                     record: record_digest.hex(),
+                },
+                provider_signature: match (&crossed.provider_signature, crossed.answer) {
+                    (Some(jws), Some(answer)) => {
+                        self.provider_signature(&record.provider, jws, answer)
+                    }
+                    _ => None,
                 },
             };
             let jku = format!("{issuer}{}", crate::signing::JWKS_PATH);

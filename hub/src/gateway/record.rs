@@ -236,6 +236,9 @@ impl Recorder {
                     request: shown.request.clone(),
                     answer,
                     task: task.as_ref(),
+                    provider_signature: reply
+                        .as_ref()
+                        .and_then(|r| r.metadata_str(exchange::receipt::ANSWER_SIGNATURE_KEY)),
                 };
                 receipt = self.receipts.issue(call, &record, shown.method, &crossed);
                 let until = Instant::now() + AUDIT_GRACE;

@@ -55,6 +55,10 @@ pub struct ProviderCard {
     /// What its signatures said when the prober checked them against the
     /// provider's published keys.
     pub signature: CardSignature,
+    /// The keys that verified them (none for a card that is unsigned or
+    /// failed): what a provider's signature of an answer is checked
+    /// against ([`exchange::receipt::ANSWER_SIGNATURE_KEY`]).
+    pub keys: Option<jsonwebtoken::jwk::JwkSet>,
 }
 
 impl ProviderCard {
@@ -195,6 +199,7 @@ impl StatusBoard {
         system: &str,
         card: Value,
         signature: CardSignature,
+        keys: Option<jsonwebtoken::jwk::JwkSet>,
     ) -> Result<(), NotConnected> {
         let version = bridge::version_of_card(&card);
         let card = match version {
@@ -203,10 +208,12 @@ impl StatusBoard {
                 NotConnected::new(ReasonCode::PeerError, format!("agent card (v0.3): {e}"))
             })?,
         };
+        let keys = keys.filter(|_| matches!(signature, CardSignature::Verified { .. }));
         let card = Arc::new(ProviderCard {
             version,
             card,
             signature,
+            keys,
         });
         let before = match self.cards.write() {
             Ok(mut m) => m.insert(system.to_string(), card.clone()),
@@ -439,6 +446,7 @@ mod tests {
     fn a_card_names_the_endpoint_only_under_the_registered_base_url() {
         let card = |url: &str| ProviderCard {
             signature: CardSignature::Unsigned,
+            keys: None,
             version: A2aVersion::V0_3,
             card: json!({"supportedInterfaces": [
                 {"url": "http://127.0.0.1:9/elsewhere", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},

@@ -177,8 +177,8 @@ impl Prober {
                     "agent card has no name",
                 ));
             }
-            let signature = self.check_signature(system, &card, timeout).await;
-            self.board.record_card(&system.id, card, signature)?;
+            let (signature, keys) = self.check_signature(system, &card, timeout).await;
+            self.board.record_card(&system.id, card, signature, keys)?;
         }
         Ok(())
     }
@@ -187,19 +187,20 @@ impl Prober {
     /// provider publishes: at the JWKS URL its signature names (`jku`),
     /// which must lie under the registry's address of the provider (a card
     /// cannot vouch for itself with keys from anywhere), else at
-    /// `{base}/.well-known/jwks.json`.
+    /// `{base}/.well-known/jwks.json`; with the keys, which then also
+    /// verify the provider's signatures of its answers.
     async fn check_signature(
         &self,
         system: &System,
         card: &Value,
         timeout: Duration,
-    ) -> CardSignature {
+    ) -> (CardSignature, Option<jsonwebtoken::jwk::JwkSet>) {
         if card
             .get("signatures")
             .and_then(Value::as_array)
             .is_none_or(Vec::is_empty)
         {
-            return CardSignature::Unsigned;
+            return (CardSignature::Unsigned, None);
         }
         let base = system.base_url.trim_end_matches('/');
         let url = match jws::key_url(card) {
@@ -212,24 +213,34 @@ impl Prober {
                 url
             }
             Some(_) => {
-                return CardSignature::Failed {
-                    why: "the signature's key URL (jku) is not under the provider's address".into(),
-                }
+                return (
+                    CardSignature::Failed {
+                        why: "the signature's key URL (jku) is not under the provider's address"
+                            .into(),
+                    },
+                    None,
+                )
             }
         };
         let keys = match self.get_json(&system.id, &url, timeout).await {
             Ok(keys) => keys,
             Err(nc) => {
-                return CardSignature::Failed {
-                    why: format!("the provider's keys: {}", nc.detail),
-                }
+                return (
+                    CardSignature::Failed {
+                        why: format!("the provider's keys: {}", nc.detail),
+                    },
+                    None,
+                )
             }
         };
         match serde_json::from_value::<jsonwebtoken::jwk::JwkSet>(keys) {
-            Ok(keys) => jws::verify_card(card, &keys),
-            Err(_) => CardSignature::Failed {
-                why: "the provider's keys are not a JWKS".into(),
-            },
+            Ok(keys) => (jws::verify_card(card, &keys), Some(keys)),
+            Err(_) => (
+                CardSignature::Failed {
+                    why: "the provider's keys are not a JWKS".into(),
+                },
+                None,
+            ),
         }
     }
 
