@@ -142,6 +142,8 @@ pub struct Hub {
     pub audit: AuditTrail,
     /// The keys the hub signs its cards and checkpoints with.
     pub keys: Arc<crate::signing::HubKeys>,
+    /// The push relay: callers' webhooks, the provider's posts, deliveries.
+    pub push: Arc<crate::push::PushRelay>,
     /// The hub's record of the tasks it forwarded.
     records: TaskRecords,
     /// Every negotiation turn that crossed the hub.
@@ -214,6 +216,13 @@ impl Hub {
         let audit = AuditTrail::open(store.clone(), hub_id);
         let negotiations = Negotiations::new(store.clone());
         let keys = crate::signing::HubKeys::open(store.clone()).await?;
+        let push = crate::push::PushRelay::new(
+            crate::store::push::PushTables::new(store.clone()),
+            &egress,
+            keys.clone(),
+            identity.clone(),
+            traffic.prometheus().push(),
+        );
         let gateway = Arc::new(Gateway::new(gateway::Wiring {
             registry: registry.clone(),
             board: board.clone(),
@@ -229,6 +238,7 @@ impl Hub {
             egress: egress.clone(),
             provider_tls: provider_tls.clone(),
             keys: keys.clone(),
+            push: push.clone(),
         })?);
         let login_counters = traffic.prometheus().login();
         Ok(Self {
@@ -240,6 +250,7 @@ impl Hub {
             traffic,
             audit,
             keys,
+            push,
             records,
             negotiations,
             events,
@@ -448,8 +459,16 @@ impl Hub {
             registry: self.registry.clone(),
             identity: self.identity.clone(),
         };
+        let push = Router::new()
+            .route(
+                &format!("{}/{{relay_id}}", crate::push::PATH),
+                post(crate::push::receive::webhook),
+            )
+            .layer(DefaultBodyLimit::max(crate::push::receive::MAX_EVENT))
+            .with_state(self.push.clone());
         let machine = gateway
             .merge(metrics)
+            .merge(push)
             .merge(crate::surface::router(
                 crate::surface::Surface {
                     gateway: self.gateway.clone(),

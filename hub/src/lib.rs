@@ -23,6 +23,7 @@
 //! | [`surface`] | the hub as an A2A server: per-provider agent cards, JSON-RPC and HTTP+JSON |
 //! | [`bridge`] | A2A v0.3 ⇄ v1.0: methods, params, results, events and cards translated both ways, for callers and providers that speak 0.3 (pure) |
 //! | [`health`] | who is alive: health probes and the status board |
+//! | [`push`] | the push relay: callers' webhooks for their tasks, the hub's own webhook at the provider, signed deliveries with retries and dead letters |
 //! | [`traffic`] | whether work got done: per-edge counts, the envelope inspector, `/metrics` |
 //! | [`events`] | what changed, pushed live to open canvases |
 //! | [`redaction`] | the only road from a peer's answer to a browser |
@@ -51,6 +52,7 @@ pub mod hub;
 pub mod identity;
 pub mod net;
 pub mod onboarding;
+pub mod push;
 pub mod quotas;
 pub mod redaction;
 pub mod registry;

@@ -152,6 +152,18 @@ impl HubKeys {
         }
     }
 
+    /// A detached compact JWS (`protected..signature`) of `payload` with
+    /// the current key, naming `jku` as where the JWKS is: what signs a
+    /// push delivery's body.
+    pub fn sign_detached(&self, payload: &[u8], jku: &str) -> Result<String, SignError> {
+        let (protected, signature) = self
+            .ring
+            .load()
+            .current
+            .sign_detached(json!({"jku": jku}), payload)?;
+        Ok(format!("{protected}..{signature}"))
+    }
+
     /// `receipt` signed with the current key, naming `jku` as where the
     /// JWKS is: the compact JWS a party keeps.
     pub fn sign_receipt(

@@ -19,12 +19,13 @@ use crate::VERSION;
 use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 
 /// The capabilities declared in the card and enforced by the handler: no
-/// streaming and no push (a call is answered at once; a task skill's task
-/// is read again with `GetTask`).
+/// streaming (a call is answered at once; a task skill's task is read
+/// again with `GetTask`, or its events pushed); push notifications of a
+/// task's events to the webhook its caller (the hub) registered.
 pub fn capabilities() -> AgentCapabilities {
     AgentCapabilities {
         streaming: Some(false),
-        push_notifications: Some(false),
+        push_notifications: Some(true),
         extensions: None,
         extended_agent_card: None,
     }

@@ -14,7 +14,10 @@ use crate::executor::PeerExecutor;
 use crate::{PeerState, Token, VERSION};
 use a2a_server::agent_card::agent_card_router;
 use a2a_server::jsonrpc::jsonrpc_router;
-use a2a_server::{DefaultRequestHandler, StaticAgentCard};
+use a2a_server::{
+    DefaultRequestHandler, HttpPushSender, HttpPushSenderConfig, InMemoryPushConfigStore,
+    StaticAgentCard,
+};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
@@ -44,8 +47,20 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     // answer duplicates from it and decide cancels with it).
     let executor = PeerExecutor::new(state.clone());
     let store = executor.task_store();
-    let handler =
-        Arc::new(DefaultRequestHandler::new(executor, store).with_capabilities(capabilities()));
+    // Push notifications of a task's events to the URL its caller
+    // registered: only the hub reaches this endpoint (its bearer token),
+    // and the hub registers its own webhook, so the sender's guard against
+    // private addresses is off (the hub may listen on one).
+    let pusher = HttpPushSender::new(Some(HttpPushSenderConfig {
+        timeout: std::time::Duration::from_secs(10),
+        fail_on_error: false,
+        validate_urls: false,
+    }));
+    let handler = Arc::new(
+        DefaultRequestHandler::new(executor, store)
+            .with_capabilities(capabilities())
+            .with_push_notifications(InMemoryPushConfigStore::new(), pusher),
+    );
     let mut a2a = jsonrpc_router(handler);
     if state.config.faults.endless_answer {
         a2a = a2a.layer(middleware::from_fn(endless_answer));

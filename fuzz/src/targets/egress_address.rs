@@ -80,6 +80,7 @@ const DICTIONARY: &[&str] = &[
 const MEMBER_LIST: &str = "127.0.0.1/32, ::1/128";
 const IDENTITY_LIST: &str = "10.0.0.0/8, 169.254.0.0/16, fc00::/7";
 const ONBOARD_LIST: &str = "";
+const PUSH_LIST: &str = "127.0.0.3/32";
 /// Where "the hub" of this target listens.
 const OWN: [(&str, u16); 2] = [("127.0.0.1", 3000), ("::1", 3001)];
 
@@ -87,7 +88,12 @@ fn policy() -> &'static Policy {
     static POLICY: OnceLock<Policy> = OnceLock::new();
     POLICY.get_or_init(|| {
         let list = |text: &str| Networks::parse("test", text).unwrap_or_default();
-        let policy = Policy::new([list(MEMBER_LIST), list(IDENTITY_LIST), list(ONBOARD_LIST)]);
+        let policy = Policy::new([
+            list(MEMBER_LIST),
+            list(IDENTITY_LIST),
+            list(ONBOARD_LIST),
+            list(PUSH_LIST),
+        ]);
         for (ip, port) in OWN {
             if let Ok(ip) = ip.parse::<IpAddr>() {
                 policy.listening_on(SocketAddr::new(ip, port));
@@ -102,7 +108,7 @@ fn open_policy() -> &'static Policy {
     static POLICY: OnceLock<Policy> = OnceLock::new();
     POLICY.get_or_init(|| {
         let all = || Networks::parse("test", "0.0.0.0/0, ::/0").unwrap_or_default();
-        Policy::new([all(), all(), all()])
+        Policy::new([all(), all(), all(), all()])
     })
 }
 
@@ -295,10 +301,12 @@ mod oracle {
             net4(169, 254, 0, 0, 16),
             net6(0xfc00 << 112, 7),
         ];
+        const PUSH: &[(u128, u128)] = &[net4(127, 0, 0, 3, 32)];
         match purpose {
             Purpose::Member => MEMBER,
             Purpose::Identity => IDENTITY,
             Purpose::Onboarding => &[],
+            Purpose::Push => PUSH,
         }
     }
 

@@ -15,6 +15,9 @@
 //! hub's signed receipts offline, and that each is in a trail export
 //! (`receipt`).
 //!
+//! `hub push dead-letters --db X`: the push relay's deliveries that failed
+//! every attempt (`push`).
+//!
 //! `hub hash-password`: reads a password from stdin (one line) and prints
 //! its argon2 hash, for the UI users file (`--ui-users`).
 //!
@@ -34,6 +37,8 @@ use trail::{trail, TrailArgs};
 
 #[path = "hub/people.rs"]
 mod people;
+#[path = "hub/push.rs"]
+mod push;
 #[path = "hub/receipt.rs"]
 mod receipt;
 #[path = "hub/trail.rs"]
@@ -68,6 +73,8 @@ enum Command {
     /// Receipts: `verify` the hub's signed receipts against its JWKS (and
     /// a trail export).
     Receipt(receipt::ReceiptArgs),
+    /// The push relay: its `dead-letters`.
+    Push(push::PushArgs),
     /// Read a password from stdin, print its argon2 hash (UI users file).
     HashPassword,
     /// People and roles: list, add, set, password, remove.
@@ -159,6 +166,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => runtime.block_on(serve(args)),
         Some(Command::Trail(args)) => runtime.block_on(trail(args)),
         Some(Command::Receipt(args)) => runtime.block_on(receipt::receipt(args)),
+        Some(Command::Push(args)) => runtime.block_on(push::push(args)),
         Some(Command::HashPassword) => hash_password(),
         Some(Command::People(args)) => runtime.block_on(people::people(args)),
         Some(Command::Credentials(args)) => runtime.block_on(people::credentials(args)),

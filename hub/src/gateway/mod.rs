@@ -108,6 +108,7 @@ mod http;
 pub mod mcp;
 mod negotiation;
 mod pipeline;
+mod push;
 mod receipt;
 mod record;
 mod replay;
@@ -196,6 +197,8 @@ pub struct Wiring {
     pub provider_tls: Option<ProviderTls>,
     /// The keys the hub signs each call's receipt with.
     pub keys: Arc<crate::signing::HubKeys>,
+    /// The push relay the push-config operations are kept by.
+    pub push: Arc<crate::push::PushRelay>,
 }
 
 /// Why the gateway could not be built.

@@ -128,6 +128,7 @@ impl Gateway {
             egress,
             provider_tls,
             keys,
+            push,
         } = wiring;
         let providers = Providers::new(
             CONNECT_TIMEOUT,
@@ -140,6 +141,7 @@ impl Gateway {
             owners.clone(),
             records.clone(),
             forwarder.clone(),
+            push,
         ));
         let receipts = Issuer::new(keys, identity.clone(), board.clone());
         Ok(Self {

@@ -27,11 +27,16 @@ use super::call::Call;
 use super::forward::{Forwarder, Rpc};
 use crate::bridge::Method;
 use crate::net::listen::Peer;
+use crate::push::PushRelay;
 use crate::registry::model::System;
 use crate::registry::Loaded;
 use crate::store::task_owners::TaskOwners;
 use crate::store::task_records::{RecordState, TaskRecords};
-use a2a::{CancelTaskRequest, GetTaskRequest, ListTasksRequest, Task};
+use a2a::{
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, Task, TaskPushNotificationConfig,
+};
 use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
 use exchange::text::clip;
@@ -45,6 +50,14 @@ pub enum TaskOp {
     Cancel(CancelTaskRequest),
     /// `ListTasks`.
     List(ListTasksRequest),
+    /// `CreateTaskPushNotificationConfig`: kept by the hub's push relay.
+    CreatePush(TaskPushNotificationConfig),
+    /// `GetTaskPushNotificationConfig`.
+    GetPush(GetTaskPushNotificationConfigRequest),
+    /// `ListTaskPushNotificationConfigs`.
+    ListPush(ListTaskPushNotificationConfigsRequest),
+    /// `DeleteTaskPushNotificationConfig`.
+    DeletePush(DeleteTaskPushNotificationConfigRequest),
 }
 
 impl TaskOp {
@@ -54,6 +67,10 @@ impl TaskOp {
             TaskOp::Get(_) => Method::GetTask,
             TaskOp::Cancel(_) => Method::CancelTask,
             TaskOp::List(_) => Method::ListTasks,
+            TaskOp::CreatePush(_) => Method::CreatePushConfig,
+            TaskOp::GetPush(_) => Method::GetPushConfig,
+            TaskOp::ListPush(_) => Method::ListPushConfigs,
+            TaskOp::DeletePush(_) => Method::DeletePushConfig,
         }
     }
 
@@ -63,6 +80,10 @@ impl TaskOp {
             TaskOp::Get(_) => "GetTask",
             TaskOp::Cancel(_) => "CancelTask",
             TaskOp::List(_) => "ListTasks",
+            TaskOp::CreatePush(_) => "CreateTaskPushNotificationConfig",
+            TaskOp::GetPush(_) => "GetTaskPushNotificationConfig",
+            TaskOp::ListPush(_) => "ListTaskPushNotificationConfigs",
+            TaskOp::DeletePush(_) => "DeleteTaskPushNotificationConfig",
         }
     }
 
@@ -72,6 +93,10 @@ impl TaskOp {
             TaskOp::Get(r) => Some(&r.id),
             TaskOp::Cancel(r) => Some(&r.id),
             TaskOp::List(_) => None,
+            TaskOp::CreatePush(c) => Some(&c.task_id),
+            TaskOp::GetPush(r) => Some(&r.task_id),
+            TaskOp::ListPush(r) => Some(&r.task_id),
+            TaskOp::DeletePush(r) => Some(&r.task_id),
         }
     }
 
@@ -80,6 +105,10 @@ impl TaskOp {
             TaskOp::Get(r) => serde_json::to_value(r),
             TaskOp::Cancel(r) => serde_json::to_value(r),
             TaskOp::List(r) => serde_json::to_value(r),
+            TaskOp::CreatePush(r) => serde_json::to_value(r),
+            TaskOp::GetPush(r) => serde_json::to_value(r),
+            TaskOp::ListPush(r) => serde_json::to_value(r),
+            TaskOp::DeletePush(r) => serde_json::to_value(r),
         }
     }
 }
@@ -138,16 +167,24 @@ pub struct TaskHandled {
 pub(super) struct TaskOps {
     owners: TaskOwners,
     records: TaskRecords,
-    forwarder: Arc<Forwarder>,
+    pub(super) forwarder: Arc<Forwarder>,
+    /// The push relay the push-config operations are kept by.
+    pub(super) push: Arc<PushRelay>,
 }
 
 impl TaskOps {
     /// Operations checked against `owners`, observed into `records`, sent
     /// by `forwarder`.
-    pub(super) fn new(owners: TaskOwners, records: TaskRecords, forwarder: Arc<Forwarder>) -> Self {
+    pub(super) fn new(
+        owners: TaskOwners,
+        records: TaskRecords,
+        forwarder: Arc<Forwarder>,
+        push: Arc<PushRelay>,
+    ) -> Self {
         Self {
             owners,
             records,
+            push,
             forwarder,
         }
     }
@@ -213,16 +250,22 @@ impl TaskOps {
                 return Err(TaskRefusal::NotFound(id.to_string()));
             }
         }
-        if let TaskOp::List(asked) = op {
-            let owned = self.owners.owned(provider, caller).await.map_err(refused)?;
-            return self.list_owned(rpc, asked, &owned).await;
+        match op {
+            TaskOp::List(asked) => {
+                let owned = self.owners.owned(provider, caller).await.map_err(refused)?;
+                self.list_owned(rpc, asked, &owned).await
+            }
+            TaskOp::CreatePush(_)
+            | TaskOp::GetPush(_)
+            | TaskOp::ListPush(_)
+            | TaskOp::DeletePush(_) => self.push_op(rpc, op).await,
+            _ => self.ask(rpc, op).await,
         }
-        self.ask(rpc, op).await
     }
 
     /// One task operation at the provider: its result, its A2A error, or
     /// why nothing usable came back (the status board hears of it).
-    async fn ask(&self, rpc: &Rpc<'_>, op: &TaskOp) -> Result<Value, TaskRefusal> {
+    pub(super) async fn ask(&self, rpc: &Rpc<'_>, op: &TaskOp) -> Result<Value, TaskRefusal> {
         let provider = rpc.system.id.as_str();
         let params = op
             .params()
@@ -380,6 +423,14 @@ pub(super) fn read_task_answer(
             if !tasks.is_array() {
                 return Err(fail(format!("{id}'s task list has no list of tasks")));
             }
+        }
+        TaskOp::CreatePush(_) => {
+            serde_json::from_value::<TaskPushNotificationConfig>(result.clone()).map_err(|e| {
+                fail(format!(
+                    "{id}'s answer is not a push configuration: {}",
+                    clip(&e.to_string(), 200)
+                ))
+            })?;
         }
         _ => {
             serde_json::from_value::<Task>(result.clone()).map_err(|e| {

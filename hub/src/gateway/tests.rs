@@ -170,11 +170,19 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
     let keys = crate::signing::HubKeys::open(pool.clone())
         .await
         .expect("keys");
+    let identity = Arc::new(crate::identity::Identity::new(&egress));
+    let push = crate::push::PushRelay::new(
+        crate::store::push::PushTables::new(pool.clone()),
+        &egress,
+        keys.clone(),
+        identity.clone(),
+        Default::default(),
+    );
     let gateway = Arc::new(
         Gateway::new(Wiring {
             registry,
             board: board.clone(),
-            identity: Arc::new(crate::identity::Identity::new(&egress)),
+            identity,
             traffic: Arc::new(crate::traffic::Traffic::new()),
             audit: audit.clone(),
             idempotency: IdempotencyStore::new(pool.clone()),
@@ -186,6 +194,7 @@ async fn fixture(port: u16, deadline_ms: u64, tag: &str) -> Fixture {
             egress,
             provider_tls: None,
             keys,
+            push,
         })
         .expect("gw"),
     );

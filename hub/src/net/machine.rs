@@ -32,13 +32,14 @@ use tower::ServiceExt;
 pub const GRPC_SERVICE: &str = "/lf.a2a.v1.A2AService";
 
 /// The path prefixes that are machine paths (each also as a whole path).
-pub const PREFIXES: [&str; 7] = [
+pub const PREFIXES: [&str; 8] = [
     "/a2a",
     "/mcp",
     "/gateway",
     "/.well-known",
     "/metrics",
     "/receipts",
+    "/push",
     GRPC_SERVICE,
 ];
 

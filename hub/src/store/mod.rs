@@ -25,11 +25,13 @@
 //! | [`task_owners`] | whose task is it: the caller that created each task id |
 //! | [`negotiations`] | every negotiation turn that crossed the hub |
 //! | [`budget_plans`] | the hub's own local write when its operator approves a proposal |
+//! | [`push`] | the push relay's: callers' push configurations, the hub's registrations with providers, events taken, dead letters |
 
 pub mod budget_plans;
 pub mod edges;
 pub mod idempotency;
 pub mod negotiations;
+pub mod push;
 pub mod task_owners;
 pub mod task_records;
 

@@ -17,7 +17,8 @@
 //!   hub knows a caller by, never the provider's, or an access token of
 //!   the caller's own identity provider, advertised as `oauth2` with the
 //!   client-credentials flow), and the capabilities the surface offers
-//!   (streaming yes, push no, an extended card).
+//!   (streaming yes, push yes through the hub's relay, an extended card,
+//!   the receipts extension).
 //!
 //! Who sees which card ([`Viewer`]):
 //! * an **anonymous** client gets the *public* card: everything above but
@@ -52,7 +53,8 @@ const BEARER: &str = "bearer";
 const OAUTH2: &str = "oauth2";
 
 /// The capabilities of the hub's surface: streaming (a provider that does
-/// not stream answers in one event), no push notifications; an extended
+/// not stream answers in one event), push notifications (relayed by the
+/// hub, [`crate::push`]); an extended
 /// card for a provider (the skills are on it), none for the hub itself;
 /// and the receipts extension: every answer carries the hub's signed
 /// receipt of the exchange ([`exchange::receipt`]), which a client may
@@ -60,7 +62,7 @@ const OAUTH2: &str = "oauth2";
 pub fn capabilities(extended_card: bool) -> AgentCapabilities {
     AgentCapabilities {
         streaming: Some(true),
-        push_notifications: Some(false),
+        push_notifications: Some(true),
         extensions: Some(vec![a2a::AgentExtension {
             uri: exchange::receipt::EXTENSION_URI.into(),
             description: Some(format!(

@@ -250,14 +250,6 @@ impl SurfaceError {
     }
 }
 
-/// Push notifications: the cards say `pushNotifications: false`.
-pub fn no_push() -> SurfaceError {
-    SurfaceError::protocol(
-        code::PUSH_NOT_SUPPORTED,
-        "the hub does not send push notifications",
-    )
-}
-
 /// An error as the HTTP+JSON binding answers it (and discovery, whose
 /// documents are plain HTTP): the `google.rpc.Status` body, the envelope
 /// echoed, `WWW-Authenticate` on 401, `Retry-After` on a refusal that

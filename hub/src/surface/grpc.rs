@@ -22,8 +22,7 @@
 //!
 //! The binding is v1.0 only (v0.3's gRPC service is another package): a
 //! call without `A2A-Version` metadata is a v1.0 call. Push notification
-//! configs are `UNIMPLEMENTED` with A2A's `PushNotificationNotSupported`,
-//! as on the other bindings.
+//! configs are kept by the hub's push relay, as on the other bindings.
 
 use std::pin::Pin;
 
@@ -235,28 +234,62 @@ impl A2aService for Grpc {
         &self,
         request: Request<proto::TaskPushNotificationConfig>,
     ) -> Result<Response<proto::TaskPushNotificationConfig>, Status> {
-        Err(no_push(&request))
+        let asked = self.call(&request, &request.get_ref().tenant)?;
+        let config = pbconv::from_proto_task_push_notification_config(request.get_ref());
+        let (envelope, kept) = self
+            .task::<a2a::TaskPushNotificationConfig>(&asked, TaskOp::CreatePush(config))
+            .await?;
+        Ok(answer(
+            &envelope,
+            pbconv::to_proto_task_push_notification_config(&kept),
+        ))
     }
 
     async fn get_task_push_notification_config(
         &self,
         request: Request<proto::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<proto::TaskPushNotificationConfig>, Status> {
-        Err(no_push(&request))
+        let asked = self.call(&request, &request.get_ref().tenant)?;
+        let op = TaskOp::GetPush(
+            pbconv::from_proto_get_task_push_notification_config_request(request.get_ref()),
+        );
+        let (envelope, kept) = self
+            .task::<a2a::TaskPushNotificationConfig>(&asked, op)
+            .await?;
+        Ok(answer(
+            &envelope,
+            pbconv::to_proto_task_push_notification_config(&kept),
+        ))
     }
 
     async fn list_task_push_notification_configs(
         &self,
         request: Request<proto::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<Response<proto::ListTaskPushNotificationConfigsResponse>, Status> {
-        Err(no_push(&request))
+        let asked = self.call(&request, &request.get_ref().tenant)?;
+        let op = TaskOp::ListPush(
+            pbconv::from_proto_list_task_push_notification_configs_request(request.get_ref()),
+        );
+        let (envelope, list) = self
+            .task::<a2a::ListTaskPushNotificationConfigsResponse>(&asked, op)
+            .await?;
+        Ok(answer(
+            &envelope,
+            pbconv::to_proto_list_task_push_notification_configs_response(&list),
+        ))
     }
 
     async fn delete_task_push_notification_config(
         &self,
         request: Request<proto::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<()>, Status> {
-        Err(no_push(&request))
+        let asked = self.call(&request, &request.get_ref().tenant)?;
+        let op = TaskOp::DeletePush(
+            pbconv::from_proto_delete_task_push_notification_config_request(request.get_ref()),
+        );
+        let (envelope, answer_) = ops::task(&self.surface, &asked, op).await;
+        answer_.map_err(|e| status(&envelope, &e))?;
+        Ok(answer(&envelope, ()))
     }
 
     /// The caller's extended card, with the interfaces of the address the
@@ -304,12 +337,6 @@ fn read<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, SurfaceError>
             StatusCode::BAD_GATEWAY,
         )
     })
-}
-
-/// Push notification configs: not sent by the hub.
-fn no_push<T>(request: &Request<T>) -> Status {
-    let headers = request.metadata().clone().into_headers();
-    status(&Envelope::from_headers(&headers), &super::errors::no_push())
 }
 
 /// A refusal as a gRPC status: the code of its failure, its message, the

@@ -138,10 +138,20 @@ pub async fn handler(
                 },
             }
         }
-        Method::GetTask | Method::CancelTask | Method::ListTasks => {
+        Method::GetTask
+        | Method::CancelTask
+        | Method::ListTasks
+        | Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => {
             let op = match method {
                 Method::GetTask => typed(params).map(TaskOp::Get),
                 Method::CancelTask => typed(params).map(TaskOp::Cancel),
+                Method::CreatePushConfig => typed(params).map(TaskOp::CreatePush),
+                Method::GetPushConfig => typed(params).map(TaskOp::GetPush),
+                Method::ListPushConfigs => typed(params).map(TaskOp::ListPush),
+                Method::DeletePushConfig => typed(params).map(TaskOp::DeletePush),
                 _ => typed(params).map(TaskOp::List),
             };
             let op = match op {
@@ -167,10 +177,6 @@ pub async fn handler(
                 Err(e) => reply.error(e),
             }
         }
-        Method::CreatePushConfig
-        | Method::GetPushConfig
-        | Method::ListPushConfigs
-        | Method::DeletePushConfig => reply.error(super::errors::no_push()),
         Method::GetExtendedAgentCard => match super::discovery::extended_card(&surface, &request) {
             Ok(card) => match to_json(&card) {
                 Ok(mut v) => {

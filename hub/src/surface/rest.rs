@@ -42,11 +42,11 @@ pub fn routes() -> Router<Surface> {
         .route("/tasks/{id}", get(task_get).post(task_post))
         .route(
             "/tasks/{id}/pushNotificationConfigs",
-            get(push_configs).post(push_configs),
+            get(push_list).post(push_create),
         )
         .route(
             "/tasks/{id}/pushNotificationConfigs/{config}",
-            get(push_configs).delete(push_configs),
+            get(push_get).delete(push_delete),
         )
         .route(
             "/extendedAgentCard",
@@ -293,8 +293,96 @@ async fn subscribe(surface: Surface, c: Call, id: String) -> Response {
     }
 }
 
-async fn push_configs(headers: HeaderMap) -> Response {
-    error(&Envelope::from_headers(&headers), super::errors::no_push())
+/// `POST /tasks/{id}/pushNotificationConfigs`: the body is the
+/// configuration (its `taskId`, if any, must be the path's).
+async fn push_create(
+    State(surface): State<Surface>,
+    Path((provider, id)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let peer = Peer::of(&request);
+    let (parts, raw) = request.into_parts();
+    let c = match call(provider, parts.headers.clone(), peer) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let mut config: a2a::TaskPushNotificationConfig =
+        match body(&c.envelope, &parts.headers, raw).await {
+            Ok(config) => config,
+            Err(r) => return r,
+        };
+    if !config.task_id.is_empty() && config.task_id != id {
+        return error(
+            &c.envelope,
+            SurfaceError::protocol(code::INVALID_PARAMS, "the body's taskId is not the path's"),
+        );
+    }
+    config.task_id = id;
+    push_op(&surface, &c, TaskOp::CreatePush(config)).await
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs`.
+async fn push_list(
+    State(surface): State<Surface>,
+    Path((provider, id)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let op = TaskOp::ListPush(a2a::ListTaskPushNotificationConfigsRequest {
+        task_id: id,
+        page_size: None,
+        page_token: None,
+        tenant: None,
+    });
+    push_op(&surface, &c, op).await
+}
+
+/// `GET /tasks/{id}/pushNotificationConfigs/{config}`.
+async fn push_get(
+    State(surface): State<Surface>,
+    Path((provider, id, config)): Path<(String, String, String)>,
+    request: Request,
+) -> Response {
+    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let op = TaskOp::GetPush(a2a::GetTaskPushNotificationConfigRequest {
+        task_id: id,
+        id: config,
+        tenant: None,
+    });
+    push_op(&surface, &c, op).await
+}
+
+/// `DELETE /tasks/{id}/pushNotificationConfigs/{config}`.
+async fn push_delete(
+    State(surface): State<Surface>,
+    Path((provider, id, config)): Path<(String, String, String)>,
+    request: Request,
+) -> Response {
+    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let op = TaskOp::DeletePush(a2a::DeleteTaskPushNotificationConfigRequest {
+        task_id: id,
+        id: config,
+        tenant: None,
+    });
+    push_op(&surface, &c, op).await
+}
+
+async fn push_op(surface: &Surface, c: &Call, op: TaskOp) -> Response {
+    let (envelope, answer) = ops::task(surface, &c.request, op).await;
+    match answer {
+        Ok(Value::Null) => ok(&envelope, serde_json::json!({})),
+        Ok(v) => ok(&envelope, v),
+        Err(e) => error(&envelope, e),
+    }
 }
 
 async fn unknown_route(headers: HeaderMap) -> Response {

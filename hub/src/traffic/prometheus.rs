@@ -129,6 +129,39 @@ impl LoginCounters {
     }
 }
 
+/// What the push relay counts ([`crate::push`]): each delivery attempt's
+/// outcome, `delivered`, `retried` (an attempt failed, another follows) or
+/// `dead_letter` (the last attempt failed). Cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct PushCounters {
+    deliveries: Family<OutcomeLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+impl PushCounters {
+    /// One delivery attempt ended `outcome`.
+    pub fn count(&self, outcome: &'static str) {
+        self.deliveries
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
+    /// How many attempts ended `outcome`.
+    pub fn get(&self, outcome: &'static str) -> u64 {
+        self.deliveries
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .get()
+    }
+}
+
 /// What only the hub's store and status board know, read at scrape time.
 /// Each id in it must be a registry id (the caller of [`Metrics::render`]
 /// builds it from the registry and the store).
@@ -151,6 +184,7 @@ pub struct Metrics {
     durations: Family<EdgeLabels, Histogram>,
     login: LoginCounters,
     unidentified: Family<UnidentifiedLabels, Counter>,
+    push: PushCounters,
 }
 
 fn duration_histogram() -> Histogram {
@@ -214,6 +248,13 @@ impl Metrics {
              trail, not recorded one by one)",
             unidentified.clone(),
         );
+        let push = PushCounters::default();
+        registry.register(
+            "push_deliveries",
+            "Push relay delivery attempts to callers' webhooks, by outcome (delivered, retried, \
+             dead_letter)",
+            push.deliveries.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             calls,
@@ -222,6 +263,7 @@ impl Metrics {
             durations,
             login,
             unidentified,
+            push,
         }
     }
 
@@ -235,6 +277,11 @@ impl Metrics {
                 credential: credential.to_string(),
             })
             .inc();
+    }
+
+    /// The push relay's counters.
+    pub fn push(&self) -> PushCounters {
+        self.push.clone()
     }
 
     /// The UI login's counters, for the login limits to count into.

@@ -38,6 +38,11 @@ impl Purpose {
                 max_bytes: 64 * 1024,
                 timeout: Duration::from_secs(5),
             },
+            // A receiver's answer to a delivery (read only for its status).
+            Purpose::Push => Limits {
+                max_bytes: 64 * 1024,
+                timeout: Duration::from_secs(10),
+            },
         }
     }
 }

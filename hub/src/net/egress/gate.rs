@@ -50,6 +50,26 @@ impl Gate {
         only_allowed(addrs, |addr| self.policy.check(self.purpose, addr))
     }
 
+    /// Every address of `host` at `port`, when the policy allows each of
+    /// them; else the first refusal (a name that resolves to one allowed
+    /// address and one refused is refused: what registers a webhook).
+    pub async fn every_address(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, Unreachable> {
+        let addrs: Vec<SocketAddr> = self
+            .ips(host)
+            .await?
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect();
+        for addr in &addrs {
+            self.policy.check(self.purpose, *addr)?;
+        }
+        Ok(addrs)
+    }
+
     /// The addresses of name `name` the policy allows, port not known yet
     /// (reqwest's resolvers: the port is checked on the connection, see
     /// [`Gate::connected`]).

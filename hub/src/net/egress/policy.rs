@@ -31,8 +31,7 @@ use super::address::{self, AddressKind};
 use crate::net::networks::Networks;
 
 /// Why the hub connects somewhere: each purpose has its own list of the
-/// private networks it may reach. (A2A push notifications to a caller's
-/// webhook will be a purpose of their own.)
+/// private networks it may reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Purpose {
     /// A member's servers: the gateway's forwards, the prober (`/health`,
@@ -42,11 +41,21 @@ pub enum Purpose {
     Identity,
     /// A would-be member's card and `/health`, read for onboarding.
     Onboarding,
+    /// A caller's webhook, where the push relay delivers its task's
+    /// events: public addresses only unless `WS_PUSH_NETWORKS` lists some
+    /// (its default is empty: a member cannot make the hub post into the
+    /// hub's own network).
+    Push,
 }
 
 impl Purpose {
     /// Every purpose.
-    pub const ALL: [Purpose; 3] = [Purpose::Member, Purpose::Identity, Purpose::Onboarding];
+    pub const ALL: [Purpose; 4] = [
+        Purpose::Member,
+        Purpose::Identity,
+        Purpose::Onboarding,
+        Purpose::Push,
+    ];
 
     /// The variable listing the private networks this purpose may reach.
     pub fn variable(self) -> &'static str {
@@ -54,6 +63,16 @@ impl Purpose {
             Self::Member => "WS_MEMBER_NETWORKS",
             Self::Identity => "WS_IDENTITY_NETWORKS",
             Self::Onboarding => "WS_ONBOARD_NETWORKS",
+            Self::Push => "WS_PUSH_NETWORKS",
+        }
+    }
+
+    /// The list when its variable is unset: [`DEFAULT_NETWORKS`], but none
+    /// for push.
+    pub fn default_networks(self) -> &'static str {
+        match self {
+            Self::Push => "",
+            _ => DEFAULT_NETWORKS,
         }
     }
 
@@ -62,6 +81,7 @@ impl Purpose {
             Self::Member => 0,
             Self::Identity => 1,
             Self::Onboarding => 2,
+            Self::Push => 3,
         }
     }
 }
@@ -72,6 +92,7 @@ impl fmt::Display for Purpose {
             Self::Member => "members",
             Self::Identity => "identity providers",
             Self::Onboarding => "onboarding",
+            Self::Push => "push deliveries",
         })
     }
 }
@@ -169,23 +190,22 @@ pub struct PolicyError(pub String);
 /// listens.
 #[derive(Debug)]
 pub struct Policy {
-    networks: [Networks; 3],
+    networks: [Networks; 4],
     /// The hub's own listening sockets, registered once bound.
     own: ArcSwap<Vec<SocketAddr>>,
 }
 
 impl Default for Policy {
-    /// [`DEFAULT_NETWORKS`] for every purpose.
+    /// Each purpose's [default](Purpose::default_networks).
     fn default() -> Self {
-        let default = Networks::parse("default", DEFAULT_NETWORKS)
-            .unwrap_or_else(|_| unreachable!("the default list is a list of networks"));
-        Self::new([default.clone(), default.clone(), default])
+        Self::from_lists(|_| None)
+            .unwrap_or_else(|_| unreachable!("the default lists are lists of networks"))
     }
 }
 
 impl Policy {
     /// The lists of [`Purpose::ALL`], in that order.
-    pub fn new(networks: [Networks; 3]) -> Self {
+    pub fn new(networks: [Networks; 4]) -> Self {
         Self {
             networks,
             own: ArcSwap::from_pointee(Vec::new()),
@@ -202,13 +222,14 @@ impl Policy {
     /// Each purpose's list as `list` gives it (`None`: the default).
     pub fn from_lists(list: impl Fn(Purpose) -> Option<String>) -> Result<Self, PolicyError> {
         let read = |purpose: Purpose| {
-            let text = list(purpose).unwrap_or_else(|| DEFAULT_NETWORKS.to_string());
+            let text = list(purpose).unwrap_or_else(|| purpose.default_networks().to_string());
             Networks::parse(purpose.variable(), &text).map_err(PolicyError)
         };
         Ok(Self::new([
             read(Purpose::Member)?,
             read(Purpose::Identity)?,
             read(Purpose::Onboarding)?,
+            read(Purpose::Push)?,
         ]))
     }
 

@@ -40,8 +40,24 @@ fn each_purpose_reads_its_own_list() {
         Purpose::Member => Some("10.1.0.0/16".into()),
         Purpose::Identity => Some(String::new()),
         Purpose::Onboarding => None,
+        Purpose::Push => Some("127.0.0.3".into()),
     })
     .expect("lists");
+    assert!(p.check(Purpose::Push, addr("127.0.0.3:8080")).is_ok());
+    assert!(p.check(Purpose::Push, addr("127.0.0.1:8080")).is_err());
+    let defaults = Policy::from_lists(|_| None).expect("the defaults");
+    assert!(
+        defaults
+            .check(Purpose::Push, addr("127.0.0.1:8080"))
+            .is_err(),
+        "push reaches no private network unless listed"
+    );
+    assert!(defaults
+        .check(Purpose::Push, addr("93.184.216.34:443"))
+        .is_ok());
+    assert!(defaults
+        .check(Purpose::Member, addr("127.0.0.1:8080"))
+        .is_ok());
     assert!(p.check(Purpose::Member, addr("10.1.2.3:80")).is_ok());
     assert!(p.check(Purpose::Member, addr("10.2.0.1:80")).is_err());
     assert!(
