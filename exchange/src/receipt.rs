@@ -50,6 +50,10 @@ pub const EXTENSION_URI: &str = "https://wall-street.exchange/extensions/receipt
 pub const ANSWER_SIGNATURE_KEY: &str =
     "https://wall-street.exchange/extensions/receipts/v1/answer-signature";
 
+/// Where a party reads its receipts back at the hub: `{PATH}/{id}`, or
+/// `{PATH}?request_id=X`.
+pub const PATH: &str = "/receipts/v1";
+
 /// The header of a `/gateway/v1` answer that carries its receipt.
 pub const HEADER: &str = "wall-street-receipt";
 

@@ -182,7 +182,9 @@ async fn text_to_a_data_share_is_answered_with_its_skills() {
 #[tokio::test]
 async fn operations_the_surface_does_not_offer_are_a2a_errors() {
     let stack = Stack::start(vec![PeerSpec::stock("vendorcorp")]).await;
-    // The extended card is offered (see tests/discovery.rs); push is not.
+    // The extended card is offered (see tests/discovery.rs); push configs
+    // are (tests/push.rs), on the caller's own tasks only: one on a task
+    // that is nobody's is the task's absence, on both bindings.
     let ext = stack
         .a2a("buyercorp", "vendorcorp")
         .method("GetExtendedAgentCard")
@@ -201,17 +203,17 @@ async fn operations_the_surface_does_not_offer_are_a2a_errors() {
         .params(json!({"taskId": "t", "url": "http://127.0.0.1:9/"}))
         .send()
         .await;
-    assert_eq!(push.code(), -32003, "{}", push.json);
+    assert_eq!(push.code(), -32001, "{}", push.json);
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
     for (method, path, status, reason) in [
         (
-            "POST",
+            "GET",
             "tasks/t/pushNotificationConfigs",
-            400,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            404,
+            "TASK_NOT_FOUND",
         ),
         ("GET", "no/such/route", 404, "METHOD_NOT_FOUND"),
     ] {

@@ -824,8 +824,41 @@ async fn the_trail_keeps_its_rows_seqs_and_chain_when_its_numbering_changes() {
         .await
         .expect("migrate to the earlier schema");
     let trail = AuditTrail::open(store.clone(), "hub");
+    // Five records as the earlier code wrote them: its columns only (today's
+    // writer also fills the receipt columns of migration 7).
+    sqlx::query("INSERT INTO audit_chain_head (system, hash, seq) VALUES ('hub', $1, 0)")
+        .bind(GENESIS.hex())
+        .execute(store.pool())
+        .await
+        .expect("the chain's head, as the earlier appender made it");
+    let mut prev = GENESIS;
     for i in 0..5 {
-        trail.append(record(i, "a", "b")).await.expect("append");
+        let mut r = record(i, "a", "b");
+        r.system = "hub".into();
+        let hash = chain::link(&prev, &Content::of(&r).digest().expect("a digest"));
+        sqlx::query(
+            "INSERT INTO audit_trail (system, role, at, caller, provider, capability,
+                request_id, trace_id, outcome, reason, duration_ms, detail, prev_hash, hash)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(&r.system)
+        .bind(r.role.as_str())
+        .bind(&r.at)
+        .bind(&r.caller)
+        .bind(&r.provider)
+        .bind(&r.capability)
+        .bind(&r.request_id)
+        .bind(&r.trace_id)
+        .bind(r.outcome.as_str())
+        .bind(r.reason.map(|r| r.as_str()))
+        .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
+        .bind(&r.detail)
+        .bind(prev.hex())
+        .bind(hash.hex())
+        .execute(store.pool())
+        .await
+        .expect("an earlier append");
+        prev = hash;
     }
     // Under the earlier schema the appender moved the head itself; today's
     // leaves that to the store's trigger (migration 6), so the test moves

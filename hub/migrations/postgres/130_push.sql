@@ -22,5 +22,5 @@ CREATE TABLE push_events (
 CREATE TABLE push_dead_letters (
     id TEXT PRIMARY KEY, failed_at TEXT NOT NULL, caller TEXT NOT NULL,
     provider TEXT NOT NULL, task_id TEXT NOT NULL, config_id TEXT NOT NULL,
-    url TEXT NOT NULL, attempts INTEGER NOT NULL, last_error TEXT NOT NULL);
+    url TEXT NOT NULL, attempts BIGINT NOT NULL, last_error TEXT NOT NULL);
 CREATE INDEX push_dead_letters_failed ON push_dead_letters (failed_at);

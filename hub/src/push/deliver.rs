@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::{PushRelay, ATTEMPTS, FIRST_BACKOFF, SIGNATURE_HEADER};
+use super::{PushRelay, ATTEMPTS, FIRST_BACKOFF, SIGNATURE_HEADER, TOKEN_HEADER};
 use crate::store::push::{CallerConfig, DeadLetter};
 use crate::traffic::prometheus::PushCounters;
 
@@ -142,7 +142,7 @@ impl Worker {
             request = request.header(SIGNATURE_HEADER, signature);
         }
         if let Some(token) = &c.token {
-            request = request.header(super::receive::TOKEN_HEADER, token);
+            request = request.header(TOKEN_HEADER, token);
         }
         if let Some((scheme, Some(credentials))) = &c.auth {
             match scheme.to_ascii_lowercase().as_str() {

@@ -56,6 +56,10 @@ pub use crate::store::push::DeadLetter;
 /// Where a provider posts a task's events: `{PATH}/{relay_id}`.
 pub const PATH: &str = "/push/v1";
 
+/// A2A's push notification token header: the secret a provider presents
+/// to the hub's webhook, and the caller's own token on a delivery.
+pub const TOKEN_HEADER: &str = "a2a-notification-token";
+
 /// The header of a delivery that carries the hub's signature of its body.
 pub const SIGNATURE_HEADER: &str = "wall-street-push-signature";
 

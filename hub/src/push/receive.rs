@@ -20,11 +20,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::deliver::Job;
-use super::PushRelay;
-
-/// The header a provider presents the relay's secret in (A2A's push
-/// notification token).
-pub const TOKEN_HEADER: &str = "a2a-notification-token";
+use super::{PushRelay, TOKEN_HEADER};
 
 /// The largest event taken.
 pub const MAX_EVENT: usize = 1024 * 1024;

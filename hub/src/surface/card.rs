@@ -70,7 +70,7 @@ pub fn capabilities(extended_card: bool) -> AgentCapabilities {
                  under this URI ({{\"id\", \"jws\"}}: a compact JWS over the receipt's RFC 8785 \
                  claims, verifiable against the hub's {}); a party reads its receipts back at {}.",
                 crate::signing::JWKS_PATH,
-                crate::surface::receipts::PATH
+                exchange::receipt::PATH
             )),
             required: Some(false),
             params: None,

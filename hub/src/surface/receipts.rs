@@ -23,7 +23,7 @@ use crate::auth::AuthContext;
 use exchange::audit::KeptReceipt;
 
 /// Where receipts are read.
-pub const PATH: &str = "/receipts/v1";
+pub use exchange::receipt::PATH;
 
 /// `GET /receipts/v1?request_id=X`.
 #[derive(Debug, Deserialize)]
