@@ -21,7 +21,6 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use common::dns::Dns;
 use common::{repo, PeerSpec, Stack};
-use jsonwebtoken::jwk::JwkSet;
 use serde_json::{json, Value};
 
 /// What a receiver got: each request's headers and body.
@@ -52,15 +51,6 @@ fn demo_peers() -> Vec<PeerSpec> {
     ["vendorcorp", "buyercorp", "helpdesk"]
         .map(PeerSpec::stock)
         .to_vec()
-}
-
-async fn jwks(stack: &Stack) -> JwkSet {
-    reqwest::get(format!("{}/.well-known/jwks.json", stack.hub_url()))
-        .await
-        .expect("the JWKS")
-        .json()
-        .await
-        .expect("a JWKS")
 }
 
 /// Starts a triage task of `work_ms` at Helpdesk for BuyerCorp, answered
@@ -152,7 +142,7 @@ async fn a_callers_webhook_gets_each_event_of_its_long_task_signed_by_the_hub() 
         || completed(&got),
     )
     .await;
-    let keys = jwks(&stack).await;
+    let keys = stack.hub_jwks().await;
     let received = got.lock().expect("lock").clone();
     let mut states = Vec::new();
     for (headers, body) in &received {

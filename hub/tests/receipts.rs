@@ -19,15 +19,6 @@ use serde_json::{json, Value};
 /// Checkpoints every half second: an export waits for one, not a minute.
 const ENV: [(&str, &str); 1] = [("WS_TRAIL_CHECKPOINT_SECONDS", "0.5")];
 
-async fn jwks(stack: &Stack) -> JwkSet {
-    reqwest::get(format!("{}/.well-known/jwks.json", stack.hub_url()))
-        .await
-        .expect("the JWKS")
-        .json()
-        .await
-        .expect("a JWKS")
-}
-
 /// `GET path` with `caller`'s token (none for `None`): status and body.
 async fn get(stack: &Stack, path: &str, caller: Option<&str>) -> (u16, Value) {
     let mut req = reqwest::Client::new().get(format!("{}{path}", stack.hub_url()));
@@ -46,7 +37,7 @@ fn digest(v: &Value) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_door_hands_its_parties_a_receipt_and_nobody_else() {
     let stack = Stack::demo().await;
-    let keys = jwks(&stack).await;
+    let keys = stack.hub_jwks().await;
 
     // The gateway: the receipt is a header of the answer.
     let input = json!({"aggregate": {"op": "count"}});
@@ -290,7 +281,7 @@ async fn a_providers_own_signature_of_its_answer_rides_in_the_receipt() {
         common::PeerSpec::stock("buyercorp"),
     ])
     .await;
-    let keys = jwks(&stack).await;
+    let keys = stack.hub_jwks().await;
     let vendor_keys: JwkSet = reqwest::get(format!(
         "{}/.well-known/jwks.json",
         stack.peer_url("vendorcorp")

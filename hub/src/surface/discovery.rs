@@ -34,7 +34,6 @@ use super::card::{self, Viewer};
 use super::errors::SurfaceError;
 use super::ops::Request as SurfaceRequest;
 use super::Surface;
-use crate::auth::AuthContext;
 use exchange::envelope::{A2aVersion, Envelope, VERSION_HEADER};
 use exchange::reason::ReasonCode;
 use exchange::text::clip;
@@ -160,17 +159,7 @@ pub fn extended_card(
     surface: &Surface,
     asked: &SurfaceRequest,
 ) -> Result<a2a::AgentCard, SurfaceError> {
-    let loaded = surface.registry.snapshot();
-    let caller = asked.caller(&loaded, &surface.identity);
-    let cx = AuthContext {
-        caller: &caller,
-        peer: &asked.peer,
-        headers: &asked.headers,
-        registry: &loaded,
-        identity: &surface.identity,
-        target: None,
-    };
-    surface.gateway.authenticate(&cx).map_err(|nc| {
+    let (caller, loaded) = asked.authenticate(surface).map_err(|nc| {
         let status = StatusCode::from_u16(nc.reason.http_status()).unwrap_or(StatusCode::FORBIDDEN);
         SurfaceError::call(nc.reason, nc.detail, status)
     })?;

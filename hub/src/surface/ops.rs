@@ -24,6 +24,7 @@
 //! bytes, text) is a data part ([`wire::data_of`]); one whose content
 //! does not parse is invalid params naming the part.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -97,6 +98,24 @@ impl Request {
             (None, Some(system)) => system.id.clone(),
             (None, None) => String::new(),
         }
+    }
+
+    /// The auth chain of a request that is not a call (a provider's
+    /// extended card, a party's receipts): the caller it names, once the
+    /// same layers as a call's have passed it, or their refusal.
+    pub fn authenticate(&self, surface: &Surface) -> Result<(String, Arc<Loaded>), NotConnected> {
+        let loaded = surface.registry.snapshot();
+        let caller = self.caller(&loaded, &surface.identity);
+        let cx = crate::auth::AuthContext {
+            caller: &caller,
+            peer: &self.peer,
+            headers: &self.headers,
+            registry: &loaded,
+            identity: &surface.identity,
+            target: None,
+        };
+        surface.gateway.authenticate(&cx)?;
+        Ok((caller, loaded))
     }
 
     /// The envelope of this request (for errors raised before a call).

@@ -19,7 +19,6 @@ use serde_json::json;
 
 use super::ops::Request as SurfaceRequest;
 use super::Surface;
-use crate::auth::AuthContext;
 use exchange::audit::KeptReceipt;
 
 /// Where receipts are read.
@@ -80,20 +79,9 @@ pub async fn by_request(
 // would only move it.
 #[allow(clippy::result_large_err)]
 fn party(surface: &Surface, request: &Request) -> Result<String, Response> {
-    let asked = SurfaceRequest::of(String::new(), request);
-    let loaded = surface.registry.snapshot();
-    let caller = asked.caller(&loaded, &surface.identity);
-    let cx = AuthContext {
-        caller: &caller,
-        peer: &asked.peer,
-        headers: &asked.headers,
-        registry: &loaded,
-        identity: &surface.identity,
-        target: None,
-    };
-    match surface.gateway.authenticate(&cx) {
-        Ok(()) if !caller.is_empty() => Ok(caller),
-        Ok(()) => Err(crate::net::machine::error(
+    match SurfaceRequest::of(String::new(), request).authenticate(surface) {
+        Ok((caller, _)) if !caller.is_empty() => Ok(caller),
+        Ok(_) => Err(crate::net::machine::error(
             StatusCode::UNAUTHORIZED,
             "a receipt is shown to a party of its exchange: send your bearer token",
         )),

@@ -327,53 +327,66 @@ async fn push_list(
     Path((provider, id)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
     let op = TaskOp::ListPush(a2a::ListTaskPushNotificationConfigsRequest {
         task_id: id,
         page_size: None,
         page_token: None,
         tenant: None,
     });
-    push_op(&surface, &c, op).await
+    push_at(
+        &surface,
+        call(provider, request.headers().clone(), Peer::of(&request)),
+        op,
+    )
+    .await
 }
 
 /// `GET /tasks/{id}/pushNotificationConfigs/{config}`.
 async fn push_get(
     State(surface): State<Surface>,
-    Path((provider, id, config)): Path<(String, String, String)>,
+    Path((provider, task_id, id)): Path<(String, String, String)>,
     request: Request,
 ) -> Response {
-    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
     let op = TaskOp::GetPush(a2a::GetTaskPushNotificationConfigRequest {
-        task_id: id,
-        id: config,
+        task_id,
+        id,
         tenant: None,
     });
-    push_op(&surface, &c, op).await
+    push_at(
+        &surface,
+        call(provider, request.headers().clone(), Peer::of(&request)),
+        op,
+    )
+    .await
 }
 
 /// `DELETE /tasks/{id}/pushNotificationConfigs/{config}`.
 async fn push_delete(
     State(surface): State<Surface>,
-    Path((provider, id, config)): Path<(String, String, String)>,
+    Path((provider, task_id, id)): Path<(String, String, String)>,
     request: Request,
 ) -> Response {
-    let c = match call(provider, request.headers().clone(), Peer::of(&request)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
     let op = TaskOp::DeletePush(a2a::DeleteTaskPushNotificationConfigRequest {
-        task_id: id,
-        id: config,
+        task_id,
+        id,
         tenant: None,
     });
-    push_op(&surface, &c, op).await
+    push_at(
+        &surface,
+        call(provider, request.headers().clone(), Peer::of(&request)),
+        op,
+    )
+    .await
+}
+
+/// A push-config operation without a body.
+// The error is the finished answer of a request that ends here.
+#[allow(clippy::result_large_err)]
+async fn push_at(surface: &Surface, c: Result<Call, Response>, op: TaskOp) -> Response {
+    match c {
+        Ok(c) => push_op(surface, &c, op).await,
+        Err(r) => r,
+    }
 }
 
 async fn push_op(surface: &Surface, c: &Call, op: TaskOp) -> Response {

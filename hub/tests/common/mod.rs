@@ -1146,6 +1146,16 @@ impl Stack {
         }
     }
 
+    /// The hub's published keys (`/.well-known/jwks.json`).
+    pub async fn hub_jwks(&self) -> jsonwebtoken::jwk::JwkSet {
+        reqwest::get(format!("{}/.well-known/jwks.json", self.hub_url()))
+            .await
+            .expect("the hub's JWKS")
+            .json()
+            .await
+            .expect("a JWKS")
+    }
+
     pub fn hub_url(&self) -> String {
         loopback(self.hub_port)
     }
