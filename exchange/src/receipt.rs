@@ -84,7 +84,9 @@ pub struct Receipt {
     pub provider: String,
     /// The capability (or the task operation) the exchange was.
     pub capability: String,
-    /// The A2A method, `tools/call`, or `gateway` for `/gateway/v1`.
+    /// What the exchange ran as: the A2A method (`SendMessage` for a
+    /// `/gateway/v1` call too, which runs as one), a task operation
+    /// (`GetTask`, …), or `tools/call`.
     pub method: String,
     /// The envelope's request id.
     pub request_id: String,
