@@ -247,6 +247,10 @@ pub struct Stamp {
     pub id: String,
     /// The compact JWS.
     pub jws: String,
+    /// The digest of the record it is the receipt of, as the receipt
+    /// names it: the writer links the record with it instead of
+    /// computing it again.
+    pub record: chain::ChainHash,
 }
 
 /// A receipt as its trail keeps it: who may see it, and the receipt.
@@ -304,8 +308,10 @@ impl AuditTrail {
     }
 
     /// [`AuditTrail::append`] of a record with the receipt issued for it,
-    /// if any, kept in the record's row. `record.system` should already be
-    /// the trail's owner: the receipt names the record's digest.
+    /// if any, kept in the record's row. The receipt's `record` digest is
+    /// the one the record is linked with, so it must be this record's,
+    /// `system` already the trail's owner (a wrong one breaks the chain,
+    /// and verification names the row).
     pub async fn append_receipted(
         &self,
         mut record: AuditRecord,

@@ -83,6 +83,16 @@ async fn push_rpc(stack: &Stack, caller: &str, method: &str, params: Value) -> V
         .json
 }
 
+/// How many push deliveries ended `outcome` (`/metrics`).
+async fn deliveries(stack: &Stack, outcome: &str) -> u64 {
+    common::metric_samples(&stack.hub_url(), "wallstreet_push_deliveries_total")
+        .await
+        .into_iter()
+        .filter(|(labels, _)| labels.contains(&format!("outcome=\"{outcome}\"")))
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// Waits until `ready` holds, or panics with `what` after `within`.
 async fn until<F: FnMut() -> bool>(within: Duration, what: &str, mut ready: F) {
     let started = Instant::now();
@@ -184,14 +194,38 @@ async fn a_callers_webhook_gets_each_event_of_its_long_task_signed_by_the_hub() 
         Some(&json!("TASK_STATE_COMPLETED")),
         "{states:?}"
     );
-    let delivered =
-        common::metric_samples(&stack.hub_url(), "wallstreet_push_deliveries_total").await;
-    assert!(
-        delivered
-            .iter()
-            .any(|(l, n)| l.contains("delivered") && *n as usize >= received.len()),
-        "{delivered:?}"
-    );
+    let delivered = deliveries(&stack, "delivered").await;
+    assert!(delivered as usize >= received.len(), "{delivered}");
+
+    // Someone who is not the provider posts to the hub's webhook: a forged
+    // token at the real relay, any token at a relay that does not exist.
+    // Both are the same 401, and nothing reaches the caller's receiver.
+    let store = stack.hub_store().await;
+    let relay_id: String = sqlx::query_scalar("SELECT relay_id FROM push_relays")
+        .fetch_one(store.pool())
+        .await
+        .expect("the hub's relay for the task");
+    let forged = json!({"statusUpdate": {"taskId": task_id, "contextId": "c",
+        "status": {"state": "TASK_STATE_FAILED"}}});
+    let before = got.lock().expect("lock").len();
+    let mut answers = Vec::new();
+    for relay in [relay_id.as_str(), "relay-nobody"] {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/push/v1/{relay}", stack.hub_url()))
+            .header("a2a-notification-token", "receiver-secret-1")
+            .json(&forged)
+            .send()
+            .await
+            .expect("the hub answers");
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().await.expect("a JSON error");
+        answers.push((status, body["error"]["message"].clone()));
+    }
+    assert_eq!(answers[0], answers[1], "one answer for both: {answers:?}");
+    assert_eq!(answers[0].0, 401, "{answers:?}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(got.lock().expect("lock").len(), before, "nothing relayed");
+    assert_eq!(deliveries(&stack, "delivered").await, delivered);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -337,18 +371,6 @@ async fn webhooks_that_would_open_the_network_are_refused_and_a_dead_one_is_buri
         loopback_got.lock().expect("lock").is_empty(),
         "nothing reached the loopback receiver"
     );
-    let counted =
-        common::metric_samples(&stack.hub_url(), "wallstreet_push_deliveries_total").await;
-    assert!(
-        counted
-            .iter()
-            .any(|(l, n)| l.contains("dead_letter") && *n >= 2),
-        "{counted:?}"
-    );
-    assert!(
-        counted
-            .iter()
-            .any(|(l, n)| l.contains("retried") && *n >= 6),
-        "{counted:?}"
-    );
+    assert!(deliveries(&stack, "dead_letter").await >= 2);
+    assert!(deliveries(&stack, "retried").await >= 6);
 }

@@ -137,6 +137,20 @@ async fn every_door_hands_its_parties_a_receipt_and_nobody_else() {
     let (status, body) = get(&stack, &path, None).await;
     assert_eq!(status, 401, "{body}");
     assert!(!body.to_string().contains(&jws), "{body}");
+    // Helpdesk's token claiming to be BuyerCorp: refused by the auth
+    // chain, the receipt not shown.
+    let resp = reqwest::Client::new()
+        .get(format!("{}{path}", stack.hub_url()))
+        .bearer_auth(stack.token("helpdesk"))
+        .header("x-caller-system", "buyercorp")
+        .send()
+        .await
+        .expect("the hub answers");
+    let status = resp.status().as_u16();
+    let body = resp.text().await.unwrap_or_default();
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("AUTH_REJECTED"), "{body}");
+    assert!(!body.contains(&jws), "{body}");
 
     // The provider finds it by the request id the envelope carried.
     let (status, body) = get(

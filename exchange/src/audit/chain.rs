@@ -315,10 +315,13 @@ async fn insert_linked(
 ) -> Result<ChainHash, sqlx::Error> {
     for chunk in mine.chunks(ROWS_PER_STATEMENT) {
         let mut links = Vec::with_capacity(chunk.len());
-        for (r, _) in chunk {
-            let digest = Content::of(r)
-                .digest()
-                .map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        for (r, receipt) in chunk {
+            let digest = match receipt {
+                Some(stamp) => stamp.record,
+                None => Content::of(r)
+                    .digest()
+                    .map_err(|e| sqlx::Error::Encode(Box::new(e)))?,
+            };
             let hash = link(&prev, &digest);
             links.push((prev.hex(), hash.hex()));
             prev = hash;

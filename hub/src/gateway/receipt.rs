@@ -158,7 +158,11 @@ impl Issuer {
             };
             let jku = format!("{issuer}{}", crate::signing::JWKS_PATH);
             let jws = self.keys.sign_receipt(&receipt, &jku)?;
-            Ok(Stamp { id, jws })
+            Ok(Stamp {
+                id,
+                jws,
+                record: record_digest,
+            })
         };
         match made() {
             Ok(stamp) => Some(stamp),

@@ -283,22 +283,12 @@ fn clip(text: &str) -> String {
     exchange::text::clip(text, 200)
 }
 
-/// The task an A2A stream event is about, and the state it reports.
-fn event_task(event: &Value) -> Option<(&str, Option<&str>)> {
-    if let Some(task) = event.get("task") {
-        return Some((
-            task.get("id")?.as_str()?,
-            task.pointer("/status/state").and_then(Value::as_str),
-        ));
-    }
-    if let Some(update) = event.get("statusUpdate") {
-        return Some((
-            update.get("taskId")?.as_str()?,
-            update.pointer("/status/state").and_then(Value::as_str),
-        ));
-    }
-    if let Some(update) = event.get("artifactUpdate") {
-        return Some((update.get("taskId")?.as_str()?, None));
-    }
-    None
+/// The task an A2A stream event (a task, a status update, an artifact
+/// update) is about.
+fn event_task(event: &Value) -> Option<&str> {
+    event
+        .pointer("/task/id")
+        .or_else(|| event.pointer("/statusUpdate/taskId"))
+        .or_else(|| event.pointer("/artifactUpdate/taskId"))?
+        .as_str()
 }

@@ -85,7 +85,7 @@ async fn take(
             format!("the event is not JSON: {e}"),
         )
     })?;
-    let Some((task_id, _state)) = super::event_task(&event) else {
+    let Some(task_id) = super::event_task(&event) else {
         return Err((
             StatusCode::BAD_REQUEST,
             "the event is not an A2A stream event (`task`, `statusUpdate` or `artifactUpdate`)"
