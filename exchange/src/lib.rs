@@ -20,6 +20,7 @@
 //! | [`audit`] | each system's own append-only audit trail, hash-chained with signed checkpoints: verified, and exported for a counterparty (`audit::chain`, `checkpoint`, `anchor`, `verify`, `export`) |
 //! | [`jws`] | JOSE: which JWKS keys verify what, and agent-card signatures (JWS over the card's JCS form) |
 //! | [`receipt`] | the hub's signed receipt of one exchange: its claims, its digests, verifying it offline |
+//! | [`acceptance`] | results the requester accepts: the criteria, the pending result, the decision (A2A's acceptance extension) |
 //! | [`actions`] | the proposed actions a receiver knows, and the local-effects trait it implements |
 //! | [`inbox`] | the approval inbox every receiver keeps in its own store |
 //! | [`untrusted`] | free text from another system: data, never instructions |
@@ -40,6 +41,8 @@ pub mod negotiation;
 pub mod reason;
 pub mod text;
 
+#[cfg(feature = "runtime")]
+pub mod acceptance;
 #[cfg(feature = "runtime")]
 pub mod actions;
 #[cfg(feature = "runtime")]

@@ -13,7 +13,7 @@ use a2a::{
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-use crate::config::{Handler, PeerConfig, SkillConfig};
+use crate::config::{Handler, PeerConfig, SkillConfig, SkillKind};
 use crate::datasets::{Column, ColumnType, TableSchema};
 use crate::VERSION;
 use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
@@ -21,12 +21,22 @@ use exchange::wire::A2A_JSONRPC_PATH as A2A_PATH;
 /// The capabilities declared in the card and enforced by the handler: no
 /// streaming (a call is answered at once; a task skill's task is read
 /// again with `GetTask`, or its events pushed); push notifications of a
-/// task's events to the webhook its caller (the hub) registered.
-pub fn capabilities() -> AgentCapabilities {
+/// task's events to the webhook its caller (the hub) registered; and, on
+/// a peer with task skills, results the requester accepts
+/// ([`crate::tasks::acceptance`]).
+pub fn capabilities(config: &PeerConfig) -> AgentCapabilities {
+    let tasks = config.skills.iter().any(|s| s.kind == SkillKind::Task);
     AgentCapabilities {
         streaming: Some(false),
         push_notifications: Some(true),
-        extensions: None,
+        extensions: tasks.then(|| {
+            vec![exchange::acceptance::card_extension(
+                "A task submitted with criteria parks its result in input-required, flagged \
+                 pendingAcceptance, until the requester accepts it or rejects it with feedback \
+                 (another result on the same task) or its window closes."
+                    .into(),
+            )]
+        }),
         extended_agent_card: None,
     }
 }
@@ -82,7 +92,7 @@ pub fn agent_card(config: &PeerConfig, schema: &TableSchema, public_base: &str) 
             format!("{base}{A2A_PATH}"),
             TRANSPORT_PROTOCOL_JSONRPC,
         )],
-        capabilities: capabilities(),
+        capabilities: capabilities(config),
         default_input_modes: modes.clone(),
         default_output_modes: modes,
         skills,

@@ -70,6 +70,10 @@ impl AgentExecutor for PeerExecutor {
         ctx: ExecutorContext,
     ) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
         let state = self.state.clone();
+        // A decision on a result that awaits acceptance.
+        if let Some(stream) = tasks::decision_stream(&state, &self.tasks, &ctx) {
+            return stream;
+        }
         // A task skill's call is a real A2A task with a lifecycle.
         if let Some(capability) = tasks::task_capability(&state, &ctx) {
             return tasks::task_stream(state, self.tasks.clone(), capability, ctx);

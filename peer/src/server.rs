@@ -58,7 +58,7 @@ pub fn router(state: Arc<PeerState>, public_base: &str) -> Router {
     }));
     let handler = Arc::new(
         DefaultRequestHandler::new(executor, store)
-            .with_capabilities(capabilities())
+            .with_capabilities(capabilities(&state.config))
             .with_push_notifications(InMemoryPushConfigStore::new(), pusher),
     );
     let mut a2a = jsonrpc_router(handler);

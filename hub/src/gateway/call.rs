@@ -131,6 +131,9 @@ pub struct TaskAsk {
     pub return_immediately: bool,
     /// The caller's deadline (message metadata `deadline`), as sent.
     pub deadline: Option<String>,
+    /// The caller's acceptance criteria (`{EXT}/criteria`), read and
+    /// bounded at the door: the result waits for the caller's decision.
+    pub criteria: Option<exchange::acceptance::Criteria>,
 }
 
 /// What the forward of a task sends besides the input.
@@ -139,6 +142,8 @@ pub struct TaskSend {
     pub return_immediately: bool,
     /// The deadline, capped, RFC 3339.
     pub deadline: String,
+    /// The acceptance criteria, passed on in the message's metadata.
+    pub criteria: Option<exchange::acceptance::Criteria>,
 }
 
 /// Where in an A2A conversation a message belongs: passed on to the

@@ -95,6 +95,17 @@ impl Done {
     }
 }
 
+/// Whether `answer` is a task whose result awaits its requester's
+/// acceptance.
+fn awaits_acceptance(answer: &Reply) -> bool {
+    answer.response.task().is_some_and(|t| {
+        matches!(
+            exchange::acceptance::Pending::of_status(&t.status),
+            Ok(Some(_))
+        )
+    })
+}
+
 /// The provider's leg, and what it reads: the pooled client the hub goes
 /// out by, and the status board (each provider's A2A version and card,
 /// and where every call's outcome is told).
@@ -134,8 +145,11 @@ impl Forwarder {
             .await
             .and_then(|answer| match leg.route.contract {
                 None => Ok(answer),
-                // A task that has no result yet has nothing to check.
+                // A task that has no result yet has nothing to check; one
+                // whose result awaits acceptance is checked by the
+                // acceptance gate, which rejects it for the requester.
                 Some(_) if leg.task.is_some() && answer.result.is_null() => Ok(answer),
+                Some(_) if awaits_acceptance(&answer) => Ok(answer),
                 Some(c) => c.check(&answer.result).map(|()| answer).map_err(|v| {
                     Failure::provider(NotConnected::new(
                         ReasonCode::SchemaInvalid,
@@ -175,10 +189,15 @@ impl Forwarder {
         message.context_id.clone_from(&call.conversation.context_id);
         message.task_id.clone_from(&call.conversation.task_id);
         let configuration = task.map(|t| {
-            message
-                .metadata
-                .get_or_insert_with(Default::default)
-                .insert(DEADLINE_KEY.to_string(), Value::String(t.deadline.clone()));
+            let metadata = message.metadata.get_or_insert_with(Default::default);
+            metadata.insert(DEADLINE_KEY.to_string(), Value::String(t.deadline.clone()));
+            if let Some(criteria) = &t.criteria {
+                metadata.insert(
+                    exchange::acceptance::CRITERIA_KEY.to_string(),
+                    criteria.to_value(),
+                );
+                message.extensions = Some(vec![exchange::acceptance::EXTENSION_URI.to_string()]);
+            }
             SendMessageConfiguration {
                 accepted_output_modes: None,
                 task_push_notification_config: None,

@@ -65,7 +65,10 @@
 //!   `negotiation` (`Turns`: a negotiation turn written to the hub's
 //!   negotiation record; the hub negotiating its own contract).
 //! - `tasks` (`TaskOps`): the task operations that follow a submission
-//!   (get, cancel, list), each on the caller's own tasks.
+//!   (get, cancel, list), each on the caller's own tasks; `acceptance`: a
+//!   result that waits for its requester — the criteria carried, the
+//!   contract checked before the requester is asked, a decision checked
+//!   and forwarded.
 //! - `mcp` (`Planes`): `tools/list` and `tools/call` at a provider's data
 //!   plane, behind the same admission and record.
 //! - `record` (`Recorder`, step 10): the audit record committed before the
@@ -99,6 +102,7 @@ use crate::store::task_records::TaskRecords;
 use crate::traffic::Traffic;
 use exchange::audit::AuditTrail;
 
+mod acceptance;
 mod admission;
 mod answer;
 mod call;
@@ -118,6 +122,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 
+pub use acceptance::criteria_of;
 pub use answer::{PassedMessage, ProviderReply, MAX_PEER_DETAIL};
 pub use call::{Handled, Incoming, Input, TaskAsk, DEADLINE_KEY};
 pub use forward::MAX_ANSWER_BODY;

@@ -43,7 +43,9 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::acceptance::Screened;
 use super::admission::{Admission, Door};
+use super::answer::ProviderReply;
 use super::call::{Call, Conversation, Done, Handled, Incoming, Input};
 use super::client::Providers;
 use super::forward::{Forwarder, Leg};
@@ -54,13 +56,14 @@ use super::record::{Finished, Recorder, Shown, ShownInput};
 use super::replay::Replay;
 use super::strangers::Front;
 use super::task_submit::TaskSubmit;
-use super::tasks::{refusal_reason, TaskHandled, TaskIncoming, TaskOps};
+use super::tasks::{refusal_reason, TaskHandled, TaskIncoming, TaskOp, TaskOps};
 use super::{Gateway, GatewayError, Wiring, CONNECT_TIMEOUT, MAX_IDLE_PER_PROVIDER};
 use crate::auth::{AuthContext, Unidentified};
 use crate::dataplane::within;
 use crate::registry::model::CapabilityKind;
 use crate::registry::{Loaded, Route};
 use crate::store::idempotency::IdempotencyKey;
+use exchange::acceptance::Pending;
 use exchange::envelope::{Envelope, REQUEST_ID_HEADER, TRACEPARENT_HEADER};
 use exchange::negotiator::{NegotiationError, Outcome, Want};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
@@ -375,6 +378,18 @@ impl Gateway {
             Ok(route) => route,
             Err(nc) => return Done::fail(nc),
         };
+        if call.task.criteria.is_some() && route.capability.kind != CapabilityKind::Task {
+            return Done::refused(
+                StatusCode::BAD_REQUEST,
+                NotConnected::new(
+                    ReasonCode::NotPermitted,
+                    format!(
+                        "{}: acceptance criteria apply to a task, and {} is answered at once",
+                        call.capability, call.capability
+                    ),
+                ),
+            );
+        }
         // Admitted: counted against the edge's limits, or refused before
         // it is forwarded.
         if let Err(nc) = self.admission.within_quota(call).await {
@@ -389,7 +404,52 @@ impl Gateway {
         match Plan::of(call, &route) {
             Plan::Forward => Done::forwarded(self.forwarder.forward_checked(&leg, input).await),
             Plan::Consult(key) => self.replay.at_most_once(&key, &leg, input).await,
-            Plan::Task { cap_ms } => self.submit.submit_task(&leg, input, cap_ms).await,
+            Plan::Task { cap_ms } => {
+                let done = self.submit.submit_task(&leg, input, cap_ms).await;
+                self.screen_submission(&leg, done).await
+            }
+        }
+    }
+
+    /// A submission answered with a result that awaits acceptance: checked
+    /// before its requester sees it, like a `GetTask` answer.
+    async fn screen_submission(&self, leg: &Leg<'_>, mut done: Done) -> Done {
+        let Ok(answered) = &mut done.result else {
+            return done;
+        };
+        let Some(task) = answered.reply.as_ref().and_then(ProviderReply::task) else {
+            return done;
+        };
+        if !matches!(Pending::of_status(&task.status), Ok(Some(_))) {
+            return done;
+        }
+        let Ok(value) = serde_json::to_value(task) else {
+            return done;
+        };
+        let rpc = TaskOps::rpc(leg.call, leg.route.system);
+        let screened = self
+            .tasks
+            .screen(&rpc, &leg.call.registry.contracts, value)
+            .await;
+        if screened.note.is_empty() {
+            return done;
+        }
+        match screened.result.map(serde_json::from_value::<a2a::Task>) {
+            Ok(Ok(task)) => {
+                answered.reply = Some(ProviderReply::Typed(a2a::SendMessageResponse::Task(task)));
+                answered.result = Value::Null;
+                done.note = screened.note;
+                done
+            }
+            Ok(Err(e)) => Done::fail(super::answer::peer_error(format!(
+                "{}'s answer to the hub's rejection is not a task: {e}",
+                leg.route.system.id
+            ))),
+            Err(refusal) => Done::fail(refusal_reason(
+                &leg.call.caller,
+                &leg.route.system.id,
+                refusal,
+            )),
         }
     }
 
@@ -408,20 +468,38 @@ impl Gateway {
             Envelope::from_headers(&incoming.headers),
         );
         let provider = call.provider.as_str();
-        let result = match self
+        let Screened { result, note } = match self
             .admission
             .outside(&call, &incoming.peer, &incoming.headers, Front::A2a)
             .and_then(|()| call.registry.provider(provider))
         {
-            Err(nc) => Err(super::TaskRefusal::NotConnected(nc)),
+            Err(nc) => Screened {
+                result: Err(super::TaskRefusal::NotConnected(nc)),
+                note: String::new(),
+            },
             Ok(system) => {
-                self.tasks
-                    .task_op(&TaskOps::rpc(&call, system), &incoming.op)
-                    .await
+                let rpc = TaskOps::rpc(&call, system);
+                let contracts = &call.registry.contracts;
+                match &incoming.op {
+                    TaskOp::Decide(asked) => self.tasks.decide(&rpc, asked, contracts).await,
+                    // A result that awaits acceptance is checked before
+                    // its requester reads it.
+                    op @ TaskOp::Get(_) => match self.tasks.task_op(&rpc, op).await {
+                        Ok(v) => self.tasks.screen(&rpc, contracts, v).await,
+                        Err(refusal) => Screened {
+                            result: Err(refusal),
+                            note: String::new(),
+                        },
+                    },
+                    op => Screened {
+                        result: self.tasks.task_op(&rpc, op).await,
+                        note: String::new(),
+                    },
+                }
             }
         };
         let done = match &result {
-            Ok(v) => Done::answered(v.clone(), ""),
+            Ok(v) => Done::answered(v.clone(), note),
             Err(refusal) => Done::fail(refusal_reason(&call.caller, provider, refusal.clone())),
         };
         let about = self.tasks.about(provider, &incoming.op, &result).await;

@@ -142,6 +142,7 @@ impl TaskSubmit {
         let send = TaskSend {
             return_immediately: ask.return_immediately,
             deadline: deadline.clone(),
+            criteria: ask.criteria.clone(),
         };
         let submission = Submission {
             caller,

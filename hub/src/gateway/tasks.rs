@@ -35,7 +35,7 @@ use crate::store::task_records::{RecordState, TaskRecords};
 use a2a::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTasksRequest, Task, TaskPushNotificationConfig,
+    ListTasksRequest, SendMessageRequest, SendMessageResponse, Task, TaskPushNotificationConfig,
 };
 use exchange::envelope::Envelope;
 use exchange::reason::{NotConnected, ReasonCode};
@@ -58,6 +58,9 @@ pub enum TaskOp {
     ListPush(ListTaskPushNotificationConfigsRequest),
     /// `DeleteTaskPushNotificationConfig`.
     DeletePush(DeleteTaskPushNotificationConfigRequest),
+    /// A `SendMessage` on a task whose result awaits acceptance, carrying
+    /// the requester's decision ([`super::acceptance`]).
+    Decide(Box<SendMessageRequest>),
 }
 
 impl TaskOp {
@@ -71,6 +74,7 @@ impl TaskOp {
             TaskOp::GetPush(_) => Method::GetPushConfig,
             TaskOp::ListPush(_) => Method::ListPushConfigs,
             TaskOp::DeletePush(_) => Method::DeletePushConfig,
+            TaskOp::Decide(_) => Method::SendMessage,
         }
     }
 
@@ -84,6 +88,16 @@ impl TaskOp {
             TaskOp::GetPush(_) => "GetTaskPushNotificationConfig",
             TaskOp::ListPush(_) => "ListTaskPushNotificationConfigs",
             TaskOp::DeletePush(_) => "DeleteTaskPushNotificationConfig",
+            TaskOp::Decide(r) => {
+                match exchange::acceptance::Decision::from_metadata(r.message.metadata.as_ref()) {
+                    Ok(Some(d)) if d.action == exchange::acceptance::Action::Accept => {
+                        "acceptance.accept"
+                    }
+                    Ok(Some(_)) => "acceptance.reject",
+                    // A decision that cannot be read (refused).
+                    _ => "acceptance.decide",
+                }
+            }
         }
     }
 
@@ -97,6 +111,7 @@ impl TaskOp {
             TaskOp::GetPush(r) => Some(&r.task_id),
             TaskOp::ListPush(r) => Some(&r.task_id),
             TaskOp::DeletePush(r) => Some(&r.task_id),
+            TaskOp::Decide(r) => r.message.task_id.as_deref(),
         }
     }
 
@@ -109,6 +124,7 @@ impl TaskOp {
             TaskOp::GetPush(r) => serde_json::to_value(r),
             TaskOp::ListPush(r) => serde_json::to_value(r),
             TaskOp::DeletePush(r) => serde_json::to_value(r),
+            TaskOp::Decide(r) => serde_json::to_value(r),
         }
     }
 }
@@ -224,43 +240,62 @@ impl TaskOps {
                 }
             }
         }
-        self.records
-            .capability_of(provider, id)
-            .await
-            .ok()
-            .flatten()
-            .map(|(_, capability)| capability)
+        self.capability_of(provider, id).await
     }
 
     /// A task operation of `rpc.caller` at `rpc.system`: only on the
     /// caller's own tasks, checked before anything is forwarded.
     pub(super) async fn task_op(&self, rpc: &Rpc<'_>, op: &TaskOp) -> Result<Value, TaskRefusal> {
         let (provider, caller) = (rpc.system.id.as_str(), rpc.caller);
-        let refused = |e: crate::store::task_owners::TaskOwnersError| {
-            tracing::warn!(error = %e, "task ownership lookup failed");
-            TaskRefusal::NotConnected(peer_error("the hub could not read its task table".into()))
-        };
         if let Some(id) = op.task_id() {
-            if !self
-                .owners
-                .owns(provider, id, caller)
-                .await
-                .map_err(refused)?
-            {
-                return Err(TaskRefusal::NotFound(id.to_string()));
-            }
+            self.check_owner(rpc, id).await?;
         }
         match op {
             TaskOp::List(asked) => {
-                let owned = self.owners.owned(provider, caller).await.map_err(refused)?;
+                let owned = self
+                    .owners
+                    .owned(provider, caller)
+                    .await
+                    .map_err(owners_unreadable)?;
                 self.list_owned(rpc, asked, &owned).await
             }
             TaskOp::CreatePush(_)
             | TaskOp::GetPush(_)
             | TaskOp::ListPush(_)
             | TaskOp::DeletePush(_) => self.push_op(rpc, op).await,
+            // Decisions take the acceptance door, which knows the
+            // contracts (`Gateway::task`).
+            TaskOp::Decide(_) => Err(TaskRefusal::InvalidParams(
+                "a decision is taken through the acceptance door".into(),
+            )),
             _ => self.ask(rpc, op).await,
         }
+    }
+
+    /// Whether `rpc.caller` owns task `id` at `rpc.system`: another
+    /// caller's task is answered exactly like one that does not exist.
+    pub(super) async fn check_owner(&self, rpc: &Rpc<'_>, id: &str) -> Result<(), TaskRefusal> {
+        if self
+            .owners
+            .owns(&rpc.system.id, id, rpc.caller)
+            .await
+            .map_err(owners_unreadable)?
+        {
+            Ok(())
+        } else {
+            Err(TaskRefusal::NotFound(id.to_string()))
+        }
+    }
+
+    /// The capability task `id` at `provider` was submitted for, as the
+    /// hub recorded it.
+    pub(super) async fn capability_of(&self, provider: &str, id: &str) -> Option<String> {
+        self.records
+            .capability_of(provider, id)
+            .await
+            .ok()
+            .flatten()
+            .map(|(_, capability)| capability)
     }
 
     /// One task operation at the provider: its result, its A2A error, or
@@ -368,6 +403,12 @@ pub(super) fn refusal_reason(caller: &str, provider: &str, refusal: TaskRefusal)
     }
 }
 
+/// The hub's task table could not be read: nothing is forwarded.
+fn owners_unreadable(e: crate::store::task_owners::TaskOwnersError) -> TaskRefusal {
+    tracing::warn!(error = %e, "task ownership lookup failed");
+    TaskRefusal::NotConnected(peer_error("the hub could not read its task table".into()))
+}
+
 /// A provider's answer to a task operation: its result, or its A2A error.
 pub(super) enum Read {
     Result(Value),
@@ -424,6 +465,24 @@ pub(super) fn read_task_answer(
                 return Err(fail(format!("{id}'s task list has no list of tasks")));
             }
         }
+        // A decision's answer is a SendMessage result: the task is what
+        // passes on.
+        TaskOp::Decide(_) => match serde_json::from_value::<SendMessageResponse>(result) {
+            Ok(SendMessageResponse::Task(task)) => {
+                result = serde_json::to_value(task).map_err(|e| fail(e.to_string()))?;
+            }
+            Ok(SendMessageResponse::Message(_)) => {
+                return Err(fail(format!(
+                    "{id} answered a decision with a message, not the task"
+                )))
+            }
+            Err(e) => {
+                return Err(fail(format!(
+                    "{id}'s answer to a decision is not an A2A task: {}",
+                    clip(&e.to_string(), 200)
+                )))
+            }
+        },
         TaskOp::CreatePush(_) => {
             serde_json::from_value::<TaskPushNotificationConfig>(result.clone()).map_err(|e| {
                 fail(format!(

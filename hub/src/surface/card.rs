@@ -58,25 +58,55 @@ const OAUTH2: &str = "oauth2";
 /// card for a provider (the skills are on it), none for the hub itself;
 /// and the receipts extension: every answer carries the hub's signed
 /// receipt of the exchange ([`exchange::receipt`]), which a client may
-/// ignore.
-pub fn capabilities(extended_card: bool) -> AgentCapabilities {
+/// ignore. For a provider whose own card declares it, results the
+/// requester accepts ([`exchange::acceptance`]): the hub carries the
+/// criteria and the decisions, and checks the contract before the
+/// requester is asked.
+pub fn capabilities(extended_card: bool, acceptance: bool) -> AgentCapabilities {
+    let mut extensions = vec![receipts_extension()];
+    if acceptance {
+        extensions.push(exchange::acceptance::card_extension(
+            "Submit a task with criteria to have its result wait for your acceptance: the hub \
+             first checks the result against the capability's response schema and your \
+             artifactSchema and requiredArtifacts (a result that fails is rejected for you); \
+             then accept it, or reject it with a reason and feedback, on the same task."
+                .into(),
+        ));
+    }
     AgentCapabilities {
         streaming: Some(true),
         push_notifications: Some(true),
-        extensions: Some(vec![a2a::AgentExtension {
-            uri: exchange::receipt::EXTENSION_URI.into(),
-            description: Some(format!(
-                "Every answer's metadata carries the hub's signed receipt of the exchange \
-                 under this URI ({{\"id\", \"jws\"}}: a compact JWS over the receipt's RFC 8785 \
-                 claims, verifiable against the hub's {}); a party reads its receipts back at {}.",
-                crate::signing::JWKS_PATH,
-                exchange::receipt::PATH
-            )),
-            required: Some(false),
-            params: None,
-        }]),
+        extensions: Some(extensions),
         extended_agent_card: Some(extended_card),
     }
+}
+
+/// The receipts extension as the cards declare it.
+fn receipts_extension() -> a2a::AgentExtension {
+    a2a::AgentExtension {
+        uri: exchange::receipt::EXTENSION_URI.into(),
+        description: Some(format!(
+            "Every answer's metadata carries the hub's signed receipt of the exchange \
+                 under this URI ({{\"id\", \"jws\"}}: a compact JWS over the receipt's RFC 8785 \
+                 claims, verifiable against the hub's {}); a party reads its receipts back at {}.",
+            crate::signing::JWKS_PATH,
+            exchange::receipt::PATH
+        )),
+        required: Some(false),
+        params: None,
+    }
+}
+
+/// Whether a provider's own card declares results the requester accepts.
+fn declares_acceptance(own_card: Option<&Value>) -> bool {
+    own_card
+        .and_then(|c| c.pointer("/capabilities/extensions"))
+        .and_then(Value::as_array)
+        .is_some_and(|exts| {
+            exts.iter().any(|e| {
+                e.get("uri").and_then(Value::as_str) == Some(exchange::acceptance::EXTENSION_URI)
+            })
+        })
 }
 
 /// Who asks for a provider's card.
@@ -279,7 +309,7 @@ pub fn hub_card(hub_base: &str, topology: &Topology, identity: &Identity) -> Age
         ),
         version: env!("CARGO_PKG_VERSION").into(),
         supported_interfaces: Vec::new(),
-        capabilities: capabilities(false),
+        capabilities: capabilities(false, false),
         default_input_modes: modes(),
         default_output_modes: modes(),
         skills: Vec::new(),
@@ -396,7 +426,7 @@ pub fn provider_card(
             grpc_interface(&url, provider),
             v03,
         ],
-        capabilities: capabilities(true),
+        capabilities: capabilities(true, declares_acceptance(own_card)),
         default_input_modes: modes(),
         default_output_modes: modes(),
         skills,

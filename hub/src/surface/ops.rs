@@ -45,6 +45,7 @@ use crate::registry::Loaded;
 use a2a::{
     GetTaskRequest, Message, PartContent, SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
+use exchange::acceptance;
 use exchange::envelope::{Envelope, CALLER_HEADER, REQUEST_ID_HEADER};
 use exchange::reason::{CallResult, NotConnected, ReasonCode};
 use exchange::receipt;
@@ -133,6 +134,37 @@ pub async fn send_message(
     request: &Request,
     params: SendMessageRequest,
 ) -> (Envelope, Result<ProviderReply, SurfaceError>) {
+    // A decision on a result that awaits acceptance: the task door, where
+    // ownership, the window and the contract are checked.
+    if params
+        .message
+        .metadata
+        .as_ref()
+        .is_some_and(|m| m.contains_key(acceptance::DECISION_KEY))
+    {
+        let (envelope, answer) = task(surface, request, TaskOp::Decide(Box::new(params))).await;
+        let reply = answer.and_then(|task| {
+            serde_json::from_value::<Task>(task)
+                .map(|t| ProviderReply::Typed(SendMessageResponse::Task(t)))
+                .map_err(|e| {
+                    SurfaceError::call(
+                        ReasonCode::PeerError,
+                        format!("the provider's answer to the decision is not a task: {e}"),
+                        StatusCode::BAD_GATEWAY,
+                    )
+                })
+        });
+        return (envelope, reply);
+    }
+    let criteria = match crate::gateway::criteria_of(params.message.metadata.as_ref()) {
+        Ok(c) => c,
+        Err(why) => {
+            return (
+                request.envelope(),
+                Err(SurfaceError::protocol(code::INVALID_PARAMS, why)),
+            )
+        }
+    };
     let message = params.message;
     // A message that continues a task: the task must be the caller's
     // (checked through the task door: version, auth chain, ownership, and
@@ -198,6 +230,7 @@ pub async fn send_message(
                     .map(str::to_string)
                     .unwrap_or_else(|| d.to_string())
             }),
+        criteria,
     };
     if let Some(text) = help {
         let handled = surface

@@ -4,7 +4,12 @@
 //! `working`, the result artifact, `completed` | `failed` | `rejected`),
 //! the deadline, a duplicate submission's answer, and the cancel stream.
 
+use super::acceptance::{park, Parking};
 use super::keys::{input_digest, Claim, MAX_KEY_LEN};
+use super::shape::{
+    status_message, CALLER_KEY, DEADLINE_KEY, DEADLINE_METADATA, DUPLICATE_OF_KEY, IDEMPOTENCY_KEY,
+    RESULT_ARTIFACT,
+};
 use super::store::{Life, Running, Stop, Submitter, Tasks};
 use crate::config::SkillKind;
 use crate::incoming::{caller_of, envelope_headers};
@@ -16,6 +21,7 @@ use a2a::{
     TaskStatus, TaskStatusUpdateEvent,
 };
 use a2a_server::{ExecutorContext, TaskStore};
+use exchange::acceptance::{self, Criteria};
 use exchange::audit::Outcome;
 use exchange::envelope::Envelope;
 use exchange::reason::ReasonCode;
@@ -28,20 +34,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tracing::Instrument;
-
-/// Task metadata key: the messageId the task was submitted under.
-pub const IDEMPOTENCY_KEY: &str = "idempotencyKey";
-/// Task metadata key: the caller (`X-Caller-System`) the key belongs to.
-pub const CALLER_KEY: &str = "caller";
-/// Task metadata key: when the task fails if unfinished (RFC 3339 UTC).
-pub const DEADLINE_KEY: &str = "deadline";
-/// Task metadata key of a duplicate submission's own (rejected) task: the
-/// task that answered it.
-pub const DUPLICATE_OF_KEY: &str = "duplicateOf";
-/// Message (or request) metadata key a caller sets its deadline with.
-pub const DEADLINE_METADATA: &str = "deadline";
-/// The name of a task's result artifact.
-pub const RESULT_ARTIFACT: &str = "result";
 
 /// What the work sends to the answer stream.
 enum Out {
@@ -324,6 +316,15 @@ async fn submit(work: &Work, request_metadata: Option<&Metadata>) {
         Err(e) => return work.reject(e.to_string(), "bad_deadline", metadata).await,
     };
     metadata.insert(DEADLINE_KEY.into(), Value::String(deadline.to_rfc3339()));
+    // Criteria ask for the requester's acceptance before the task
+    // completes ([`super::acceptance`]); the task keeps them.
+    let criteria = match Criteria::from_metadata(work.message.metadata.as_ref()) {
+        Ok(c) => c,
+        Err(e) => return work.reject(e.to_string(), "bad_criteria", metadata).await,
+    };
+    if let Some(c) = &criteria {
+        metadata.insert(acceptance::CRITERIA_KEY.into(), c.to_value());
+    }
     let input = match triage::parse_input(&input) {
         Ok(i) => i,
         Err(SkillError::InvalidParams { message, code }) => {
@@ -341,7 +342,13 @@ async fn submit(work: &Work, request_metadata: Option<&Metadata>) {
         }
     };
     let work_time = Duration::from_millis(input.work_ms.unwrap_or(skill.work_ms()));
-    accept(work, deadline, work_time, &input.ticket_id, metadata).await;
+    let plan = Plan {
+        deadline,
+        work_time,
+        ticket_id: input.ticket_id,
+        criteria,
+    };
+    accept(work, plan, metadata).await;
 }
 
 /// A second submission under a key: the first task's current snapshot,
@@ -412,14 +419,25 @@ async fn duplicate(work: &Work, first: &str) {
     }
 }
 
-/// Accepts the task and runs its work to an end.
-async fn accept(
-    work: &Work,
+/// What an accepted task's work is to do.
+struct Plan {
     deadline: Deadline,
     work_time: Duration,
-    ticket_id: &str,
-    metadata: Metadata,
-) {
+    ticket_id: String,
+    /// The requester's acceptance criteria, when the result must wait for
+    /// its decision.
+    criteria: Option<Criteria>,
+}
+
+/// Accepts the task and runs its work to an end.
+async fn accept(work: &Work, plan: Plan, metadata: Metadata) {
+    let Plan {
+        deadline,
+        work_time,
+        ticket_id,
+        criteria,
+    } = plan;
+    let ticket_id = ticket_id.as_str();
     let task_id = &work.task_id;
     let until_deadline = |d: &Deadline| (d.at - chrono::Utc::now()).to_std().unwrap_or_default();
     let (stop, mut stopped) = watch::channel(Stop::Run);
@@ -536,8 +554,13 @@ async fn accept(
                 out.result = json!({"unexpected": true});
                 out.text = "this answer breaks the contract on purpose (faults.break_schema)".into();
             }
-            end(work, &run, TaskState::Completed, None, out.text, "completed", Some(out.result))
-                .await
+            match &criteria {
+                None => {
+                    end(work, &run, TaskState::Completed, None, out.text, "completed", Some(out.result))
+                        .await
+                }
+                Some(criteria) => park_first(work, &run, criteria, out.result, &out.text).await,
+            }
         }
     }
 }
@@ -615,6 +638,26 @@ async fn end(
     work.send(work.status(state, text));
 }
 
+/// The work's first result, parked for the requester's acceptance
+/// instead of completing the task, unless a cancel won.
+async fn park_first(work: &Work, run: &Running, criteria: &Criteria, result: Value, text: &str) {
+    {
+        let mut life = run.life.lock().await;
+        if *life != Life::Working {
+            return;
+        }
+        *life = Life::Ending;
+    }
+    let at = Parking {
+        tasks: &work.tasks,
+        task_id: &work.task_id,
+        context_id: &work.context_id,
+        who: &work.who,
+        criteria,
+    };
+    park(&at, 1, result, text, &|e| work.send(e)).await;
+}
+
 /// The cancel stream of any task: its canceled status. A task skill's work
 /// was stopped already by [`PeerTaskStore::begin_cancel`](super::PeerTaskStore::begin_cancel) (the handler
 /// calls it first), so its status says so; a message-answered call's
@@ -643,12 +686,4 @@ pub fn cancel_stream(ctx: ExecutorContext) -> BoxStream<'static, Result<StreamRe
         metadata: None,
     });
     Box::pin(futures::stream::once(async move { Ok(event) }))
-}
-
-/// An agent status message about task `task_id`.
-pub fn status_message(task_id: &str, context_id: &str, text: String) -> Message {
-    let mut m = Message::new(a2a::Role::Agent, vec![Part::text(text)]);
-    m.task_id = Some(task_id.to_string());
-    m.context_id = Some(context_id.to_string());
-    m
 }

@@ -15,7 +15,13 @@
 //!   `rejected`: the input, the deadline or the messageId is not valid (the
 //!   status message names what). `canceled`: `CancelTask` stopped the work.
 //!   A blocking `SendMessage` gets the final task; with `returnImmediately`
-//!   the submitted one.
+//!   the submitted one. A task submitted with acceptance criteria ends its
+//!   work in `input-required`, its result pending the requester's decision
+//!   instead of `completed` ([`acceptance`]).
+//! * **Acceptance** ([`acceptance`]): a message on a pending task with a
+//!   decision accepts (`completed`), rejects for another result
+//!   (`working`, then pending again) or for good (`failed`); an unanswered
+//!   result fails the task when its window closes.
 //! * **Task metadata**: `{"idempotencyKey": <messageId>, "caller":
 //!   <X-Caller-System>, "deadline": <RFC 3339 UTC>}`, so a caller finds
 //!   its task by key with `ListTasks` (keys are per caller).
@@ -36,7 +42,9 @@
 //!   executed again` (replayed), `task <id> executed` (executed: exactly
 //!   one per execution, when the work starts), and at the end `task <id>
 //!   completed` (connected), `failed` (not_connected), `canceled`
-//!   (not_connected) or `rejected` (refused).
+//!   (not_connected) or `rejected` (refused); with acceptance, `task <id>
+//!   result <n> awaits the requester's acceptance until …`, then one line
+//!   per decision or expiry.
 //! * **One outcome.** A cancel and a finishing task race for the same task.
 //!   [`PeerTaskStore`] wraps the task store and decides `begin_cancel`
 //!   against the work's own state, so exactly one wins: a cancel after the
@@ -48,6 +56,8 @@
 //!
 //! | module | what it decides |
 //! |---|---|
+//! | [`acceptance`] | a result the requester accepts: parked pending, then accepted, rejected (another result, or failed) or expired, exactly one of them |
+//! | [`shape`] | what a task looks like on the wire: its metadata keys, its result artifact's name, a status message |
 //! | [`lifecycle`] | one task call from its key to its end: the events of each state, the deadline, a duplicate's answer, the cancel stream |
 //! | [`keys`] | the idempotency keys: one per (caller, messageId), bound to the input's digest, in the `task_keys` table |
 //! | [`store`] | what the executor and the handler's task store share: the running work and where it stands, the one-outcome cancel decision, the trail lines |
@@ -57,14 +67,18 @@
 //! `crate::tasks::IDEMPOTENCY_KEY`, ...); the bounded store also keeps its
 //! older path, `crate::task_store`.
 
+pub mod acceptance;
 pub mod bounded;
 pub mod keys;
 pub mod lifecycle;
+pub mod shape;
 pub mod store;
 
+pub use acceptance::decision_stream;
 pub use keys::{input_digest, Claim, TaskKeys};
-pub use lifecycle::{
-    cancel_stream, status_message, task_capability, task_stream, CALLER_KEY, DEADLINE_KEY,
-    DEADLINE_METADATA, DUPLICATE_OF_KEY, IDEMPOTENCY_KEY, RESULT_ARTIFACT,
+pub use lifecycle::{cancel_stream, task_capability, task_stream};
+pub use shape::{
+    status_message, CALLER_KEY, DEADLINE_KEY, DEADLINE_METADATA, DUPLICATE_OF_KEY, IDEMPOTENCY_KEY,
+    RESULT_ARTIFACT,
 };
 pub use store::{PeerTaskStore, Tasks};

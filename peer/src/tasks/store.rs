@@ -32,6 +32,8 @@ pub struct Tasks {
     pub(super) store: BoundedTaskStore,
     running: std::sync::Mutex<HashMap<String, Arc<Running>>>,
     pub(super) keys: TaskKeys,
+    /// The results that wait for the requester's decision.
+    pub(super) waiting: Waiting,
     trail: AuditTrail,
     system: String,
 }
@@ -44,6 +46,7 @@ impl Tasks {
             store: BoundedTaskStore::default(),
             running: std::sync::Mutex::new(HashMap::new()),
             keys: TaskKeys::new(pool),
+            waiting: Default::default(),
             trail,
             system,
         }
@@ -163,6 +166,28 @@ impl TaskStore for PeerTaskStore {
     }
 }
 
+/// The results that wait for a decision: task id → the attempt parked.
+#[derive(Default)]
+pub struct Waiting(tokio::sync::Mutex<HashMap<String, u32>>);
+
+impl Waiting {
+    /// Takes `task_id`'s wait if `attempt` is the one parked: true for
+    /// exactly one taker.
+    pub(super) async fn take(&self, task_id: &str, attempt: u32) -> bool {
+        let mut map = self.0.lock().await;
+        if map.get(task_id) == Some(&attempt) {
+            map.remove(task_id);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(super) async fn put(&self, task_id: &str, attempt: u32) {
+        self.0.lock().await.insert(task_id.to_string(), attempt);
+    }
+}
+
 /// Who submitted a task, as its trail lines name them.
 #[derive(Debug, Clone)]
 pub(super) struct Submitter {
@@ -207,4 +232,19 @@ pub(super) enum Stop {
     Cancel,
     /// Nobody reads the events any more: stop and say so.
     Abandon,
+}
+
+#[cfg(test)]
+mod waiting_tests {
+    use super::Waiting;
+
+    #[tokio::test]
+    async fn a_wait_is_taken_once_and_only_for_its_attempt() {
+        let w = Waiting::default();
+        w.put("t", 2).await;
+        assert!(!w.take("t", 1).await, "an older attempt");
+        assert!(w.take("t", 2).await);
+        assert!(!w.take("t", 2).await, "taken already");
+        assert!(!w.take("u", 1).await, "never parked");
+    }
 }
