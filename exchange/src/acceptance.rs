@@ -455,10 +455,9 @@ pub fn card_extension(description: String) -> a2a::AgentExtension {
 }
 
 /// The text of a message's text parts, joined by newlines: a rejection's
-/// feedback as the provider receives it.
-pub fn feedback_text(message: &Message) -> String {
-    message
-        .parts
+/// feedback as the provider receives it (both trails count its characters).
+pub fn feedback_text(parts: &[a2a::Part]) -> String {
+    parts
         .iter()
         .filter_map(|p| match &p.content {
             a2a::PartContent::Text(t) => Some(t.as_str()),

@@ -396,6 +396,31 @@ async fn results_wait_for_the_requesters_decision_and_both_trails_agree() {
         "{peer:?}"
     );
 
+    // A result canceled while it waits stays canceled when its window
+    // closes: the timer ends only a result that still waits.
+    let answer = submit(&stack, json!({"acceptanceTimeoutSeconds": 1})).await;
+    let task_id = task_of(&answer)["id"].as_str().expect("an id").to_string();
+    let canceled = stack
+        .a2a("buyercorp", "helpdesk")
+        .method("CancelTask")
+        .params(json!({"id": task_id}))
+        .send()
+        .await
+        .json;
+    assert_eq!(
+        state(task_of(&canceled)),
+        "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = get_task(&stack, &task_id).await;
+    assert_eq!(state(task_of(&after)), "TASK_STATE_CANCELED", "{after}");
+    let peer = helpdesk_lines(&stack, &task_id).await;
+    assert!(
+        !peer.iter().any(|l| l.contains("acceptance window closed")),
+        "{peer:?}"
+    );
+
     // 4. The hub checks the requester's criteria before asking it: a
     // result that breaks the artifactSchema is rejected for BuyerCorp,
     // until the rejections allowed are used up; BuyerCorp never sees it

@@ -322,13 +322,9 @@ impl TaskOps {
             }
         }
         let feedback = feedback_parts(&asked.message.parts);
-        let chars: usize = feedback
-            .iter()
-            .map(|p| match &p.content {
-                PartContent::Text(t) => t.chars().count(),
-                _ => 0,
-            })
-            .sum();
+        let chars = exchange::acceptance::feedback_text(&feedback)
+            .chars()
+            .count();
         let return_immediately = asked
             .configuration
             .as_ref()

@@ -139,6 +139,18 @@ async fn expire(tasks: Arc<Tasks>, task_id: String, who: Submitter, pending: Pen
     let closed = pending
         .accept_by
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let mut task = match tasks.store.get(&task_id).await {
+        Ok(Some(task)) => task,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(error = %e, task = %task_id, "could not read an expired task");
+            return;
+        }
+    };
+    // A task that ended otherwise while it waited (a cancel) keeps its end.
+    if !matches!(Pending::of_status(&task.status), Ok(Some(p)) if p.attempt == pending.attempt) {
+        return;
+    }
     tasks
         .note(
             &who,
@@ -151,27 +163,21 @@ async fn expire(tasks: Arc<Tasks>, task_id: String, who: Submitter, pending: Pen
             ),
         )
         .await;
-    match tasks.store.get(&task_id).await {
-        Ok(Some(mut task)) => {
-            task.status = TaskStatus {
-                state: TaskState::Failed,
-                message: Some(status_message(
-                    &task_id,
-                    &task.context_id,
-                    format!(
-                        "acceptance window closed at {closed}: result {} was neither accepted nor \
-                         rejected",
-                        pending.attempt
-                    ),
-                )),
-                timestamp: Some(Utc::now()),
-            };
-            if let Err(e) = tasks.store.update(task).await {
-                tracing::warn!(error = %e, task = %task_id, "could not fail an expired task");
-            }
-        }
-        Ok(None) => {}
-        Err(e) => tracing::warn!(error = %e, task = %task_id, "could not read an expired task"),
+    task.status = TaskStatus {
+        state: TaskState::Failed,
+        message: Some(status_message(
+            &task_id,
+            &task.context_id,
+            format!(
+                "acceptance window closed at {closed}: result {} was neither accepted nor \
+                 rejected",
+                pending.attempt
+            ),
+        )),
+        timestamp: Some(Utc::now()),
+    };
+    if let Err(e) = tasks.store.update(task).await {
+        tracing::warn!(error = %e, task = %task_id, "could not fail an expired task");
     }
 }
 
@@ -195,7 +201,7 @@ pub fn decision_stream(
         envelope: Envelope::from_headers(&envelope_headers(&ctx.service_params)),
         task_id: ctx.task_id.clone(),
         decision: Decision::from_metadata(message.metadata.as_ref()),
-        feedback: acceptance::feedback_text(message),
+        feedback: acceptance::feedback_text(&message.parts),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(decide(state.clone(), tasks.clone(), asked, tx));
