@@ -108,10 +108,17 @@ pub fn InboxPage() -> impl IntoView {
                     </p>
                 }
                 .into_any(),
-                Loaded::Page(p) => view! { <InboxBody page=p/> }.into_any(),
+                Loaded::Page(p) => Suspend::new(async move { inbox_part(p).await }).into_any(),
             }}
         </main>
     }
+}
+
+/// The inbox's entries and their buttons: a part of the bundle loaded
+/// when the first page of entries arrives (the canvas never loads it).
+#[lazy]
+fn inbox_part(page: InboxPageView) -> AnyView {
+    view! { <InboxBody page/> }.into_any()
 }
 
 #[component]

@@ -11,6 +11,7 @@ pub mod dto;
 pub mod format;
 pub mod inbox;
 pub mod login;
+pub mod parts;
 pub mod people;
 pub mod routes;
 pub mod session;

@@ -107,29 +107,38 @@ pub fn PeoplePage() -> impl IntoView {
                     </p>
                 }
                 .into_any(),
-                Loaded::People(people) => view! {
-                    <table class="people" data-testid="people">
-                        <thead>
-                            <tr>
-                                <th>"Username"</th>
-                                <th>"Role"</th>
-                                <th>"Bound to"</th>
-                                <th>"From"</th>
-                                <th></th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {people
-                                .into_iter()
-                                .map(|p| view! { <PersonRow person=p/> })
-                                .collect_view()}
-                        </tbody>
-                    </table>
+                Loaded::People(people) => {
+                    Suspend::new(async move { people_part(people).await }).into_any()
                 }
-                .into_any(),
             }}
         </main>
     }
+}
+
+/// The table of people and their buttons: a part of the bundle loaded when
+/// the list arrives (the canvas never loads it).
+#[lazy]
+fn people_part(people: Vec<PersonView>) -> AnyView {
+    view! {
+        <table class="people" data-testid="people">
+            <thead>
+                <tr>
+                    <th>"Username"</th>
+                    <th>"Role"</th>
+                    <th>"Bound to"</th>
+                    <th>"From"</th>
+                    <th></th>
+                </tr>
+            </thead>
+            <tbody>
+                {people
+                    .into_iter()
+                    .map(|p| view! { <PersonRow person=p/> })
+                    .collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
 }
 
 /// A refusal, or a password shown this once.

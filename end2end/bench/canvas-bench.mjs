@@ -322,6 +322,58 @@ async function traced(trace, browser, page, phase, body) {
   }
 }
 
+/** Clicks the toolbar's zoom buttons until the zoom level reads `pct` %
+ * (the steps include 50, 100 and 200). */
+async function zoomTo(page, pct) {
+  for (let i = 0; i < 12; i++) {
+    const now = Number((await page.getByTestId("zoom-level").textContent()).replace("%", ""));
+    if (now === pct) return;
+    await page.getByTestId(now < pct ? "zoom-in" : "zoom-out").click();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(null))));
+  }
+  throw new Error(`could not zoom to ${pct} %`);
+}
+
+/** In the page: the drawn edge labels and traffic lines (a box of their
+ * own, visible), the pairs of them that overlap, those under a control,
+ * and how many are whole, shortened (their title holds the full text) or
+ * shortened without it. */
+function labelFigures() {
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return null;
+    const cs = getComputedStyle(el);
+    if (cs.visibility === "hidden" || cs.display === "none") return null;
+    return r;
+  };
+  const canvas = document.querySelector("[aria-label='Ecosystem canvas']").getBoundingClientRect();
+  const boxes = [];
+  let whole = 0, short = 0, untitled = 0;
+  for (const el of document.querySelectorAll(".edge-label, .observed-label, .edge-traffic")) {
+    const r = visible(el);
+    if (!r || r.right < canvas.left || r.left > canvas.right || r.bottom < canvas.top || r.top > canvas.bottom) continue;
+    boxes.push(r);
+    if (el.classList.contains("edge-traffic")) continue;
+    const text = el.textContent ?? "";
+    if (text.includes("…")) {
+      short++;
+      const title = el.getAttribute("title") ?? el.getAttribute("aria-label") ?? "";
+      if (!title.replace(/…/g, "").length || title.includes("…")) untitled++;
+    } else whole++;
+  }
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  let pairs = 0;
+  const sorted = boxes.slice().sort((a, b) => a.left - b.left);
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length && sorted[j].left < sorted[i].right; j++) {
+      if (hit(sorted[i], sorted[j])) pairs++;
+    }
+  }
+  const controls = [...document.querySelectorAll(".toolbar, .minimap, .drawer")].map(visible).filter(Boolean);
+  const under = boxes.filter((b) => controls.some((c) => hit(b, c))).length;
+  return { drawn: boxes.length, overlappingPairs: pairs, underAControl: under, whole, short, untitled };
+}
+
 /** One run of our canvas in a browser of its own: figures shaped like
  * the anchor's (run.mjs), so the two print side by side. */
 async function measureOurs(password, trace) {
@@ -335,7 +387,16 @@ async function measureOurs(password, trace) {
     if (login.status() !== 200) throw new Error(`login refused: ${login.status()} ${await login.text()}`);
     const served = await (await context.request.get("/api/topology")).json();
 
+    // The view the anchor opens at (React Flow's defaultViewport {48, 64, 1}),
+    // kept as this person's own: so both sides start on the same part of the
+    // graph. A new person's fitted first view is measured apart (firstView).
+    await context.addInitScript(() => localStorage.setItem("wall-street.view.bench", "48.0 64.0 1.0000"));
     const page = await context.newPage();
+    const fetched = [];
+    page.on("request", (r) => {
+      const u = new URL(r.url());
+      if (u.pathname.startsWith("/pkg/")) fetched.push({ file: u.pathname.slice(5), at: Date.now() });
+    });
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e.message ?? e)));
     page.on("console", (m) => {
@@ -375,6 +436,9 @@ async function measureOurs(password, trace) {
         };
       });
     });
+    // What the first load fetched from /pkg/ (the wasm's main part, its
+    // JS, the stylesheet; the parts loaded on first use are not in it).
+    const firstLoadFiles = [...new Set(fetched.map((f) => f.file))];
     // Let the first live events land before measuring interaction.
     await page.waitForTimeout(1500);
     const settled = await page.evaluate(() => ({
@@ -460,7 +524,43 @@ async function measureOurs(password, trace) {
       const step = await sweep(page, start2, 400, 200, 120);
       return { ...(await stopFrames(page)), step };
     });
+    // Edge labels after fit, zoomed to 50 %, 100 % and 200 % around the
+    // centre: pairs of drawn labels (and traffic lines) whose boxes
+    // overlap, labels under a control (toolbar, minimap), and how they are
+    // drawn (whole, shortened with the full text in their title).
+    const labels = {};
+    for (const pct of [50, 100, 200]) {
+      await page.getByTestId("fit-view").click();
+      await zoomTo(page, pct);
+      await page.waitForTimeout(600);
+      labels[pct] = await page.evaluate(labelFigures);
+    }
     await context.close();
+
+    // A new person's first view: nothing kept, the graph fitted.
+    const fresh = await browser.newContext({ baseURL: BASE, viewport: { width: 1440, height: 900 } });
+    const relogin = await fresh.request.post("/api/login", { data: { username: "bench", password } });
+    if (relogin.status() !== 200) throw new Error(`login refused: ${relogin.status()}`);
+    const firstPage = await fresh.newPage();
+    const t0 = Date.now();
+    await firstPage.goto("/", { waitUntil: "commit" });
+    await firstPage.waitForSelector("[aria-label='Ecosystem canvas'][data-hydrated=true]", { timeout: 120_000 });
+    await firstPage.waitForFunction(() => document.querySelector("[data-testid=zoom-level]")?.textContent !== "100%", null, { timeout: 10_000 }).catch(() => {});
+    await firstPage.waitForTimeout(600);
+    const firstView = await firstPage.evaluate(() => {
+      const canvas = document.querySelector("[aria-label='Ecosystem canvas']").getBoundingClientRect();
+      let whole = 0;
+      let roots = 0;
+      for (const el of document.querySelectorAll(".node-card[data-node-type], .far-block")) {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0) continue;
+        roots++;
+        if (r.left >= canvas.left && r.top >= canvas.top && r.right <= canvas.right && r.bottom <= canvas.bottom) whole++;
+      }
+      return { zoom: document.querySelector("[data-testid=zoom-level]")?.textContent, rootsDrawn: roots, rootsWhollyOnScreen: whole };
+    });
+    firstView.ms = Date.now() - t0;
+    await fresh.close();
     return {
       served: { nodes: served.nodes.length, edges: served.edges.length, rules: served.rules.length },
       load: {
@@ -476,6 +576,9 @@ async function measureOurs(password, trace) {
       dragNode: { node: root, edges: edgesOfCard, ...figures(drag) },
       fit,
       panFitted: figures(panAll),
+      labels,
+      firstView,
+      firstLoadFiles,
       errors,
     };
   } finally {
@@ -505,6 +608,14 @@ function table(ours, theirs, bundle) {
     ],
     ["pan after fit: p95 / step", (r) => ms(at(r, (x) => x.panFitted.p95), at(r, (x) => x.panFitted.stepMs))],
     ["fit-to-view click → second frame", (r) => ms(at(r, (x) => x.fit.clickToSecondFrameMs))],
+    [
+      "labels after fit at 50 / 100 / 200 %: overlapping pairs",
+      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels[p].overlappingPairs))).join(" / "),
+    ],
+    [
+      "labels after fit at 50 / 100 / 200 %: under a control",
+      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels[p].underAControl))).join(" / "),
+    ],
   ];
   const lines = [];
   const runs = Math.max(ours.length, theirs.length);
@@ -514,7 +625,7 @@ function table(ours, theirs, bundle) {
   lines.push(`| SSR HTML | ${n(median(ours.map((x) => x.load.htmlBytes)) / 1024)} KiB | — |`);
   const rf = theirs[0]?.bundle;
   lines.push(
-    `| bundle, gzip | wasm ${kib(bundle.wasmGz)} + js ${kib(bundle.jsGz)} | ${rf ? `js ${kib(rf["app.js"].gzip)} + css ${kib(rf["app.css"].gzip)}` : "—"} |`,
+    `| first load, gzip (wasm + JS + CSS) | ${kib(bundle.firstGz)}: wasm ${kib(bundle.wasmGz)} + js ${kib(bundle.jsGz)} + css ${kib(bundle.cssGz)} | ${rf ? `${kib(rf["app.js"].gzip + rf["app.css"].gzip)}: js ${kib(rf["app.js"].gzip)} + css ${kib(rf["app.css"].gzip)}` : "—"} |`,
   );
   return lines.join("\n");
 }
@@ -534,6 +645,12 @@ function details(r, i) {
     out.push(`    ${name}: ${s.frames} frames, p50 ${fmt(s.p50)}, p95 ${fmt(s.p95)}, max ${fmt(s.max)}, >50 ms: ${s.over50ms}; long tasks ${s.longTasks} (${fmt(s.longTaskMs)}); step ${fmt(s.stepMs)}`);
   }
   out.push(`    fit: ${fmt(r.fit.clickToSecondFrameMs)} click → second frame, zoom ${r.fit.zoomAtSecondFrame}`);
+  for (const [pct, l] of Object.entries(r.labels)) {
+    out.push(`    labels at ${pct} % after fit: ${l.drawn} drawn (labels and traffic lines), ${l.overlappingPairs} overlapping pairs, ${l.underAControl} under a control; ${l.whole} whole, ${l.short} shortened (${l.untitled} without their full text)`);
+  }
+  const v = r.firstView;
+  out.push(`    a new person's first view: zoom ${v.zoom}, ${v.rootsWhollyOnScreen} of ${v.rootsDrawn} drawn roots wholly on screen (${fmt(v.ms)} to settle)`);
+  out.push(`    first load fetched from /pkg/: ${r.firstLoadFiles.join(", ")}`);
   if (r.errors.length) out.push(`    page errors: ${r.errors.join("; ")}`);
   return out.join("\n");
 }
@@ -591,18 +708,27 @@ async function main() {
     else fs.rmSync(dir, { recursive: true, force: true });
   }
 
+  // Sizes from the files themselves (gzip -9, what a compressing proxy
+  // would send): the first load's (what the first run fetched from /pkg/),
+  // and every part loaded on first use.
   const pkg = path.join(SITE, "pkg");
-  const wasmFile = fs.readdirSync(pkg).find((f) => f.endsWith(".wasm"));
-  const jsFile = fs.readdirSync(pkg).find((f) => f.endsWith(".js"));
-  const wasm = fs.readFileSync(path.join(pkg, wasmFile));
-  const js = jsFile ? fs.readFileSync(path.join(pkg, jsFile)) : Buffer.alloc(0);
-  const bundle = { wasmGz: zlib.gzipSync(wasm, { level: 9 }).length, jsGz: zlib.gzipSync(js, { level: 9 }).length };
+  const gz = (f) => zlib.gzipSync(fs.readFileSync(path.join(pkg, f)), { level: 9 }).length;
+  const first = ours[0]?.firstLoadFiles ?? [];
+  const sum = (pred) => first.filter(pred).reduce((a, f) => a + gz(f), 0);
+  const bundle = {
+    wasmGz: sum((f) => f.endsWith(".wasm")),
+    jsGz: sum((f) => f.endsWith(".js")),
+    cssGz: sum((f) => f.endsWith(".css")),
+  };
+  bundle.firstGz = bundle.wasmGz + bundle.jsGz + bundle.cssGz;
+  const later = fs.readdirSync(pkg).filter((f) => /\.(wasm|js)$/.test(f) && !first.includes(f)).sort();
 
   const out = [];
   out.push(`Canvas benchmark — ${topo.nodes} nodes (${SYSTEMS} systems × 4 agents/datasources + hub), ${topo.edges} edges, 1440×900, headless Chromium without GPU`);
   out.push(`Wall Street (this build, hub on ${BASE}):`);
   ours.forEach((r, i) => out.push(details(r, i)));
-  out.push(`  wasm ${wasmFile}: ${kib(wasm.length)} raw, ${kib(bundle.wasmGz)} gzip; js ${jsFile}: ${kib(js.length)} raw, ${kib(bundle.jsGz)} gzip`);
+  out.push(`  first load, gzip: ${first.map((f) => `${f} ${kib(gz(f))}`).join(", ")}; ${kib(bundle.firstGz)} in all`);
+  out.push(`  on first use, gzip: ${later.map((f) => `${f} ${kib(gz(f))}`).join(", ") || "nothing (one bundle)"}`);
   if (anchor) {
     out.push(`React Flow (${anchor}, defaults):`);
     theirs.forEach((r, i) =>

@@ -1,5 +1,5 @@
 import { Page } from "@playwright/test";
-import { test, expect, NodeView, TopologyView, openCanvas, watchErrors } from "./support";
+import { test, expect, NodeView, TopologyView, openCanvas, watchErrors, zoomTo } from "./support";
 
 // A system's card names every capability it provides and consumes: each
 // as a chip drawn whole, or counted by the row's last chip, "+N", which
@@ -19,18 +19,6 @@ type RowSeen = {
   chips: { text: string; scrollWidth: number; clientWidth: number; inside: boolean }[];
   more: { text: string; hidden: string | null; label: string | null } | null;
 } | null;
-
-/** Steps the toolbar's zoom buttons until the toolbar reads `percent`. */
-async function zoomTo(page: Page, percent: number) {
-  const level = page.getByTestId("zoom-level");
-  for (let i = 0; i < 12; i++) {
-    const now = parseInt((await level.textContent()) ?? "", 10);
-    if (now === percent) return;
-    await page.getByTestId(now > percent ? "zoom-out" : "zoom-in").click();
-    await expect(level).not.toHaveText(`${now}%`);
-  }
-  await expect(level).toHaveText(`${percent}%`);
-}
 
 /** The chips of `direction` on the card of `id`: their text, whether the
  * text is cut inside the chip, and whether the chip lies whole inside its

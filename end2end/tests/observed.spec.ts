@@ -5,41 +5,14 @@
 // run's tokens.env): an answered call appears live with its count, a call
 // no rule permits appears greyed with its reason code, and the observed
 // edge's drawer shows its metrics and the envelope inspector's entry.
-import { spawnSync } from "child_process";
 import * as fs from "fs";
-import * as path from "path";
 import type { Page } from "@playwright/test";
-import { test, expect, REPO, STATE, tokens, openCanvas, watchErrors, edgeTraffic } from "./support";
+import { test, expect, STATE, PEER, peerCall, openCanvas, watchErrors, edgeTraffic } from "./support";
 
 /** Not established on the stack's canvas (initial_edges), permitted by a rule. */
 const CLASSIFY = "buyercorp->helpdesk:ticket.classify";
 /** No rule lets Helpdesk read VendorCorp's orders: refused NOT_PERMITTED. */
 const REFUSED = "helpdesk->vendorcorp:orders.query";
-
-const PEER = path.join(process.env.CARGO_TARGET_DIR ?? path.join(REPO, "target"), "release", "peer");
-
-/** `peer call` as `caller` (its config, its database, its token of this
- *  run): the exit status (0 connected, 2 not connected) and what it said. */
-function peerCall(caller: string, provider: string, capability: string, input: unknown) {
-  const run = spawnSync(
-    PEER,
-    [
-      "call",
-      "--config",
-      path.join(REPO, "config", "peers", `${caller}.yaml`),
-      "--database",
-      path.join(STATE, `${caller}.db`),
-      "--provider",
-      provider,
-      "--capability",
-      capability,
-      "--input",
-      JSON.stringify(input),
-    ],
-    { cwd: REPO, encoding: "utf8", timeout: 30_000, env: { ...process.env, ...tokens() } },
-  );
-  return { status: run.status, out: `${run.stdout}\n${run.stderr}` };
-}
 
 /** Calls the hub counts on `id` now, from `GET /api/traffic`. */
 async function hubCalls(page: Page, id: string): Promise<number> {

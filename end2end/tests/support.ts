@@ -6,7 +6,7 @@
 // storageState; tests that need no session, or end one, make their own
 // browser context.
 import { test as base, expect, Page, APIRequestContext, ConsoleMessage, BrowserContext } from "@playwright/test";
-import { execFileSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
@@ -259,6 +259,24 @@ export async function cardHead(page: Page, id: string) {
   return { x: box.x + 40, y: box.y + 14 };
 }
 
+/** Steps the toolbar's zoom buttons until the toolbar reads `percent`. */
+export async function zoomTo(page: Page, percent: number) {
+  const level = page.getByTestId("zoom-level");
+  for (let i = 0; i < 12; i++) {
+    const now = parseInt((await level.textContent()) ?? "", 10);
+    if (now === percent) return;
+    await page.getByTestId(now > percent ? "zoom-out" : "zoom-in").click();
+    await expect(level).not.toHaveText(`${now}%`);
+  }
+  await expect(level).toHaveText(`${percent}%`);
+}
+
+/** Resolves after two animation frames: what the page queued for the
+ * next frame (after a pan or zoom) has run, and what it changed is drawn. */
+export async function nextFrames(page: Page) {
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null)))));
+}
+
 /** A fresh browser context without a session. */
 export async function anonymousContext(browser: import("@playwright/test").Browser, options = {}): Promise<BrowserContext> {
   return browser.newContext({ storageState: { cookies: [], origins: [] }, ...options });
@@ -335,6 +353,32 @@ export type TrafficAttrs = {
   lastReason: string | null;
   lastAt: string | null;
 };
+
+/** The reference peer's binary, as scripts/test builds it. */
+export const PEER = path.join(process.env.CARGO_TARGET_DIR ?? path.join(REPO, "target"), "release", "peer");
+
+/** `peer call` as `caller` (its config, its database, its token of this
+ *  run): the exit status (0 connected, 2 not connected) and what it said. */
+export function peerCall(caller: string, provider: string, capability: string, input: unknown) {
+  const run = spawnSync(
+    PEER,
+    [
+      "call",
+      "--config",
+      path.join(REPO, "config", "peers", `${caller}.yaml`),
+      "--database",
+      path.join(STATE, `${caller}.db`),
+      "--provider",
+      provider,
+      "--capability",
+      capability,
+      "--input",
+      JSON.stringify(input),
+    ],
+    { cwd: REPO, encoding: "utf8", timeout: 30_000, env: { ...process.env, ...tokens() } },
+  );
+  return { status: run.status, out: `${run.stdout}\n${run.stderr}` };
+}
 
 /** Reads the traffic line under the label of edge `id`. */
 export async function edgeTraffic(page: Page, id: string): Promise<TrafficAttrs> {

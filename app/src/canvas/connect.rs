@@ -244,6 +244,7 @@ mod tests {
             capabilities: vec![],
             reload_error: None,
             positions: vec![],
+            layout: vec![],
             digest: String::new(),
         }
     }

@@ -34,6 +34,18 @@ impl Rect {
             && o.y <= self.y + self.h
     }
 
+    /// The smallest rectangle holding both.
+    pub fn union(self, o: Rect) -> Rect {
+        let x = self.x.min(o.x);
+        let y = self.y.min(o.y);
+        Rect {
+            x,
+            y,
+            w: (self.x + self.w).max(o.x + o.w) - x,
+            h: (self.y + self.h).max(o.y + o.h) - y,
+        }
+    }
+
     /// The rectangle grown by `m` on every side.
     pub fn grown(self, m: f64) -> Rect {
         Rect {

@@ -21,10 +21,11 @@
 //! 1. **Pure** (no reactive or browser code; tested without a browser):
 //!    `geometry` (world points and rectangles: the floor the others
 //!    stand on), `css` (numbers printed for CSS and SVG), `graph` (layout,
-//!    edge routes, served positions), `viewport` (camera math), `cull`
-//!    (the level of detail for a zoom, the part of a large graph worth
-//!    drawing), `connect` (legal connections from the rules), `health` (how
-//!    served and live statuses combine), `labels` (words for kinds),
+//!    edge routes and where their labels go, served positions),
+//!    `viewport` (camera math), `cull` (the level of detail for a zoom,
+//!    the part of a large graph worth drawing), `connect` (legal
+//!    connections from the rules), `health` (how served and live statuses
+//!    combine), `labels` (words for kinds),
 //!    `traffic` (words and numbers for what crossed an edge: labels,
 //!    metrics, the envelope inspector's summaries), `observed` (which
 //!    observed edges the canvas knows and draws), `payload` (the packed
@@ -50,7 +51,8 @@
 //!    metrics and inspector, refreshed by traffic events at most once a
 //!    second), `commands::live` (Server-Sent Events).
 //! 4. **Components** (`components`, one concern a file): `node`, `edge`
-//!    (paths, labels, drag layers, arrowheads), `connector` (handle,
+//!    (paths, labels, drag layers, arrowheads), `cover` (labels under the
+//!    fixed controls), `connector` (handle,
 //!    dragged line, chooser), `drawer`, `panels` (query and consult),
 //!    `contract`, `audit`, `metrics`, `inspector` (the last exchanges'
 //!    envelopes and redacted payloads), `interpret`, `suggestions`,

@@ -13,6 +13,7 @@ use leptos::prelude::*;
 
 use super::commands;
 use super::commands::agents::follow_agents;
+use super::commands::camera::follow_camera;
 #[cfg(feature = "hydrate")]
 use super::commands::live;
 use super::commands::positions;
@@ -44,6 +45,7 @@ pub fn CanvasPage() -> impl IntoView {
     follow_refetches(ctx, topology, latest);
     follow_agents(ctx);
     follow_traffic(ctx);
+    follow_camera(ctx);
     positions::save_before_leaving(ctx);
 
     let section = NodeRef::<leptos::html::Section>::new();

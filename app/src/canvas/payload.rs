@@ -83,8 +83,12 @@ struct PackedView {
     k: Vec<PackedCapability>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     x: Option<u32>,
+    /// Where the operator left nodes: (node, x, y).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     p: Vec<(u32, f64, f64)>,
+    /// Where the server's layout puts each root: (node, x, y).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    l: Vec<(u32, f64, f64)>,
     /// The topology file's digest.
     #[serde(default)]
     d: String,
@@ -234,11 +238,11 @@ fn pack_view(v: &TopologyView) -> PackedView {
         })
         .collect();
     let x = v.reload_error.as_deref().map(|s| t.s(s));
-    let p = v
-        .positions
-        .iter()
-        .map(|p| (t.s(&p.node), p.x, p.y))
-        .collect();
+    let mut spots = |list: &[NodePosition]| -> Vec<(u32, f64, f64)> {
+        list.iter().map(|p| (t.s(&p.node), p.x, p.y)).collect()
+    };
+    let p = spots(&v.positions);
+    let l = spots(&v.layout);
     PackedView {
         t: t.strings,
         c: t.reasons,
@@ -249,6 +253,7 @@ fn pack_view(v: &TopologyView) -> PackedView {
         k,
         x,
         p,
+        l,
         d: v.digest.clone(),
     }
 }
@@ -352,8 +357,8 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                 })
             })
             .collect::<Result<_, String>>()?;
-    let positions =
-        v.p.iter()
+    let spots = |list: &[(u32, f64, f64)]| -> Result<Vec<NodePosition>, String> {
+        list.iter()
             .map(|&(node, x, y)| {
                 Ok(NodePosition {
                     node: s(node)?,
@@ -361,7 +366,10 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
                     y,
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect()
+    };
+    let positions = spots(&v.p)?;
+    let layout = spots(&v.l)?;
     Ok(TopologyView {
         hub_id: s(v.h)?,
         nodes,
@@ -370,6 +378,7 @@ fn unpack_view(v: PackedView) -> Result<TopologyView, String> {
         capabilities,
         reload_error: opt(v.x)?,
         positions,
+        layout,
         digest: v.d,
     })
 }
@@ -458,6 +467,18 @@ mod tests {
             x: 10.5,
             y: -3.0,
         });
+        view.layout = vec![
+            NodePosition {
+                node: "hub".into(),
+                x: 0.0,
+                y: 44.0,
+            },
+            NodePosition {
+                node: "vendorcorp".into(),
+                x: 1080.0,
+                y: 0.5,
+            },
+        ];
         let packed = Packed::pack(7, &Ok(view.clone()));
         let json = serde_json::to_string(&packed).unwrap_or_default();
         let plain = serde_json::to_string(&view).unwrap_or_default();
@@ -471,5 +492,14 @@ mod tests {
         assert_eq!(back.unpack(), Ok((7, Ok(view))));
         let failed = Packed::pack(3, &Err("no topology".into()));
         assert_eq!(failed.unpack(), Ok((3, Err("no topology".to_string()))));
+    }
+
+    #[test]
+    fn a_view_without_a_layout_packs_none_and_an_old_payload_reads_back() {
+        let view = demo();
+        let json = serde_json::to_string(&Packed::pack(1, &Ok(view.clone()))).unwrap_or_default();
+        assert!(!json.contains("\"l\":"), "{json}");
+        let back: Packed = serde_json::from_str(&json).unwrap_or(Packed::pack(0, &Err("x".into())));
+        assert_eq!(back.unpack(), Ok((1, Ok(view))));
     }
 }

@@ -29,22 +29,25 @@
 use leptos::ev::{PointerEvent, WheelEvent};
 use leptos::prelude::*;
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::commands::{edges, positions};
 use super::components::connector::ChooserPanel;
+use super::components::cover::LabelCover;
 use super::components::drag::DragOverlay;
-use super::components::drawer::Drawer;
+use super::components::drawer::{prefetch_drawer, Drawer};
 use super::components::edge::{label_place, EdgeLabel, EdgePath, TrafficLine};
 use super::components::far::{FarBlocks, FarEdges};
 use super::components::messages::ReloadError;
 use super::components::minimap::Minimap;
 use super::components::node::RootNode;
-use super::components::observed::{drawn_observed, ObservedLabels, ObservedPaths};
+use super::components::observed::{drawn_observed, observed_arcs, ObservedLabels, ObservedPaths};
 use super::components::suggestions::SuggestionsPanel;
 use super::cull::CULL_MIN_ROOTS;
 use super::dom::focus_testid;
-use super::graph::LABEL_RUN;
+use super::graph::{ObservedGeom, LABEL_RUN};
 use super::interaction::controller::{self, GestureEnd};
 use super::interaction::SceneCtx;
 use super::state::CanvasCtx;
@@ -153,6 +156,8 @@ pub(crate) fn Scene(
     };
     // Observed edges: traffic without an established edge, drawn apart.
     let observed = drawn_observed(ctx, &scene);
+    let arcs = observed_arcs(ctx, &scene, observed);
+    follow_bounds(ctx, &scene, arcs);
     let nodes = {
         let model = model.clone();
         view! {
@@ -217,6 +222,8 @@ pub(crate) fn Scene(
             node_ref=scene.viewport
             on:wheel=on_wheel
             on:pointerdown=on_pointer_down
+            on:pointerover=move |_| prefetch_drawer()
+            on:focusin=move |_| prefetch_drawer()
             on:pointermove=on_pointer_move
             on:pointerup=on_pointer_up
             on:pointercancel=on_pointer_cancel
@@ -233,10 +240,10 @@ pub(crate) fn Scene(
                     aria-hidden="true"
                 >
                     {edge_paths}
-                    <ObservedPaths edges=observed/>
+                    <ObservedPaths edges=observed arcs/>
                 </svg>
                 <div class="node-layer">{nodes}</div>
-                <div class="label-layer">{edge_labels}<ObservedLabels edges=observed/></div>
+                <div class="label-layer">{edge_labels}<ObservedLabels edges=observed arcs/></div>
                 {move || {
                     far_ready
                         .get()
@@ -251,10 +258,35 @@ pub(crate) fn Scene(
             <DragOverlay/>
         </div>
         <Minimap/>
+        <LabelCover arcs/>
         <SuggestionsPanel/>
         <Drawer/>
         <ChooserPanel/>
     }
+}
+
+/// Keeps the page's bounds ([`CanvasCtx::bounds`]: what fit-to-view and
+/// the first view show, what the minimap draws) around every card, every
+/// edge label and every observed arc with its label, so a fitted view
+/// leaves no label outside the window or under the toolbar. Browser only:
+/// effects do not run on the server.
+fn follow_bounds(ctx: CanvasCtx, scene: &SceneCtx, arcs: Memo<Arc<HashMap<String, ObservedGeom>>>) {
+    let cards = scene.bounds;
+    let labels = scene.label_boxes;
+    Effect::new(move |_| {
+        let mut all = cards.get();
+        labels.with(|boxes| {
+            for r in boxes.iter().flatten() {
+                all = all.union(*r);
+            }
+        });
+        arcs.with(|m| {
+            for g in m.values() {
+                all = all.union(g.bbox);
+            }
+        });
+        ctx.bounds.set(Some(all));
+    });
 }
 
 /// True for a moment after each change of zoom (browser only: effects do

@@ -7,6 +7,7 @@
 //! hub's window, a rate the hub computed, an outcome and a reason code the
 //! hub recorded. Nothing is estimated or extrapolated.
 
+use super::graph::text_cells;
 use crate::dto::{EdgeTrafficView, ExchangeView, LastCallView, ReasonCode, TrafficOutcome};
 use crate::format::format_number;
 
@@ -81,6 +82,25 @@ pub fn traffic_text(t: &EdgeTrafficView) -> Option<String> {
         ));
     }
     Some(s)
+}
+
+/// The label's line in at most `cells` characters (its label's box, see
+/// `graph::placement`): [`traffic_text`] when it fits, else the calls
+/// alone (`12/min`: the line's colour still says some failed, and the
+/// label's name and the drawer say how many); "no traffic" for a quiet
+/// edge.
+pub fn traffic_text_within(t: &EdgeTrafficView, cells: usize) -> String {
+    let Some(full) = traffic_text(t) else {
+        return "no traffic".into();
+    };
+    if text_cells(&full) <= cells || t.failures == 0 {
+        return full;
+    }
+    format!(
+        "{}{}",
+        format_number(f64::from(t.calls)),
+        window_suffix(t.window_secs)
+    )
 }
 
 /// How an observed edge is drawn, from its traffic: calls got answers, or
@@ -263,6 +283,14 @@ mod tests {
             reason: Some(ReasonCode::PeerUnreachable),
             duration_ms: 3,
         }
+    }
+
+    #[test]
+    fn a_line_short_of_room_keeps_its_calls() {
+        let t = traffic(12, 1, Some(failed_last()));
+        assert_eq!(traffic_text_within(&t, 40), "12/min · 1 failed");
+        assert_eq!(traffic_text_within(&t, 10), "12/min");
+        assert_eq!(traffic_text_within(&traffic(0, 0, None), 10), "no traffic");
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub const MIN_ZOOM: f64 = 0.1;
 pub const MAX_ZOOM: f64 = 2.0;
 /// Free space kept around the graph by fit-to-view, in screen pixels.
 const FIT_PADDING: f64 = 48.0;
+/// The band at the top of the canvas the toolbar floats in: fit-to-view
+/// keeps the graph below it, so no card or label starts under a button.
+const FIT_TOP: f64 = 72.0;
 
 /// Size of the visible canvas area, in screen pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,22 +98,56 @@ impl Camera {
             .map(|s| f64::from(*s) / 100.0)
     }
 
-    /// The camera showing all of `bounds` centred in `size`, never zoomed in
-    /// beyond 100% (a small graph stays readable rather than huge).
+    /// The camera showing all of `bounds` centred in `size` below the
+    /// toolbar's band, never zoomed in beyond 100% (a small graph stays
+    /// readable rather than huge) nor out beyond [`MIN_ZOOM`] (React Flow's
+    /// `fitView` clamps the same way, to its own bounds). The first view of
+    /// the canvas and the fit button both use it.
     pub fn fit(bounds: Rect, size: Size) -> Camera {
         if bounds.w <= 0.0 || bounds.h <= 0.0 || size.w <= 0.0 || size.h <= 0.0 {
             return Camera::INITIAL;
         }
+        let top = FIT_TOP.max(FIT_PADDING);
         let avail_w = (size.w - 2.0 * FIT_PADDING).max(1.0);
-        let avail_h = (size.h - 2.0 * FIT_PADDING).max(1.0);
+        let avail_h = (size.h - top - FIT_PADDING).max(1.0);
         let zoom = (avail_w / bounds.w)
             .min(avail_h / bounds.h)
             .clamp(MIN_ZOOM, 1.0);
         Camera {
             x: (size.w - bounds.w * zoom) / 2.0 - bounds.x * zoom,
-            y: (size.h - bounds.h * zoom) / 2.0 - bounds.y * zoom,
+            y: top + (avail_h - bounds.h * zoom) / 2.0 - bounds.y * zoom,
             zoom,
         }
+    }
+
+    /// The camera as a person's browser keeps it between visits
+    /// (`x y zoom`, [`Self::from_saved`] reads it back).
+    pub fn to_saved(self) -> String {
+        let mut s = String::new();
+        super::css::push_fixed(&mut s, self.x, 1);
+        s.push(' ');
+        super::css::push_fixed(&mut s, self.y, 1);
+        s.push(' ');
+        super::css::push_fixed(&mut s, self.zoom, 4);
+        s
+    }
+
+    /// A camera kept by [`Self::to_saved`]; `None` for anything else (the
+    /// storage is the browser's, and anyone may have written there). The
+    /// zoom is brought within bounds.
+    pub fn from_saved(saved: &str) -> Option<Camera> {
+        let mut parts = saved.split(' ').map(str::parse::<f64>);
+        let (Some(Ok(x)), Some(Ok(y)), Some(Ok(zoom)), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let finite = x.is_finite() && y.is_finite() && zoom.is_finite() && zoom > 0.0;
+        finite.then(|| Camera {
+            x,
+            y,
+            zoom: zoom.clamp(MIN_ZOOM, MAX_ZOOM),
+        })
     }
 
     /// Does the graph, as currently placed, spill out of the canvas? The
@@ -195,5 +232,52 @@ mod tests {
             ..bounds
         };
         assert_eq!(Camera::fit(small, size).zoom, 1.0);
+    }
+
+    #[test]
+    fn fit_keeps_the_graph_below_the_toolbar() {
+        let size = Size {
+            w: 1200.0,
+            h: 700.0,
+        };
+        for bounds in [
+            Rect {
+                x: -300.0,
+                y: 40.0,
+                w: 1500.0,
+                h: 600.0,
+            },
+            Rect {
+                x: 0.0,
+                y: 0.0,
+                w: 200.0,
+                h: 900.0,
+            },
+        ] {
+            let c = Camera::fit(bounds, size);
+            let top = c.y + bounds.y * c.zoom;
+            let bottom = top + bounds.h * c.zoom;
+            assert!(top >= FIT_TOP - 1e-6, "top {top} under the toolbar");
+            assert!(bottom <= size.h - FIT_PADDING + 1e-6, "bottom {bottom}");
+            let left = c.x + bounds.x * c.zoom;
+            assert!(left >= FIT_PADDING - 1e-6 && left + bounds.w * c.zoom <= size.w);
+        }
+    }
+
+    #[test]
+    fn a_saved_camera_reads_back_and_nothing_else_does() {
+        let c = Camera {
+            x: -120.5,
+            y: 33.0,
+            zoom: 0.75,
+        };
+        assert_eq!(Camera::from_saved(&c.to_saved()), Some(c));
+        for junk in [
+            "", "1 2", "1 2 3 4", "a b c", "1 2 NaN", "1 2 0", "1 inf 1", "1 2 -1",
+        ] {
+            assert_eq!(Camera::from_saved(junk), None, "{junk:?}");
+        }
+        let far_in = Camera::from_saved("0 0 50").map(|c| c.zoom);
+        assert_eq!(far_in, Some(MAX_ZOOM));
     }
 }

@@ -230,6 +230,12 @@ pub struct TopologyView {
     /// deterministic layout.
     #[serde(default)]
     pub positions: Vec<NodePosition>,
+    /// Where the server's layered layout puts each root (hub and systems),
+    /// in reading order, around the pinned `positions` it keeps clear of;
+    /// empty when the server computed none (the canvas then lays out
+    /// columns itself).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<NodePosition>,
     /// The digest of the topology file this view was read from: a change
     /// made from the canvas names it, and is refused if the file changed.
     #[serde(default)]

@@ -110,6 +110,7 @@ mod tests {
             capabilities: vec![],
             reload_error: None,
             positions: Vec::new(),
+            layout: Vec::new(),
             digest: String::new(),
         }
     }

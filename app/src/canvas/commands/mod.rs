@@ -3,6 +3,8 @@
 //!
 //! * [`edges`]: connect (drop, chooser, create) and remove edges.
 //! * [`positions`]: record and save where roots are moved.
+//! * [`camera`]: the first view (the person's own, kept by their browser,
+//!   or the graph fitted to the window) and keeping it.
 //! * [`drawer`]: close the drawer, run a query or a consult, read a
 //!   node's audit trail.
 //! * [`contracts`]: a data-share edge's contracts view, and the hub's
@@ -23,6 +25,7 @@
 //! layer (and `source`, the server function) reaches the hub.
 
 pub(crate) mod agents;
+pub(crate) mod camera;
 pub(crate) mod contracts;
 pub(crate) mod drawer;
 pub(crate) mod edges;

@@ -24,17 +24,17 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::connector::ConnectLine;
-use super::edge::{kind_marker, short_label, Arrow};
-use crate::canvas::css;
-use crate::canvas::graph::EdgeGeom;
+use super::edge::{kind_marker, label_transform, Arrow};
+use crate::canvas::graph::{EdgeGeom, LabelText};
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
 use crate::canvas::state::CanvasCtx;
 use crate::dto::EdgeView;
 
 /// The edges of `root` with their place in `model.edges_of(root)` (the
-/// order of the live routes); `None` for an unknown root.
-fn lifted_edges(scene: &SceneCtx, root: &str) -> Option<Vec<(usize, EdgeView)>> {
+/// order of the live routes) and in `model.edges`; `None` for an unknown
+/// root.
+fn lifted_edges(scene: &SceneCtx, root: &str) -> Option<Vec<(usize, usize, EdgeView)>> {
     let index = scene.model.index_of(root)?;
     Some(
         scene
@@ -42,7 +42,7 @@ fn lifted_edges(scene: &SceneCtx, root: &str) -> Option<Vec<(usize, EdgeView)>> 
             .edges_of(index)
             .iter()
             .enumerate()
-            .filter_map(|(k, &i)| scene.model.edges.get(i).map(|e| (k, e.clone())))
+            .filter_map(|(k, &i)| scene.model.edges.get(i).map(|e| (k, i, e.clone())))
             .collect(),
     )
 }
@@ -89,7 +89,7 @@ pub(crate) fn DragOverlay() -> impl IntoView {
         move || {
             let lines = lifted_edges(&scene, &dragging.get()?)?
                 .into_iter()
-                .map(|(k, e)| {
+                .map(|(k, _, e)| {
                     let kind = kind_label(e.kind);
                     let health = untrack(|| scene.edge_health(&ctx, &e));
                     let marker = if health.is_degraded() {
@@ -112,22 +112,29 @@ pub(crate) fn DragOverlay() -> impl IntoView {
             Some(lines)
         }
     };
+    // Each label shows what it showed before the drag (a label not drawn
+    // stays so), at its spot on its moving path.
     let labels = move || {
         let labels = lifted_edges(&scene, &dragging.get()?)?
             .into_iter()
-            .map(|(k, e)| {
+            .filter_map(|(k, index, e)| {
+                let text = scene
+                    .edge_geom
+                    .get(index)?
+                    .with_untracked(|g| g.as_ref().map(|g| g.label.text.clone()))?;
+                if text == LabelText::Hidden {
+                    return None;
+                }
                 let kind = kind_label(e.kind);
                 let word = untrack(|| scene.edge_health(&ctx, &e)).word();
-                let transform = move || {
-                    routes
-                        .with(|r| r.get(k).map(|(_, g)| g.label))
-                        .map_or_else(String::new, |p| css::translate(p, " translate(-50%, -50%)"))
-                };
-                view! {
+                let transform =
+                    move || label_transform(routes.with(|r| r.get(k).map(|(_, g)| g.label.centre)));
+                let shown = text.shown(&e.capability).to_string();
+                Some(view! {
                     <span class=format!("edge-label {kind} {word}") style:transform=transform>
-                        {short_label(&e.capability)}
+                        {shown}
                     </span>
-                }
+                })
             })
             .collect_view();
         Some(labels)

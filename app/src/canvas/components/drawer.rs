@@ -30,36 +30,60 @@ use crate::canvas::state::{CanvasCtx, Selection};
 use crate::dto::{
     CapabilityKind, CapabilityRef, EdgeView, InspectorView, MetricsView, NodeKind, NodeView,
 };
+use crate::parts::Prefetch;
 use crate::routes;
 
-/// The drawer of the current selection (nothing when none).
+/// What a drawer describes: the selection, resolved against the drawn
+/// scene.
+pub(crate) enum Subject {
+    Node(NodeView),
+    Edge(EdgeView),
+    Observed(EdgeView),
+}
+
+/// The drawer of the current selection (nothing when none). Its body is a
+/// part of the bundle loaded on first use ([`drawer_part`]).
 #[component]
 pub(crate) fn Drawer() -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     move || {
-        let scene = scene.clone();
-        match ctx.selection.get() {
-            Some(Selection::Node(id)) => scene
-                .model
-                .nodes
-                .get(&id)
-                .cloned()
-                .map(|node| view! { <NodeDrawer node/> }.into_any()),
-            Some(Selection::Edge(id)) => match scene.model.edges.iter().find(|e| e.id == id) {
-                Some(edge) => Some(view! { <EdgeDrawer edge=edge.clone()/> }.into_any()),
+        let subject = match ctx.selection.get()? {
+            Selection::Node(id) => Subject::Node(scene.model.nodes.get(&id).cloned()?),
+            Selection::Edge(id) => match scene.model.edges.iter().find(|e| e.id == id) {
+                Some(edge) => Subject::Edge(edge.clone()),
                 // Untracked: the observed edges change with every traffic
                 // event, and the open drawer must not be rebuilt by them.
-                None => ctx
-                    .traffic
-                    .observed
-                    .with_untracked(|set| observed::drawable(set, &scene.view))
-                    .into_iter()
-                    .find(|e| e.id == id)
-                    .map(|edge| view! { <ObservedDrawer edge/> }.into_any()),
+                None => Subject::Observed(
+                    ctx.traffic
+                        .observed
+                        .with_untracked(|set| observed::drawable(set, &scene.view))
+                        .into_iter()
+                        .find(|e| e.id == id)?,
+                ),
             },
-            None => None,
-        }
+        };
+        Some(Suspend::new(async move { drawer_part(subject).await }))
+    }
+}
+
+/// Starts fetching the drawer's part ([`crate::parts`]): the pointer is
+/// over the map, or the keyboard's focus in it.
+pub(crate) fn prefetch_drawer() {
+    static DRAWER: Prefetch = Prefetch::new();
+    DRAWER.once(|| {
+        let _ = lazy_preload!(drawer_part);
+    });
+}
+
+/// The drawer's body: loaded with the first drawer opened (or sooner,
+/// [`prefetch_drawer`]).
+#[lazy]
+pub(crate) fn drawer_part(subject: Subject) -> AnyView {
+    match subject {
+        Subject::Node(node) => view! { <NodeDrawer node/> }.into_any(),
+        Subject::Edge(edge) => view! { <EdgeDrawer edge/> }.into_any(),
+        Subject::Observed(edge) => view! { <ObservedDrawer edge/> }.into_any(),
     }
 }
 
@@ -455,6 +479,7 @@ mod render_tests {
                 capabilities: vec![],
                 reload_error: None,
                 positions: vec![],
+                layout: vec![],
                 digest: String::new(),
             };
             provide_context(SceneCtx::new(ctx, view, 0));

@@ -7,6 +7,16 @@
 //! Delete on a focused label removes the edge. The arrowheads the lines
 //! end in are here too.
 //!
+//! Where a label sits and how much of its capability it shows is the
+//! placement's (`crate::canvas::graph`'s `placement`, run with the
+//! routes): whole, cut (its prefix and "…"), or not drawn; the full id is
+//! always in its `title` and its accessible name, and `data-label` says
+//! which (`whole`, `short`, `none`). A label not drawn stays a button,
+//! clipped to nothing (class `unplaced`) until it has keyboard focus, so
+//! Tab and screen readers still reach the edge. A label whose box lies
+//! under one of the canvas's controls is hidden (`under-control`, see
+//! `components::cover`).
+//!
 //! Under each label, its recent traffic (DESIGN.md §6, metrics on the
 //! canvas): calls and failures in the hub's window and a dot for the last
 //! call's outcome, or "no traffic". It reads the edge's own traffic cell,
@@ -22,7 +32,7 @@ use leptos::prelude::*;
 
 use crate::canvas::commands::edges::remove_edge;
 use crate::canvas::css;
-use crate::canvas::graph::Point;
+use crate::canvas::graph::{LabelText, Placed, Point, TRAFFIC_OFFSET};
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
@@ -76,21 +86,23 @@ fn edge_class(base: &str, edge: &EdgeView, st: EdgeState) -> String {
     )
 }
 
-/// Longest label drawn in full; longer ids are cut with an ellipsis (the
-/// whole id is in the label's accessible name and the drawer). Cut here
-/// rather than by CSS: a clipping box per label costs every frame.
-const LABEL_MAX_CHARS: usize = 24;
-
-pub(crate) fn short_label(capability: &str) -> String {
-    if capability.chars().count() <= LABEL_MAX_CHARS {
-        capability.to_string()
-    } else {
-        capability
-            .chars()
-            .take(LABEL_MAX_CHARS - 1)
-            .chain(['…'])
-            .collect()
+/// The classes a label or its traffic line adds for its placement: not
+/// drawn (`unplaced`), under a control (`under-control`).
+pub(crate) fn placed_class(class: &mut String, placed: Option<&Placed>, covered: bool) {
+    if placed.is_some_and(|p| p.text == LabelText::Hidden) {
+        class.push_str(" unplaced");
     }
+    if covered {
+        class.push_str(" under-control");
+    }
+}
+
+/// The transform putting a label's centre at `pos` (far away without one).
+pub(crate) fn label_transform(pos: Option<Point>) -> String {
+    pos.map_or_else(
+        || "translate(-9999px, -9999px)".to_string(),
+        |p| css::translate(p, " translate(-50%, -50%)"),
+    )
 }
 
 /// The arrowhead of a line of `kind` (a [`kind_label`]) that is not lit
@@ -177,9 +189,11 @@ pub(crate) fn EdgePath(
 pub(crate) struct LabelPlace {
     st: EdgeState,
     lifted: Memo<bool>,
-    /// The label's centre (it stays put while the edge is lifted: moving
-    /// it would repaint the big layer it is hidden in).
-    pos: Memo<Option<Point>>,
+    /// The label's placement (it stays put while the edge is lifted:
+    /// moving it would repaint the big layer it is hidden in).
+    placed: Memo<Option<Placed>>,
+    /// Whether its box lies under one of the canvas's controls.
+    covered: Signal<bool>,
 }
 
 impl LabelPlace {
@@ -188,19 +202,22 @@ impl LabelPlace {
         LinePlace {
             active: self.st.active,
             lifted: self.lifted,
-            pos: self.pos,
+            placed: self.placed,
+            covered: self.covered,
         }
     }
 }
 
-/// Where a traffic line is drawn (just below its label's centre `pos`),
-/// and whether its edge is lit or lifted: an established edge's
-/// ([`LabelPlace::line`]) or an observed edge's.
+/// Where a traffic line is drawn (just below its label's centre, as wide
+/// as its label's box allows), whether it is drawn at all, and whether its
+/// edge is lit or lifted: an established edge's ([`LabelPlace::line`]) or
+/// an observed edge's.
 #[derive(Clone, Copy)]
 pub(crate) struct LinePlace {
     pub(crate) active: Memo<bool>,
     pub(crate) lifted: Memo<bool>,
-    pub(crate) pos: Memo<Option<Point>>,
+    pub(crate) placed: Memo<Option<Placed>>,
+    pub(crate) covered: Signal<bool>,
 }
 
 /// The [`LabelPlace`] of `edge`, number `index` in the scene's edge list.
@@ -212,14 +229,24 @@ pub(crate) fn label_place(
 ) -> LabelPlace {
     let st = edge_state(ctx, scene, edge);
     let lifted = lifted(scene, edge);
-    let pos = {
+    let placed = {
         let geom = scene.edge_geom.get(index).copied();
-        Memo::new(move |prev: Option<&Option<Point>>| match prev {
-            Some(prev) if lifted.get() => *prev,
-            _ => geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label))),
+        Memo::new(move |prev: Option<&Option<Placed>>| match prev {
+            Some(prev) if lifted.get() => prev.clone(),
+            _ => geom.and_then(|g| g.with(|g| g.as_ref().map(|g| g.label.clone()))),
         })
     };
-    LabelPlace { st, lifted, pos }
+    let covered = scene
+        .covered
+        .get(index)
+        .copied()
+        .map_or_else(|| Signal::stored(false), Signal::from);
+    LabelPlace {
+        st,
+        lifted,
+        placed,
+        covered,
+    }
 }
 
 /// The label of an edge: its capability, as a button opening its drawer.
@@ -231,13 +258,16 @@ pub(crate) fn EdgeLabel(
 ) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
-    let LabelPlace { st, lifted, pos } = place;
-    let transform = move || {
-        pos.get().map_or_else(
-            || "translate(-9999px, -9999px)".to_string(),
-            |p| css::translate(p, " translate(-50%, -50%)"),
-        )
-    };
+    let LabelPlace {
+        st,
+        lifted,
+        placed,
+        covered,
+    } = place;
+    let transform = move || label_transform(placed.with(|p| p.as_ref().map(|p| p.centre)));
+    let text = Memo::new(move |_| {
+        placed.with(|p| p.as_ref().map_or(LabelText::Whole, |p| p.text.clone()))
+    });
     let cell = ctx.traffic.cell(&edge.id);
     let consumer = scene.name(&edge.consumer);
     let provider = scene.name(&edge.provider);
@@ -263,12 +293,16 @@ pub(crate) fn EdgeLabel(
             s
         }
     };
-    let title = move || {
-        let h = st.health.get();
-        if h.is_degraded() {
-            format!("{kind} · {}", h.badge())
-        } else {
-            kind.to_string()
+    // The full id always: hovering a cut label reads it whole.
+    let title = {
+        let capability = edge.capability.clone();
+        move || {
+            let h = st.health.get();
+            if h.is_degraded() {
+                format!("{capability} · {kind} · {}", h.badge())
+            } else {
+                format!("{capability} · {kind}")
+            }
         }
     };
     let class = {
@@ -278,8 +312,13 @@ pub(crate) fn EdgeLabel(
             if lifted.get() {
                 c.push_str(" lifted");
             }
+            placed.with(|p| placed_class(&mut c, p.as_ref(), covered.get()));
             c
         }
+    };
+    let shown = {
+        let capability = edge.capability.clone();
+        move || text.with(|t| t.shown(&capability).to_string())
     };
     let id = edge.id.clone();
     let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());
@@ -300,6 +339,7 @@ pub(crate) fn EdgeLabel(
             aria-label=label
             aria-keyshortcuts="Delete"
             title=title
+            data-label=move || text.with(LabelText::word)
             style:transform=transform
             on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
             on:click=move |_| open(ctx, &id_click)
@@ -309,7 +349,7 @@ pub(crate) fn EdgeLabel(
             on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
             on:pointerleave=move |_| ctx.highlight.set(None)
         >
-            {short_label(&edge.capability)}
+            {shown}
         </button>
     }
 }
@@ -321,10 +361,15 @@ pub(crate) fn EdgeLabel(
 /// `data-failures`, `data-window-secs`, `data-last-outcome`,
 /// `data-last-reason`, `data-last-at`), for tests and styles.
 ///
+/// Its text fits the label's box (`traffic::traffic_text_within`): the
+/// placement counted the box with the line in it. Not drawn when its
+/// label is not, or lies under a control.
+///
 /// Kept cheap for a thousand edges: one text node (and the dot) per edge,
-/// and three reactive reads: the cell (a change re-renders the line, which
-/// happens only for the edges an event names), the position and the lit
-/// or lifted state. Far out there are none (see `crate::canvas::cull`).
+/// and four reactive reads: the cell (a change re-renders the line, which
+/// happens only for the edges an event names), the placement, the lit or
+/// lifted state and the controls' cover. Far out there are none (see
+/// `crate::canvas::cull`).
 #[component]
 pub(crate) fn TrafficLine(
     /// The edge id.
@@ -337,8 +382,12 @@ pub(crate) fn TrafficLine(
     let LinePlace {
         active,
         lifted,
-        pos,
+        placed,
+        covered,
     } = place;
+    // How many characters the line may take (its label's box).
+    let cells =
+        Memo::new(move |_| placed.with(|p| p.as_ref().map_or(usize::MAX, |p| p.line_cells)));
     // Erased: the line's full type nested in the scene's overflows the
     // compiler's query depth when the wasm is built.
     let line = move || {
@@ -367,28 +416,29 @@ pub(crate) fn TrafficLine(
             if lifted.get() {
                 c.push_str(" lifted");
             }
+            placed.with(|p| placed_class(&mut c, p.as_ref(), covered.get()));
             c
         };
         let transform = move || {
-            pos.get().map_or_else(
-                || "translate(-9999px, -9999px)".to_string(),
-                |p| {
-                    css::translate(
-                        Point {
-                            x: p.x,
-                            y: p.y + TRAFFIC_OFFSET,
-                        },
-                        " translate(-50%, 0)",
-                    )
-                },
-            )
+            placed.with(|p| {
+                p.as_ref().map_or_else(
+                    || "translate(-9999px, -9999px)".to_string(),
+                    |p| {
+                        css::translate(
+                            Point {
+                                x: p.centre.x,
+                                y: p.centre.y + TRAFFIC_OFFSET,
+                            },
+                            " translate(-50%, 0)",
+                        )
+                    },
+                )
+            })
         };
         let text = match &traffic {
             EdgeTraffic::Unknown => None,
             EdgeTraffic::Quiet => Some("no traffic".to_string()),
-            EdgeTraffic::Known(t) => {
-                Some(traffic::traffic_text(t).unwrap_or_else(|| "no traffic".into()))
-            }
+            EdgeTraffic::Known(t) => Some(traffic::traffic_text_within(t, cells.get())),
         };
         let dot = last.as_ref().map(|l| {
             let ok = traffic::outcome_ok(l.outcome);
@@ -425,10 +475,6 @@ pub(crate) fn TrafficLine(
     line.into_any()
 }
 
-/// How far below its label's centre an edge's traffic line starts (world
-/// pixels: about half a label's height, plus a gap).
-const TRAFFIC_OFFSET: f64 = 11.0;
-
 /// An arrowhead at the end of edge lines; its colour comes from CSS by id.
 #[component]
 pub(crate) fn Arrow(id: &'static str) -> impl IntoView {
@@ -452,6 +498,7 @@ pub(crate) fn Arrow(id: &'static str) -> impl IntoView {
 #[cfg(all(test, feature = "ssr"))]
 mod traffic_tests {
     use super::*;
+    use crate::canvas::graph::{PathShape, Spot};
     use crate::dto::{EdgeTrafficView, LastCallView, ReasonCode, TrafficOutcome};
 
     fn render(traffic: EdgeTraffic) -> String {
@@ -463,10 +510,22 @@ mod traffic_tests {
             let cell = ctx.traffic.cell(edge);
             cell.set(traffic);
             let flag = Memo::new(|_| false);
+            let at = Point { x: 10.0, y: 20.0 };
+            let shape = PathShape::Arc {
+                start: at,
+                control: at,
+                end: at,
+            };
             let place = LinePlace {
                 active: flag,
                 lifted: flag,
-                pos: Memo::new(|_| Some(Point { x: 10.0, y: 20.0 })),
+                placed: Memo::new(move |_| {
+                    Some(Placed {
+                        line_cells: 40,
+                        ..Placed::unplaced(shape, Spot::Curve(0.5))
+                    })
+                }),
+                covered: Signal::stored(false),
             };
             view! { <TrafficLine edge=edge.to_string() place/> }.to_html()
         })
@@ -504,5 +563,69 @@ mod traffic_tests {
         ] {
             assert!(seen.contains(want), "{want} in {seen}");
         }
+    }
+}
+
+/// A label as the server renders it: its placed text, its full id.
+#[cfg(all(test, feature = "ssr"))]
+mod label_tests {
+    use super::*;
+    use crate::canvas::graph::tests::demo;
+    use crate::canvas::interaction::SceneCtx;
+    use crate::dto::{edge_id, NodeKind};
+
+    /// BuyerCorp consumes `capability` from VendorCorp, nothing else drawn.
+    fn render(capability: &str) -> String {
+        // The scene's selectors spawn their futures: give them somewhere to
+        // run (already set by another test is fine).
+        let _ = any_spawner::Executor::init_futures_executor();
+        let mut view = demo();
+        view.nodes
+            .retain(|n| matches!(n.node_type, NodeKind::Hub | NodeKind::System));
+        view.edges
+            .retain(|e| e.id == "buyercorp->vendorcorp:orders.query");
+        for e in &mut view.edges {
+            e.capability = capability.into();
+            e.id = edge_id(&e.consumer, &e.provider, capability);
+        }
+        let owner = Owner::new();
+        owner.with(|| {
+            let ctx = CanvasCtx::new();
+            provide_context(ctx);
+            let scene = SceneCtx::new(ctx, view, 0);
+            provide_context(scene.clone());
+            let Some(edge) = scene.model.edges.first().cloned() else {
+                panic!("one edge");
+            };
+            let place = label_place(ctx, &scene, &edge, 0);
+            view! { <EdgeLabel edge place/> }.to_html()
+        })
+    }
+
+    #[test]
+    fn a_label_shows_what_fits_and_keeps_its_full_id_in_its_title() {
+        let whole = render("orders.query");
+        assert!(whole.contains(r#"data-label="whole""#), "{whole}");
+        assert!(
+            whole.contains(r#"title="orders.query · data-share""#),
+            "{whole}"
+        );
+        assert!(whole.contains(">orders.query<"), "{whole}");
+        let long = "a.capability.identifier.long.enough.to.be.cut.on.this.canvas";
+        let cut = render(long);
+        assert!(cut.contains(r#"data-label="short""#), "{cut}");
+        assert!(
+            cut.contains(&format!(r#"title="{long} · data-share""#)),
+            "{cut}"
+        );
+        assert!(cut.contains(&format!("consumes {long} from")), "{cut}");
+        let text = cut
+            .split("\">")
+            .last()
+            .and_then(|t| t.split('<').next())
+            .unwrap_or_default();
+        assert!(text.ends_with('…'), "{text} in {cut}");
+        assert!(long.starts_with(text.trim_end_matches('…')), "{text}");
+        assert!(!cut.contains("unplaced"), "{cut}");
     }
 }

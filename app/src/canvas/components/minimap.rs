@@ -12,18 +12,9 @@ use crate::canvas::state::CanvasCtx;
 
 /// Width of the minimap on screen; its height follows the graph's shape.
 const MAP_W: f64 = 200.0;
-const MAP_MAX_H: f64 = 150.0;
-
-fn union(a: Rect, b: Rect) -> Rect {
-    let x = a.x.min(b.x);
-    let y = a.y.min(b.y);
-    Rect {
-        x,
-        y,
-        w: (a.x + a.w).max(b.x + b.w) - x,
-        h: (a.y + a.h).max(b.y + b.h) - y,
-    }
-}
+/// The tallest the minimap is drawn (labels keep clear of that much,
+/// `components::cover`).
+pub(crate) const MAP_MAX_H: f64 = 150.0;
 
 /// The minimap (browser only: it needs the canvas's size).
 #[component]
@@ -38,7 +29,7 @@ pub(crate) fn Minimap() -> impl IntoView {
             return None;
         }
         let visible = camera.visible(size);
-        let all = union(bounds, visible);
+        let all = bounds.union(visible);
         let pad = 40.0;
         Some((
             Rect {

@@ -9,6 +9,8 @@
 //!   their arcs, labels and traffic lines.
 //! * [`drag`]: the overlay a gesture draws on (a dragged root's edges, a
 //!   dragged connection).
+//! * [`cover`]: which edge labels lie under the canvas's controls for the
+//!   camera (hidden while they do).
 //! * [`far`]: the graph far out (blocks and grouped edge paths).
 //! * [`connector`]: the connect handle, the dragged line, the chooser.
 //! * [`drawer`]: the side drawer of a node or edge, built from
@@ -32,6 +34,7 @@ pub(crate) mod announcer;
 pub(crate) mod audit;
 pub(crate) mod connector;
 pub(crate) mod contract;
+pub(crate) mod cover;
 pub(crate) mod drag;
 pub(crate) mod drawer;
 pub(crate) mod edge;

@@ -10,13 +10,24 @@
 //!
 //! Clicking the line or the label opens its drawer (`drawer`), with its
 //! metrics and envelope inspector.
+//!
+//! The arcs are routed, and their labels placed, together
+//! ([`observed_arcs`]) at the committed positions, after the established
+//! edges' labels and around them; a label shows its capability whole or
+//! cut, or is not drawn, like an established edge's (`components::edge`).
+//! Mid-drag, the dragged root's arcs follow its card and their labels
+//! keep their spots on them; the drop places them again.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use leptos::ev::PointerEvent;
 use leptos::prelude::*;
 
-use super::edge::{edge_state, short_label, EdgeState, LinePlace, TrafficLine};
-use crate::canvas::css;
-use crate::canvas::graph::{lanes, observed_route, ObservedGeom, Point, Rect};
+use super::edge::{edge_state, label_transform, placed_class, EdgeState, LinePlace, TrafficLine};
+use crate::canvas::graph::{
+    lanes, observed_route, LabelText, ObservedEdge, ObservedGeom, Placed, Point, Rect,
+};
 use crate::canvas::health::Health;
 use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
@@ -50,28 +61,94 @@ pub(crate) fn drawn_observed(ctx: CanvasCtx, scene: &SceneCtx) -> Memo<Vec<Drawn
     })
 }
 
-/// The arc of an observed edge, following its ends' cards (a dragged
-/// card's live position too).
-fn arc(scene: &SceneCtx, drawn: &DrawnObserved) -> Memo<Option<ObservedGeom>> {
+/// The arcs of the scene's observed edges at the committed positions, by
+/// edge id, their labels placed clear of every block and of the
+/// established edges' labels. Placed again when the observed edges, their
+/// lanes or a refused label's reason code change, or on a drop; a traffic
+/// event that only changes counts places nothing.
+pub(crate) fn observed_arcs(
+    ctx: CanvasCtx,
+    scene: &SceneCtx,
+    drawn: Memo<Vec<DrawnObserved>>,
+) -> Memo<Arc<HashMap<String, ObservedGeom>>> {
+    // What each label adds after its capability (its width counts).
+    let badges = Memo::new(move |_| {
+        drawn.with(|d| {
+            d.iter()
+                .map(|o| {
+                    ctx.traffic.cell(&o.edge.id).with(|t| {
+                        t.view()
+                            .map_or(ObservedState::Answered, ObservedState::of)
+                            .badge()
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    let (model, positions, boxes) = (scene.model.clone(), scene.positions, scene.label_boxes);
+    Memo::new(move |_| {
+        let badges = badges.get();
+        drawn.with(|d| {
+            let edges: Vec<ObservedEdge<'_>> = d
+                .iter()
+                .zip(badges.iter().copied())
+                .map(|(o, badge)| ObservedEdge {
+                    edge: &o.edge,
+                    lane: o.lane,
+                    badge,
+                })
+                .collect();
+            let taken: Vec<Rect> = boxes.with(|b| b.iter().flatten().copied().collect());
+            let arcs = positions.with(|p| model.observed_routes(p, &edges, &taken));
+            Arc::new(
+                d.iter()
+                    .zip(arcs)
+                    .filter_map(|(o, g)| Some((o.edge.id.clone(), g?)))
+                    .collect(),
+            )
+        })
+    })
+}
+
+/// The arc of an observed edge: its committed arc, or, while one of its
+/// cards is dragged, an arc following that card with the label at its
+/// committed spot.
+fn arc(
+    scene: &SceneCtx,
+    drawn: &DrawnObserved,
+    arcs: Memo<Arc<HashMap<String, ObservedGeom>>>,
+) -> Memo<Option<ObservedGeom>> {
     let (positions, drag) = (scene.positions, scene.drag);
     let from = scene.model.root_of(&drawn.edge.consumer).to_string();
     let to = scene.model.root_of(&drawn.edge.provider).to_string();
-    let lane = drawn.lane;
+    let (id, lane) = (drawn.edge.id.clone(), drawn.lane);
     let model = scene.model.clone();
     Memo::new(move |_| {
-        let at = |root: &str| -> Option<Point> {
-            drag.with(|d| d.as_ref().filter(|d| d.root == root).map(|d| d.at))
-                .or_else(|| positions.with(|p| p.get(root).copied()))
+        let committed = arcs.with(|m| m.get(&id).cloned())?;
+        let live = drag.with(|d| {
+            d.as_ref()
+                .filter(|d| d.root == from || d.root == to)
+                .map(|d| (d.root.clone(), d.at))
+        });
+        let Some((dragged, at)) = live else {
+            return Some(committed);
         };
-        let (a, b) = (at(&from)?, at(&to)?);
-        // The other roots' blocks, which the label keeps off.
+        let pos = |root: &str| -> Option<Point> {
+            if root == dragged {
+                Some(at)
+            } else {
+                positions.with(|p| p.get(root).copied())
+            }
+        };
+        let (a, b) = (pos(&from)?, pos(&to)?);
+        // The other roots' blocks, which the arc's apex keeps off.
         let blocks: Vec<Rect> = positions.with(|p| {
             p.iter()
                 .filter(|(root, _)| **root != from && **root != to)
                 .filter_map(|(root, pos)| Some(model.block_rect(model.index_of(root)?, *pos)))
                 .collect()
         });
-        Some(observed_route(a, b, lane, &blocks))
+        Some(observed_route(a, b, lane, &blocks).following(&committed.label))
     })
 }
 
@@ -116,22 +193,27 @@ fn open(ctx: CanvasCtx, id: &str) {
 pub(crate) fn ObservedPaths(
     /// The scene's observed edges ([`drawn_observed`]).
     edges: Memo<Vec<DrawnObserved>>,
+    /// Their arcs ([`observed_arcs`]).
+    arcs: Memo<Arc<HashMap<String, ObservedGeom>>>,
 ) -> impl IntoView {
     view! {
         <For
             each=move || edges.get()
             key=|d| (d.edge.id.clone(), d.lane)
-            children=move |drawn| view! { <ObservedPath drawn/> }
+            children=move |drawn| view! { <ObservedPath drawn arcs/> }
         />
     }
 }
 
 #[component]
-fn ObservedPath(drawn: DrawnObserved) -> impl IntoView {
+fn ObservedPath(
+    drawn: DrawnObserved,
+    arcs: Memo<Arc<HashMap<String, ObservedGeom>>>,
+) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let f = facts(ctx, &scene, &drawn.edge);
-    let geom = arc(&scene, &drawn);
+    let geom = arc(&scene, &drawn, arcs);
     let d = move || {
         geom.with(|g| g.as_ref().map(|g| g.path.clone()))
             .unwrap_or_else(|| std::sync::Arc::from(""))
@@ -186,12 +268,14 @@ fn ObservedPath(drawn: DrawnObserved) -> impl IntoView {
 pub(crate) fn ObservedLabels(
     /// The scene's observed edges ([`drawn_observed`]).
     edges: Memo<Vec<DrawnObserved>>,
+    /// Their arcs ([`observed_arcs`]).
+    arcs: Memo<Arc<HashMap<String, ObservedGeom>>>,
 ) -> impl IntoView {
     view! {
         <For
             each=move || edges.get()
             key=|d| (d.edge.id.clone(), d.lane)
-            children=move |drawn| view! { <ObservedLabel drawn/> }
+            children=move |drawn| view! { <ObservedLabel drawn arcs/> }
         />
     }
 }
@@ -199,17 +283,23 @@ pub(crate) fn ObservedLabels(
 /// An observed edge's label: its capability (and, refused, the reason
 /// code) as a button opening its drawer, and its traffic line below.
 #[component]
-fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
+fn ObservedLabel(
+    drawn: DrawnObserved,
+    arcs: Memo<Arc<HashMap<String, ObservedGeom>>>,
+) -> impl IntoView {
     let ctx = expect_context::<CanvasCtx>();
     let scene = expect_context::<SceneCtx>();
     let f = facts(ctx, &scene, &drawn.edge);
-    let geom = arc(&scene, &drawn);
-    let pos = Memo::new(move |_| geom.with(|g| g.as_ref().map(|g| g.label)));
-    let transform = move || {
-        pos.get().map_or_else(
-            || "translate(-9999px, -9999px)".to_string(),
-            |p| css::translate(p, " translate(-50%, -50%)"),
-        )
+    let geom = arc(&scene, &drawn, arcs);
+    let placed: Memo<Option<Placed>> =
+        Memo::new(move |_| geom.with(|g| g.as_ref().map(|g| g.label.clone())));
+    let transform = move || label_transform(placed.with(|p| p.as_ref().map(|p| p.centre)));
+    let text = Memo::new(move |_| {
+        placed.with(|p| p.as_ref().map_or(LabelText::Whole, |p| p.text.clone()))
+    });
+    let covered = {
+        let (id, set) = (drawn.edge.id.clone(), scene.covered_observed);
+        Signal::derive(move || set.with(|s| s.contains(&id)))
     };
     let edge = drawn.edge.clone();
     let consumer = scene.name(&edge.consumer);
@@ -231,13 +321,25 @@ fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
             s
         }
     };
-    let title = move || match f.state.get().badge() {
-        Some(b) => format!("observed {kind} traffic · refused: {b}"),
-        None => format!("observed {kind} traffic"),
+    // The full id always: hovering a cut label reads it whole.
+    let title = {
+        let capability = edge.capability.clone();
+        move || match f.state.get().badge() {
+            Some(b) => format!("{capability} · observed {kind} traffic · refused: {b}"),
+            None => format!("{capability} · observed {kind} traffic"),
+        }
     };
     let class = {
         let edge = edge.clone();
-        move || class("observed-label", &edge, f)
+        move || {
+            let mut c = class("observed-label", &edge, f);
+            placed.with(|p| placed_class(&mut c, p.as_ref(), covered.get()));
+            c
+        }
+    };
+    let shown = {
+        let capability = edge.capability.clone();
+        move || text.with(|t| t.shown(&capability).to_string())
     };
     let badge = move || {
         f.state.get().badge().map(|b| {
@@ -248,7 +350,8 @@ fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
     let line = LinePlace {
         active: f.active,
         lifted: never,
-        pos,
+        placed,
+        covered,
     };
     let id = edge.id.clone();
     let (id_click, id_focus, id_enter) = (id.clone(), id.clone(), id.clone());
@@ -260,6 +363,7 @@ fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
             data-state=move || f.state.get().word()
             aria-label=label
             title=title
+            data-label=move || text.with(LabelText::word)
             style:transform=transform
             on:pointerdown=|ev: PointerEvent| ev.stop_propagation()
             on:click=move |_| open(ctx, &id_click)
@@ -268,7 +372,7 @@ fn ObservedLabel(drawn: DrawnObserved) -> impl IntoView {
             on:pointerenter=move |_| ctx.highlight.set(Some(id_enter.clone()))
             on:pointerleave=move |_| ctx.highlight.set(None)
         >
-            {short_label(&edge.capability)}
+            {shown}
             {badge}
         </button>
         <TrafficLine edge=id place=line/>

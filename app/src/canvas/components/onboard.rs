@@ -17,6 +17,7 @@ use crate::canvas::commands::systems;
 use crate::canvas::labels::kind_label;
 use crate::canvas::state::CanvasCtx;
 use crate::dto::{OnboardingProposal, SystemAdded};
+use crate::parts::Prefetch;
 use crate::untrusted::UntrustedBlock;
 
 /// The toolbar's "Add a system" button, and its panel when open.
@@ -37,13 +38,32 @@ pub(crate) fn OnboardButton() -> impl IntoView {
                     title="Onboard a company's system from its agent card"
                     disabled=move || !ctx.hydrated.get()
                     on:click=move |_| open.update(|o| *o = !*o)
+                    on:pointerenter=move |_| prefetch_onboard()
+                    on:focus=move |_| prefetch_onboard()
                 >
                     "Add a system"
                 </button>
-                {move || open.get().then(|| view! { <OnboardPanel open/> })}
+                {move || {
+                    open.get().then(|| Suspend::new(async move { onboard_part(open).await }))
+                }}
             }
         })
     }
+}
+
+/// Starts fetching the panel's part ([`crate::parts`]).
+fn prefetch_onboard() {
+    static ONBOARD: Prefetch = Prefetch::new();
+    ONBOARD.once(|| {
+        let _ = lazy_preload!(onboard_part);
+    });
+}
+
+/// The panel: loaded the first time it opens (or sooner,
+/// [`prefetch_onboard`]).
+#[lazy]
+pub(crate) fn onboard_part(open: RwSignal<bool>) -> AnyView {
+    view! { <OnboardPanel open/> }.into_any()
 }
 
 /// Where the panel is: reading a card, editing its proposal, or done.

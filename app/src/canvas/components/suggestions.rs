@@ -25,6 +25,7 @@ use crate::canvas::interaction::SceneCtx;
 use crate::canvas::labels::kind_label;
 use crate::canvas::state::CanvasCtx;
 use crate::dto::{RankedBy, RecommendationsView, SuggestionView, UntrustedText};
+use crate::parts::Prefetch;
 use crate::untrusted::UntrustedBlock;
 
 /// Who ordered the list, in words.
@@ -62,6 +63,8 @@ pub(crate) fn SuggestionsButton() -> impl IntoView {
                     aria-controls="suggestions-panel"
                     title="Connections the rules allow that are not made yet"
                     on:click=move |_| open.update(|o| *o = !*o)
+                    on:pointerenter=move |_| prefetch_suggestions()
+                    on:focus=move |_| prefetch_suggestions()
                 >
                     "Suggestions"
                 </button>
@@ -85,7 +88,26 @@ pub(crate) fn SuggestionsPanel() -> impl IntoView {
             load_recommendations(ctx);
         }
     });
-    move || shown.get().then(|| view! { <Panel/> })
+    move || {
+        shown
+            .get()
+            .then(|| Suspend::new(async move { suggestions_part().await }))
+    }
+}
+
+/// Starts fetching the panel's part ([`crate::parts`]).
+fn prefetch_suggestions() {
+    static SUGGESTIONS: Prefetch = Prefetch::new();
+    SUGGESTIONS.once(|| {
+        let _ = lazy_preload!(suggestions_part);
+    });
+}
+
+/// The open panel: loaded the first time it opens (or sooner,
+/// [`prefetch_suggestions`]).
+#[lazy]
+pub(crate) fn suggestions_part() -> AnyView {
+    view! { <Panel/> }.into_any()
 }
 
 /// The open panel's frame: heading, refresh, close, body.
@@ -300,6 +322,7 @@ mod render_tests {
             capabilities: vec![],
             reload_error: None,
             positions: vec![],
+            layout: vec![],
             digest: String::new(),
         }
     }

@@ -24,7 +24,12 @@ use super::layout::ROOT_W;
 
 /// The root font size the stylesheet's `rem` resolve to (the browser's
 /// default; the stylesheet never changes it).
-const REM: f64 = 16.0;
+pub const REM: f64 = 16.0;
+/// Upper bound of one monospace character's advance, in em: most
+/// monospace fonts (DejaVu Sans Mono, Menlo, SF Mono, Liberation Mono,
+/// Noto Sans Mono) advance 0.600 to 0.602 em. Chips and edge labels
+/// (`placement`) both measure their text with it.
+pub const MONO_ADVANCE: f64 = 0.61;
 /// A card's horizontal padding (`.node-card`, `.7rem`) plus its border
 /// (1.5 px), on each side.
 pub const CARD_INSET_X: f64 = 0.7 * REM + 1.5;
@@ -35,10 +40,8 @@ pub const CAP_DIR_W: f64 = 3.9 * REM;
 pub const CAP_GAP: f64 = 0.25 * REM;
 /// A chip's font size (`.cap`, `.7rem`).
 pub const CAP_FONT: f64 = 0.7 * REM;
-/// Upper bound of one monospace character's advance at [`CAP_FONT`]: most
-/// monospace fonts (DejaVu Sans Mono, Menlo, SF Mono, Liberation Mono,
-/// Noto Sans Mono) advance 0.600 to 0.602 em.
-pub const CAP_CHAR_W: f64 = 0.61 * CAP_FONT;
+/// Upper bound of one monospace character's advance at [`CAP_FONT`].
+pub const CAP_CHAR_W: f64 = MONO_ADVANCE * CAP_FONT;
 /// A chip's width besides its text: padding (`.35rem` a side) and a 1 px
 /// border a side.
 pub const CAP_CHROME: f64 = 2.0 * 0.35 * REM + 2.0;
@@ -56,11 +59,52 @@ pub struct ChipFit {
     pub hidden: usize,
 }
 
-/// The drawn width of a chip reading `text`. A character outside ASCII
-/// counts twice: it may come from a wider fallback font.
+/// How many monospace cells `text` takes: one per ASCII character, two
+/// for any other (it may come from a wider fallback font).
+pub fn text_cells(text: &str) -> usize {
+    text.chars().map(char_cells).sum()
+}
+
+fn char_cells(c: char) -> usize {
+    if c.is_ascii() {
+        1
+    } else {
+        2
+    }
+}
+
+/// What marks a cut text's end.
+pub const ELLIPSIS: char = '…';
+
+/// `text` cut to at most `cells` cells ([`text_cells`]): its longest
+/// prefix followed by [`ELLIPSIS`], the ellipsis counted in. `None` when
+/// the whole text fits (nothing to cut) or not even one character does.
+pub fn cut_to_cells(text: &str, cells: usize) -> Option<String> {
+    if text_cells(text) <= cells {
+        return None;
+    }
+    let room = cells.checked_sub(char_cells(ELLIPSIS))?;
+    let mut used = 0;
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        used += char_cells(c);
+        if used > room {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    if end == 0 {
+        return None;
+    }
+    let mut out = String::with_capacity(end + ELLIPSIS.len_utf8());
+    out.push_str(&text[..end]);
+    out.push(ELLIPSIS);
+    Some(out)
+}
+
+/// The drawn width of a chip reading `text`.
 pub fn chip_width(text: &str) -> f64 {
-    let cells: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
-    cells as f64 * CAP_CHAR_W + CAP_CHROME
+    text_cells(text) as f64 * CAP_CHAR_W + CAP_CHROME
 }
 
 /// The text of the chip counting `hidden` capabilities.
@@ -229,6 +273,29 @@ mod tests {
     #[test]
     fn wide_characters_count_double() {
         assert!(chip_width("éé") > chip_width("ee"));
+        assert_eq!(text_cells("aé"), 3);
         assert_eq!(more_label(12), "+12");
+    }
+
+    #[test]
+    fn a_cut_keeps_a_prefix_and_its_ellipsis_within_the_cells() {
+        assert_eq!(cut_to_cells("ticket.classify", 20), None, "fits whole");
+        assert_eq!(
+            cut_to_cells("ticket.classify", 8).as_deref(),
+            Some("ticket…")
+        );
+        assert_eq!(
+            cut_to_cells("ticket.classify", 2),
+            None,
+            "no room for a character"
+        );
+        assert_eq!(cut_to_cells("données", 6).as_deref(), Some("donn…"));
+        assert_eq!(cut_to_cells("éééé", 6).as_deref(), Some("éé…"));
+        for n in 3..15 {
+            if let Some(cut) = cut_to_cells("ticket.classify", n) {
+                assert!(text_cells(&cut) <= n, "{cut} in {n}");
+                assert!("ticket.classify".starts_with(cut.trim_end_matches(ELLIPSIS)));
+            }
+        }
     }
 }

@@ -1,13 +1,17 @@
-//! The graph model of a topology and its deterministic column layout:
-//! which nodes are roots, which hang under which, which edges can be
-//! drawn, and where every root starts (the layout, or where the hub says
-//! the operator left it). The card sizes the routes and components draw
-//! with are here too.
+//! The graph model of a topology and where every root starts: which
+//! nodes are roots, which hang under which, which edges can be drawn, and
+//! each root's first position — the server's layered layout
+//! (`view.layout`, computed by `layered`) where the view carries one,
+//! else a deterministic column layout computed here (a view from a test,
+//! or from a server that sent no layout) — and then where the hub says the
+//! operator left it. The card sizes the routes and components draw with
+//! are here too, and the reading order both layouts' roots are listed in.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::canvas::geometry::{Point, Rect};
-use crate::dto::{EdgeView, NodeKind, NodeView, TopologyView};
+use crate::dto::{EdgeView, NodeKind, NodePosition, NodeView, TopologyView};
 
 /// Width of a root node's card, in world pixels.
 pub const ROOT_W: f64 = 240.0;
@@ -33,8 +37,9 @@ pub const MAX_COLUMN_H: f64 = 1400.0;
 /// under which, which edges can be drawn, and where everything starts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphModel {
-    /// Root node ids (hub and systems, and any orphan), column by column,
-    /// top to bottom: the order they are drawn and tabbed through.
+    /// Root node ids (hub and systems, and any orphan) in reading order of
+    /// [`Self::layout`] (column by column, top to bottom): the order they
+    /// are drawn and tabbed through.
     pub roots: Vec<String>,
     /// Children of each root, agents first, then datasources, each by id.
     pub children: HashMap<String, Vec<String>>,
@@ -44,7 +49,8 @@ pub struct GraphModel {
     pub nodes: HashMap<String, NodeView>,
     /// The edges whose two ends exist, in the order of the view.
     pub edges: Vec<EdgeView>,
-    /// The initial (deterministic) top-left corner of every root.
+    /// The initial (deterministic) top-left corner of every root: the
+    /// view's layout where it places the root, else the column layout.
     pub layout: BTreeMap<String, Point>,
     /// Each edge's (consumer root, provider root) as indices in `roots`,
     /// so routing a thousand edges per frame does no string lookups.
@@ -67,7 +73,9 @@ enum Role {
 }
 
 impl GraphModel {
-    /// Builds the model and its initial layout. Same view, same positions.
+    /// Builds the model and its initial layout: the view's layout for the
+    /// roots it places, the column layout for any other. Same view, same
+    /// positions.
     pub fn build(view: &TopologyView) -> Self {
         let nodes: HashMap<String, NodeView> = view
             .nodes
@@ -128,6 +136,7 @@ impl GraphModel {
             root_edges: Vec::new(),
         };
         model.lay_out();
+        model.adopt(&finite_positions(&view.layout));
         let index: HashMap<String, usize> = model
             .roots
             .iter()
@@ -318,6 +327,23 @@ impl GraphModel {
         self.roots = stacks.into_iter().flatten().collect();
     }
 
+    /// Takes `served` (the server's layout) for the roots it places, and
+    /// lists the roots in reading order of the positions that result.
+    fn adopt(&mut self, served: &BTreeMap<String, Point>) {
+        if served.is_empty() {
+            return;
+        }
+        for (id, p) in self.layout.iter_mut() {
+            if let Some(s) = served.get(id) {
+                *p = *s;
+            }
+        }
+        let layout = &self.layout;
+        let at = |id: &str| layout.get(id).copied().unwrap_or_default();
+        self.roots
+            .sort_by(|a, b| reading_order((a, at(a)), (b, at(b))));
+    }
+
     fn role(
         &self,
         id: &str,
@@ -345,11 +371,28 @@ impl GraphModel {
 /// layout to start from. Anything that is not a finite number is ignored
 /// (the deterministic layout wins).
 pub fn served_positions(view: &TopologyView) -> BTreeMap<String, Point> {
-    view.positions
-        .iter()
+    finite_positions(&view.positions)
+}
+
+/// A list of positions by node; anything that is not a finite number is
+/// left out.
+fn finite_positions(list: &[NodePosition]) -> BTreeMap<String, Point> {
+    list.iter()
         .filter(|p| p.x.is_finite() && p.y.is_finite())
         .map(|p| (p.node.clone(), Point { x: p.x, y: p.y }))
         .collect()
+}
+
+/// Reading order of two roots' top-left corners: column by column (the
+/// column whose band of `ROOT_W + COL_GAP` holds the card's centre), top
+/// to bottom, then left to right, then by id.
+pub(super) fn reading_order(a: (&str, Point), b: (&str, Point)) -> Ordering {
+    let band = |p: Point| ((p.x + ROOT_W / 2.0) / (ROOT_W + COL_GAP)).floor();
+    band(a.1)
+        .total_cmp(&band(b.1))
+        .then_with(|| a.1.y.total_cmp(&b.1.y))
+        .then_with(|| a.1.x.total_cmp(&b.1.x))
+        .then_with(|| a.0.cmp(b.0))
 }
 
 fn is_root_kind(n: &NodeView) -> bool {

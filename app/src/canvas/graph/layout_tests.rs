@@ -1,21 +1,28 @@
-//! The graph model and its layout, pinned down on the demo topology
-//! (whose fixture the other canvas tests draw too).
+//! The graph model and its layouts — the column layout, and the view's
+//! layout taken over — pinned down on the demo topology (whose fixture
+//! the other canvas tests draw too; the layered layout's own tests build
+//! on these helpers).
 
 use super::*;
-use crate::dto::{edge_id, CapabilityKind, CapabilityRef, NodeStatus, RuleView};
+use crate::dto::{edge_id, CapabilityKind, CapabilityRef, NodePosition, NodeStatus, RuleView};
 
-fn node(id: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
+pub(crate) fn node(id: &str, kind: NodeKind, system: Option<&str>) -> NodeView {
     NodeView::healthy(id, id, kind, system)
 }
 
-fn cap(id: &str, kind: CapabilityKind) -> CapabilityRef {
+pub(crate) fn cap(id: &str, kind: CapabilityKind) -> CapabilityRef {
     CapabilityRef {
         id: id.into(),
         kind,
     }
 }
 
-fn edge(consumer: &str, provider: &str, capability: &str, kind: CapabilityKind) -> EdgeView {
+pub(crate) fn edge(
+    consumer: &str,
+    provider: &str,
+    capability: &str,
+    kind: CapabilityKind,
+) -> EdgeView {
     EdgeView {
         id: edge_id(consumer, provider, capability),
         consumer: consumer.into(),
@@ -101,6 +108,7 @@ pub(crate) fn demo() -> TopologyView {
         capabilities: vec![],
         reload_error: None,
         positions: Vec::new(),
+        layout: Vec::new(),
         digest: String::new(),
     }
 }
@@ -186,4 +194,64 @@ fn hub_alone_is_not_a_system() {
     v.nodes.retain(|n| n.node_type == NodeKind::Hub);
     assert!(!GraphModel::has_systems(&v));
     assert!(GraphModel::has_systems(&demo()));
+}
+
+fn spot(node: &str, x: f64, y: f64) -> NodePosition {
+    NodePosition {
+        node: node.into(),
+        x,
+        y,
+    }
+}
+
+#[test]
+fn the_views_layout_wins_and_the_roots_read_in_its_order() {
+    let columns = GraphModel::build(&demo());
+    let mut v = demo();
+    // Providers first and the hub last, as a server's layout might say;
+    // helpdesk is left out, and keeps its place in the column layout.
+    v.layout = vec![
+        spot("vendorcorp", 0.0, 0.0),
+        spot("buyercorp", 540.0, 400.0),
+        spot("hub", 1100.0, 10.0),
+        spot("ghost", 5.0, 5.0),
+    ];
+    let m = GraphModel::build(&v);
+    let at = |id: &str| m.layout.get(id).copied();
+    assert_eq!(at("vendorcorp"), Some(Point { x: 0.0, y: 0.0 }));
+    assert_eq!(at("buyercorp"), Some(Point { x: 540.0, y: 400.0 }));
+    assert_eq!(at("hub"), Some(Point { x: 1100.0, y: 10.0 }));
+    assert_eq!(at("helpdesk"), columns.layout.get("helpdesk").copied());
+    assert_eq!(at("ghost"), None, "a node that is no root is not placed");
+    // Reading order: column by column, top to bottom. Helpdesk keeps the
+    // column layout's second column, above buyercorp's new spot.
+    assert_eq!(at("helpdesk"), Some(Point { x: 540.0, y: 240.0 }));
+    assert_eq!(m.roots, ["vendorcorp", "helpdesk", "buyercorp", "hub"]);
+    // Indices follow the new order.
+    assert_eq!(m.index_of("vendorcorp"), Some(0));
+    assert_eq!(m.index_of("hub"), Some(3));
+}
+
+#[test]
+fn a_layout_spot_that_is_not_a_number_is_ignored() {
+    let columns = GraphModel::build(&demo());
+    let mut v = demo();
+    v.layout = vec![
+        spot("vendorcorp", f64::NAN, 3.0),
+        spot("hub", 0.0, f64::INFINITY),
+    ];
+    let m = GraphModel::build(&v);
+    assert_eq!(m.layout, columns.layout);
+    assert_eq!(m.roots, columns.roots);
+}
+
+#[test]
+fn served_positions_still_override_the_views_layout() {
+    let mut v = demo();
+    v.layout = vec![spot("vendorcorp", 1080.0, 0.0)];
+    let m = GraphModel::build(&v);
+    let moved = BTreeMap::from([("vendorcorp".to_string(), Point { x: 7.0, y: 8.0 })]);
+    let start = m.initial_positions(&moved);
+    assert_eq!(start.get("vendorcorp"), Some(&Point { x: 7.0, y: 8.0 }));
+    assert_eq!(start.len(), 4);
 }

@@ -1,18 +1,21 @@
-//! The edge routes: each edge's SVG path, the spot of its label and the
-//! box culling reads, from where its two roots' cards are. An edge leaves
-//! its consumer's card by the side facing the provider and enters the
-//! provider by a straight run where its label sits; edges sharing a side
-//! of a card get ports spread along it. Routing runs on every frame of a
-//! drag, so it works on indices and reuses unchanged paths.
+//! The edge routes: each edge's SVG path, its label and the box culling
+//! reads, from where its two roots' cards are. An edge leaves its
+//! consumer's card by the side facing the provider and enters the provider
+//! by a straight run; edges sharing a side of a card get ports spread
+//! along it. The labels of the routes at committed positions are placed
+//! together (`placement`); a drag redraws only the dragged root's edges,
+//! each label keeping its spot on its moving path, and works on indices.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::layout::{GraphModel, ROOT_H, ROOT_W};
+use super::placement::{place_labels, LabelInput, Look, PathShape, Placed, Spot};
 use crate::canvas::css::push_fixed;
 use crate::canvas::geometry::{Point, Rect};
 
-/// Length of the straight last stretch of an edge, where its label sits.
+/// Length of the straight last stretch of an edge, where its label sits
+/// when it has room.
 pub const LABEL_RUN: f64 = 150.0;
 /// Preferred vertical distance between edge ports on one side of a card.
 const PORT_SPACING: f64 = 24.0;
@@ -26,14 +29,16 @@ pub enum Side {
     Right,
 }
 
-/// How one edge is drawn: its SVG path and where its label goes.
+/// How one edge is drawn: its SVG path and its label.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EdgeGeom {
     /// SVG path data, ending at the provider's card (shared: a redraw
     /// that leaves the edge where it was reuses it).
     pub path: Arc<str>,
-    /// Centre of the label (on the straight last stretch).
-    pub label: Point,
+    /// The path's curve and run, which label spots are points of.
+    pub shape: PathShape,
+    /// Where the label is and what it shows (see `placement`).
+    pub label: Placed,
     /// A box around the line, its label and its traffic line: what must
     /// be on screen for any of them to show (culling).
     pub bbox: Rect,
@@ -41,9 +46,20 @@ pub struct EdgeGeom {
     key: RouteKey,
 }
 
-/// How far an edge's label and traffic line may reach beyond its path's
-/// box (half a long label's width, a label and a traffic line's height).
-const LABEL_REACH: f64 = 110.0;
+/// How far an edge's line (its stroke, its arrowhead) reaches beyond its
+/// control points' box.
+const LINE_REACH: f64 = 10.0;
+
+impl EdgeGeom {
+    /// This route with `label`, its culling box grown to hold it.
+    fn labelled(mut self, label: Placed) -> Self {
+        if let Some(r) = label.rect {
+            self.bbox = self.bbox.union(r);
+        }
+        self.label = label;
+        self
+    }
+}
 
 /// The numbers an edge's path is a function of.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,12 +86,17 @@ impl GraphModel {
     ///
     /// An edge leaves its consumer's card by the side facing the provider
     /// and enters the provider by a straight stretch of [`LABEL_RUN`], where
-    /// its label sits: labels land in the gaps between columns rather than
-    /// on top of cards. Edges sharing a side of a card get distinct ports,
-    /// ordered by where their other end is, so they do not cross needlessly.
+    /// its label sits when it has room: labels land in the gaps between
+    /// columns rather than on top of cards. Edges sharing a side of a card
+    /// get distinct ports, ordered by where their other end is (then by
+    /// id), so they do not cross needlessly: two edges between the same
+    /// cards, either way, take neighbouring ports in the same order at
+    /// both ends and never run over each other. Then every label is placed
+    /// ([`place_labels`]): clear of every block and of each other, whole,
+    /// cut, or not drawn.
     ///
-    /// This runs on every frame of a drag: everything is indexed, and an
-    /// edge whose route did not change keeps its path text from `prev`.
+    /// Everything is indexed, and an edge whose route did not change keeps
+    /// its path text from `prev`.
     pub fn edge_routes(
         &self,
         positions: &BTreeMap<String, Point>,
@@ -134,22 +155,66 @@ impl GraphModel {
                 continue;
             };
             let key = route_key(from, to, exit, entry, offsets[i]);
-            let reused = prev
+            let path = prev
                 .and_then(|p| p.get(i))
                 .and_then(|g| g.as_ref())
                 .filter(|g| g.key == key)
-                .cloned();
-            out.push(Some(reused.unwrap_or_else(|| route(key))));
+                .map(|g| g.path.clone());
+            out.push(Some(route(key, path)));
         }
+        self.place_route_labels(positions, &mut out);
         out
+    }
+
+    /// Places the labels of `routes` (by edge index) among the blocks at
+    /// `positions`.
+    fn place_route_labels(
+        &self,
+        positions: &BTreeMap<String, Point>,
+        routes: &mut [Option<EdgeGeom>],
+    ) {
+        let blocks: Vec<Rect> = self.root_blocks(positions).into_iter().flatten().collect();
+        let mut at = Vec::with_capacity(routes.len());
+        let mut inputs = Vec::with_capacity(routes.len());
+        for (i, (g, e)) in routes.iter().zip(&self.edges).enumerate() {
+            if let Some(g) = g {
+                at.push(i);
+                inputs.push(LabelInput {
+                    key: &e.id,
+                    shape: g.shape,
+                    text: &e.capability,
+                    badge: None,
+                    look: Look::Established,
+                    traffic: true,
+                });
+            }
+        }
+        let placed = place_labels(&inputs, &blocks, &[]);
+        for (i, label) in at.into_iter().zip(placed) {
+            if let Some(slot) = routes.get_mut(i) {
+                *slot = slot.take().map(|g| g.labelled(label));
+            }
+        }
+    }
+
+    /// The block (card and children) of every root at `positions`, by
+    /// root index (`None` for a root not placed).
+    pub(super) fn root_blocks(&self, positions: &BTreeMap<String, Point>) -> Vec<Option<Rect>> {
+        self.roots
+            .iter()
+            .enumerate()
+            .map(|(i, r)| positions.get(r).map(|&p| self.block_rect(i, p)))
+            .collect()
     }
 
     /// The routes of the edges of `root` while it is dragged to `at`, by
     /// edge index, from their `committed` routes at `positions`: each end
     /// keeps its port (the dragged end moves with its card, the other end
-    /// stays put) and only the sides are chosen again. Nothing else moves
-    /// mid-drag: the ports of other edges are spread again on the drop
-    /// ([`Self::edge_routes`]), so a drag repaints only its own edges.
+    /// stays put) and only the sides are chosen again; each label keeps
+    /// its spot on its path and its text. Nothing else moves mid-drag: the
+    /// ports of other edges are spread again, and every label placed
+    /// again, on the drop ([`Self::edge_routes`]), so a drag repaints only
+    /// its own edges.
     pub fn dragged_routes(
         &self,
         positions: &BTreeMap<String, Point>,
@@ -181,7 +246,9 @@ impl GraphModel {
             let from = if c == r { at } else { from0 };
             let to = if p == r { at } else { to0 };
             let (exit, entry) = sides_between(from, to);
-            out.push((i, route(route_key(from, to, exit, entry, offsets))));
+            let g = route(route_key(from, to, exit, entry, offsets), None);
+            let label = old.label.follow(g.shape);
+            out.push((i, g.labelled(label)));
         }
         out
     }
@@ -221,8 +288,9 @@ fn route_key(from: Point, to: Point, exit: Side, entry: Side, offsets: [f64; 2])
     }
 }
 
-/// The path and label of one edge from its route's numbers.
-fn route(key: RouteKey) -> EdgeGeom {
+/// One edge's route from its numbers (`path`: its path text, when known),
+/// its label not placed yet (whole, the middle of its run).
+fn route(key: RouteKey, path: Option<Arc<str>>) -> EdgeGeom {
     let RouteKey {
         start,
         end,
@@ -252,14 +320,24 @@ fn route(key: RouteKey) -> EdgeGeom {
         x: lx + run_dir * k,
         y: ye,
     };
-    let mut path = String::with_capacity(72);
-    for (i, v) in [sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye]
-        .into_iter()
-        .enumerate()
-    {
-        path.push_str(["M", ",", " C", ",", " ", ",", " ", ",", " L", ","][i]);
-        push_fixed(&mut path, v, 1);
-    }
+    let path = path.unwrap_or_else(|| {
+        let mut d = String::with_capacity(72);
+        for (i, v) in [sx, ys, c1.x, c1.y, c2.x, c2.y, lx, ye, ex, ye]
+            .into_iter()
+            .enumerate()
+        {
+            d.push_str(["M", ",", " C", ",", " ", ",", " ", ",", " L", ","][i]);
+            push_fixed(&mut d, v, 1);
+        }
+        d.into()
+    });
+    let shape = PathShape::Route {
+        start,
+        c1,
+        c2,
+        run: Point { x: lx, y: ye },
+        end,
+    };
     // The curve stays inside its control points' box.
     let xs = [sx, c1.x, c2.x, lx, ex];
     let (x0, x1) = xs
@@ -269,18 +347,16 @@ fn route(key: RouteKey) -> EdgeGeom {
         });
     let (y0, y1) = (ys.min(ye), ys.max(ye));
     EdgeGeom {
-        path: path.into(),
-        label: Point {
-            x: (lx + ex) / 2.0,
-            y: ye,
-        },
+        path,
+        shape,
+        label: Placed::unplaced(shape, Spot::Run(0.5)),
         bbox: Rect {
             x: x0,
             y: y0,
             w: x1 - x0,
             h: y1 - y0,
         }
-        .grown(LABEL_REACH),
+        .grown(LINE_REACH),
         key,
     }
 }
@@ -288,20 +364,71 @@ fn route(key: RouteKey) -> EdgeGeom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::canvas::graph::placement::LabelText;
     use crate::canvas::graph::tests::demo;
 
     #[test]
-    fn every_edge_is_routed_and_labels_do_not_collide() {
+    fn every_edge_is_routed_and_its_label_drawn_whole_apart() {
         let m = GraphModel::build(&demo());
         let g = m.edge_geometry(&m.layout);
         assert_eq!(g.len(), 6);
-        let labels: Vec<Point> = g.values().map(|e| e.label).collect();
-        for (i, a) in labels.iter().enumerate() {
-            for b in &labels[i + 1..] {
-                let apart = (a.x - b.x).abs() >= 120.0 || (a.y - b.y).abs() >= 20.0;
-                assert!(apart, "labels {a:?} and {b:?} overlap");
+        let mut boxes = Vec::new();
+        for (id, e) in &g {
+            assert_eq!(e.label.text, LabelText::Whole, "{id}");
+            let Some(r) = e.label.rect else {
+                panic!("{id} has no box");
+            };
+            assert!(e.bbox.intersects(r), "{id}: culling sees its label");
+            boxes.push(r);
+        }
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                assert!(!a.intersects(*b), "labels {a:?} and {b:?} overlap");
             }
         }
+    }
+
+    /// Points along a whole route, its curve then its run.
+    fn samples(g: &EdgeGeom) -> Vec<Point> {
+        let curve = (0..=40).map(|k| g.shape.at(Spot::Curve(f64::from(k) / 40.0)));
+        let run = (0..=10).map(|k| g.shape.at(Spot::Run(1.0 - f64::from(k) / 10.0)));
+        curve.chain(run).collect()
+    }
+
+    #[test]
+    fn edges_between_two_cards_either_way_are_drawn_apart() {
+        // BuyerCorp and Helpdesk consume from each other in the demo.
+        let m = GraphModel::build(&demo());
+        let g = m.edge_geometry(&m.layout);
+        let (Some(a), Some(b)) = (
+            g.get("buyercorp->helpdesk:ticket.classify"),
+            g.get("helpdesk->buyercorp:budget.consult"),
+        ) else {
+            panic!("both routed");
+        };
+        // Each end on a port of its own, apart from the other edge's.
+        assert!((a.key.start.y - b.key.end.y).abs() >= 12.0, "{a:?} {b:?}");
+        assert!((a.key.end.y - b.key.start.y).abs() >= 12.0, "{a:?} {b:?}");
+        // The lines never run over each other: they meet at most where one
+        // crosses the other, a few points of one near the other in one
+        // stretch.
+        let (pa, pb) = (samples(a), samples(b));
+        let near: Vec<bool> = pa
+            .iter()
+            .map(|p| {
+                pb.iter()
+                    .any(|q| (p.x - q.x).powi(2) + (p.y - q.y).powi(2) < 16.0)
+            })
+            .collect();
+        let stretches = near.windows(2).filter(|w| !w[0] && w[1]).count()
+            + usize::from(near.first() == Some(&true));
+        let count = near.iter().filter(|n| **n).count();
+        assert!(stretches <= 1 && count <= 6, "{count} near in {stretches}");
+        // And their labels are apart.
+        let (Some(ra), Some(rb)) = (a.label.rect, b.label.rect) else {
+            panic!("both drawn");
+        };
+        assert!(!ra.intersects(rb));
     }
 
     #[test]
@@ -351,11 +478,13 @@ mod tests {
             );
             assert_eq!(g.key.start, old.key.start, "the consumer's end stays");
             assert!(g.bbox.intersects(Rect {
-                x: g.label.x,
-                y: g.label.y,
+                x: g.label.centre.x,
+                y: g.label.centre.y,
                 w: 0.0,
                 h: 0.0
             }));
+            assert_eq!(g.label.spot, old.label.spot, "the label keeps its spot");
+            assert_eq!(g.label.text, old.label.text);
         }
         assert!(m
             .dragged_routes(&m.layout, &committed, "nobody", at)

@@ -9,7 +9,7 @@
 //! events do to it is the controller's (`interaction::controller`, above
 //! this module).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -118,6 +118,16 @@ pub(crate) struct SceneCtx {
     /// edges it moves (a thousand readers of one shared value would all
     /// re-run, and re-subscribe, on every frame).
     pub edge_geom: Arc<Vec<RwSignal<Option<EdgeGeom>>>>,
+    /// Each edge's label box (with its traffic line), in the order of
+    /// `model.edges` (`None`: not drawn): what observed labels keep clear
+    /// of, and what the controls' cover reads. Set when a drop moves them.
+    pub label_boxes: RwSignal<Arc<Vec<Option<Rect>>>>,
+    /// Whether each edge's label lies under one of the canvas's controls
+    /// (`components::cover`), in the order of `model.edges`: one signal per
+    /// edge, set only when it changes.
+    pub covered: Arc<Vec<RwSignal<bool>>>,
+    /// The observed edges (by id) whose labels lie under a control.
+    pub covered_observed: RwSignal<BTreeSet<String>>,
     /// The box around the drawn graph.
     pub bounds: Memo<Rect>,
     /// Each root's health and whether it came live, by root id: edges and
@@ -170,6 +180,7 @@ impl SceneCtx {
         let first_routes = positions.with_untracked(|p| model.edge_routes(p, None));
         let edge_geom: Arc<Vec<RwSignal<Option<EdgeGeom>>>> =
             Arc::new(first_routes.iter().cloned().map(RwSignal::new).collect());
+        let label_boxes = RwSignal::new(Arc::new(label_rects(&first_routes)));
         {
             let (model, edge_geom) = (model.clone(), edge_geom.clone());
             let last = StoredValue::new(first_routes);
@@ -181,9 +192,18 @@ impl SceneCtx {
                         sig.set(g.clone());
                     }
                 }
+                let boxes = label_rects(&next);
+                if label_boxes.with_untracked(|b| **b != boxes) {
+                    label_boxes.set(Arc::new(boxes));
+                }
                 last.set_value(next);
             });
         }
+        let covered = Arc::new(
+            (0..model.edges.len())
+                .map(|_| RwSignal::new(false))
+                .collect(),
+        );
         let root_health_memos: HashMap<String, Memo<(Health, bool)>> = model
             .roots
             .iter()
@@ -199,9 +219,8 @@ impl SceneCtx {
             let model = model.clone();
             Memo::new(move |_| positions.with(|p| model.bounds(p)))
         };
-        // The toolbar's fit button needs the bounds; effects run only in
-        // the browser, where that button works.
-        Effect::new(move |_| ctx.bounds.set(Some(bounds.get())));
+        // The page's bounds (what fit-to-view shows) are the cards' and
+        // their labels' (`scene::follow_bounds`); gone with the scene.
         on_cleanup(move || {
             let _ = ctx.bounds.try_set(None);
         });
@@ -221,6 +240,9 @@ impl SceneCtx {
             far,
             drawn,
             edge_geom,
+            label_boxes,
+            covered,
+            covered_observed: RwSignal::new(BTreeSet::new()),
             bounds,
             root_health: Arc::new(root_health_memos),
             highlighted: Selector::new(move || ctx.highlight.get()),
@@ -374,6 +396,15 @@ fn drawn_memo(
             .collect();
         Drawn { roots, edges }
     })
+}
+
+/// The label box of each route (`None` for an edge not routed, or whose
+/// label is not drawn).
+fn label_rects(routes: &[Option<EdgeGeom>]) -> Vec<Option<Rect>> {
+    routes
+        .iter()
+        .map(|g| g.as_ref().and_then(|g| g.label.rect))
+        .collect()
 }
 
 /// Health of a root: the live status if newer than the load drawn, else

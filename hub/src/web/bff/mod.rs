@@ -114,7 +114,10 @@ pub struct BffState {
 
 impl BffState {
     /// The canvas view right now — registry, health, edges, positions — of
-    /// a person of `scope` (their part only, [`part::topology`]).
+    /// a person of `scope` (their part only, [`part::topology`]), with the
+    /// layered layout of that part (`app::canvas::graph::fill_layout`,
+    /// remembered while the part does not change). Both the page's first
+    /// load and `GET /api/topology` answer this.
     pub fn view(&self, scope: &Scope) -> TopologyView {
         let loaded = self.registry.snapshot();
         let view = topology_view(
@@ -124,7 +127,9 @@ impl BffState {
             &self.edges.positions(),
             self.registry.reload_error(),
         );
-        part::topology(view, scope)
+        let mut view = part::topology(view, scope);
+        app::canvas::graph::fill_layout(&mut view);
+        view
     }
 }
 

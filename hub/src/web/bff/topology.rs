@@ -189,6 +189,7 @@ pub fn topology_view(
         capabilities,
         reload_error,
         positions,
+        layout: Vec::new(),
         digest: loaded.digest.clone(),
     }
 }

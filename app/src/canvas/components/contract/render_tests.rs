@@ -56,6 +56,7 @@ fn topology() -> TopologyView {
         }],
         reload_error: None,
         positions: vec![],
+        layout: vec![],
         digest: String::new(),
     }
 }
