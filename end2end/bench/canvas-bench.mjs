@@ -25,20 +25,22 @@
 // WS_BENCH_HUB and WS_BENCH_SITE to measure a copy of the hub binary and of
 // target/site (a build elsewhere on the machine cannot change it mid-run).
 //
-// The topology: 100 systems, each with 2 agents and 2 datasources (500
-// nodes with them, plus the hub), each providing one capability (data-share
-// and consult alternating) to its 10 successors, and `initial_edges`
-// establishing all 1,000 of those connections. No peer runs: every system
-// is degraded (PEER_UNREACHABLE), which is what a big, partly broken
-// ecosystem looks like, and what the canvas must keep drawing smoothly.
+// The topology (large-graph.mjs, shared with tests/labels-large.spec.ts):
+// 100 systems, each with 2 agents and 2 datasources (500 nodes with them,
+// plus the hub), each providing one capability (data-share and consult
+// alternating) to its 10 successors, and `initial_edges` establishing all
+// 1,000 of those connections. No peer runs: every system is degraded
+// (PEER_UNREACHABLE), which is what a big, partly broken ecosystem looks
+// like, and what the canvas must keep drawing smoothly.
 import { chromium } from "@playwright/test";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import * as crypto from "node:crypto";
 import { summarize } from "./trace-summary.mjs";
+import { SYSTEMS, startHub, stopHub, login } from "./large-graph.mjs";
 import { fileURLToPath } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -50,94 +52,6 @@ const HUB_BIN = process.env.WS_BENCH_HUB ?? path.join(TARGET, "release", "hub");
 const SITE = process.env.WS_BENCH_SITE ?? path.join(REPO, "target", "site");
 const PORT = Number(process.env.WS_BENCH_PORT ?? 3300);
 const BASE = `http://127.0.0.1:${PORT}`;
-const SYSTEMS = 100;
-const FANOUT = 10;
-
-const pad = (n) => String(n).padStart(3, "0");
-const sysId = (i) => `sys${pad(i)}`;
-const capId = (i) => `cap${pad(i)}.${i % 2 === 0 ? "query" : "consult"}`;
-
-/** The topology file, and the token env vars it names. */
-function topology() {
-  const env = {};
-  const lines = [
-    "version: 1",
-    "hub:",
-    "  id: hub",
-    "  default_deadline_ms: 1000",
-    "  probe_interval_ms: 1000",
-    "  probe_timeout_ms: 300",
-    "  auth:",
-    "    mtls: false",
-    "systems:",
-  ];
-  for (let i = 0; i < SYSTEMS; i++) {
-    const id = sysId(i);
-    const tokenEnv = `WS_TOKEN_BENCH_${id.toUpperCase()}`;
-    env[tokenEnv] = crypto.randomBytes(16).toString("hex");
-    const consumes = [];
-    for (let k = 1; k <= FANOUT; k++) consumes.push(capId((i - k + SYSTEMS) % SYSTEMS));
-    lines.push(
-      `  - id: ${id}`,
-      `    name: System ${pad(i)}`,
-      `    node_type: system`,
-      // A port nothing listens on: the system is degraded, not slow.
-      `    base_url: http://127.0.0.1:${39000 + i}`,
-      `    token_env: ${tokenEnv}`,
-      `    ip_allowlist: [127.0.0.1/32]`,
-      `    provides: [${capId(i)}]`,
-      `    consumes: [${consumes.join(", ")}]`,
-      `    agents:`,
-      `      - { id: a1, name: Agent one, description: Generated. }`,
-      `      - { id: a2, name: Agent two, description: Generated. }`,
-      `    datasources:`,
-      `      - { id: d1, name: Store one, description: Generated. }`,
-      `      - { id: d2, name: Store two, description: Generated. }`,
-    );
-  }
-  lines.push("capabilities:");
-  for (let i = 0; i < SYSTEMS; i++) {
-    lines.push(
-      `  - id: ${capId(i)}`,
-      `    kind: ${i % 2 === 0 ? "data-share" : "consult"}`,
-      `    description: Generated capability ${i}.`,
-      `    deadline_ms: 1000`,
-      `    response_schema: { type: object }`,
-    );
-  }
-  lines.push("rules:");
-  const edges = [];
-  for (let i = 0; i < SYSTEMS; i++) {
-    const consumers = [];
-    for (let k = 1; k <= FANOUT; k++) {
-      const c = sysId((i + k) % SYSTEMS);
-      consumers.push(c);
-      edges.push({ consumer: c, provider: sysId(i), capability: capId(i) });
-    }
-    lines.push(`  - capability: ${capId(i)}`, `    provider: ${sysId(i)}`, `    consumers: [${consumers.join(", ")}, hub]`);
-  }
-  lines.push("initial_edges:");
-  for (const e of edges) {
-    lines.push(`  - { consumer: ${e.consumer}, provider: ${e.provider}, capability: ${e.capability} }`);
-  }
-  return { text: lines.join("\n") + "\n", env, edges: edges.length, nodes: SYSTEMS * 5 + 1 };
-}
-
-async function waitFor(url, ms, hub) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (hub.exitCode !== null) throw new Error(`the hub exited (${hub.exitCode}); see its log`);
-    try {
-      const res = await fetch(url, { redirect: "manual" });
-      if (res.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not answer within ${ms} ms`);
-}
-
 function stats(deltas) {
   const d = [...deltas].sort((a, b) => a - b);
   const q = (p) => (d.length ? d[Math.min(d.length - 1, Math.floor(p * d.length))] : NaN);
@@ -350,6 +264,9 @@ function labelFigures() {
   const boxes = [];
   let whole = 0, short = 0, untitled = 0;
   for (const el of document.querySelectorAll(".edge-label, .observed-label, .edge-traffic")) {
+    // A label the placement found no room for is clipped to nothing (its
+    // full text stays in its title and accessible name): not drawn.
+    if (el.classList.contains("unplaced")) continue;
     const r = visible(el);
     if (!r || r.right < canvas.left || r.left > canvas.right || r.bottom < canvas.top || r.top > canvas.bottom) continue;
     boxes.push(r);
@@ -383,8 +300,7 @@ async function measureOurs(password, trace) {
   });
   try {
     const context = await browser.newContext({ baseURL: BASE, viewport: { width: 1440, height: 900 } });
-    const login = await context.request.post("/api/login", { data: { username: "bench", password } });
-    if (login.status() !== 200) throw new Error(`login refused: ${login.status()} ${await login.text()}`);
+    await login(context.request, BASE, "bench", password);
     const served = await (await context.request.get("/api/topology")).json();
 
     // The view the anchor opens at (React Flow's defaultViewport {48, 64, 1}),
@@ -539,8 +455,7 @@ async function measureOurs(password, trace) {
 
     // A new person's first view: nothing kept, the graph fitted.
     const fresh = await browser.newContext({ baseURL: BASE, viewport: { width: 1440, height: 900 } });
-    const relogin = await fresh.request.post("/api/login", { data: { username: "bench", password } });
-    if (relogin.status() !== 200) throw new Error(`login refused: ${relogin.status()}`);
+    await login(fresh.request, BASE, "bench", password);
     const firstPage = await fresh.newPage();
     const t0 = Date.now();
     await firstPage.goto("/", { waitUntil: "commit" });
@@ -663,50 +578,23 @@ async function main() {
   const anchor = opt.reactflow ? prepareReactFlow(opt.reactflow) : null;
   if (opt.trace) fs.mkdirSync(opt.trace, { recursive: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ws-bench-"));
-  const topo = topology();
-  const topoFile = path.join(dir, "topology.yaml");
-  fs.writeFileSync(topoFile, topo.text);
-  const password = crypto.randomBytes(12).toString("hex");
-  const hash = execFileSync(HUB_BIN, ["hash-password"], { input: `${password}\n`, encoding: "utf8" }).trim();
-  const usersFile = path.join(dir, "ui-users.yaml");
-  fs.writeFileSync(usersFile, `users:\n  - username: bench\n    password_hash: "${hash}"\n`);
-
-  const log = fs.openSync(path.join(dir, "hub.log"), "w");
-  const hub = spawn(
-    HUB_BIN,
-    ["serve", "--topology", topoFile, "--database", path.join(dir, "hub.db"), "--ui-users", usersFile],
-    {
-      cwd: REPO,
-      stdio: ["ignore", log, log],
-      env: {
-        ...process.env,
-        ...topo.env,
-        LEPTOS_OUTPUT_NAME: "wall-street",
-        LEPTOS_SITE_ROOT: SITE,
-        LEPTOS_SITE_PKG_DIR: "pkg",
-        LEPTOS_SITE_ADDR: `127.0.0.1:${PORT}`,
-        LEPTOS_RELOAD_PORT: String(PORT + 1),
-        LEPTOS_ENV: "PROD",
-      },
-    },
-  );
   const ours = [];
   const theirs = [];
   const summaries = [];
+  let started = null;
   try {
-    await waitFor(`${BASE}/login`, 60_000, hub);
+    started = await startHub({ hubBin: HUB_BIN, site: SITE, port: PORT, dir, cwd: REPO, username: "bench" });
     for (let i = 0; i < opt.runs; i++) {
       const trace = opt.trace ? { dir: opt.trace, run: i + 1, summaries } : null;
-      ours.push(await measureOurs(password, trace));
+      ours.push(await measureOurs(started.password, trace));
       if (anchor) theirs.push(runReactFlow(anchor));
     }
   } finally {
-    hub.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 300));
-    if (hub.exitCode === null) hub.kill("SIGKILL");
+    await stopHub(started?.hub);
     if (process.env.WS_BENCH_KEEP) console.log(`kept ${dir}`);
     else fs.rmSync(dir, { recursive: true, force: true });
   }
+  const topo = started.topo;
 
   // Sizes from the files themselves (gzip -9, what a compressing proxy
   // would send): the first load's (what the first run fetched from /pkg/),

@@ -660,6 +660,181 @@ async fn edges_are_checked_on_the_server_persisted_and_removed() {
     );
 }
 
+/// A root's block on the canvas: where `layout` puts its corner, and its
+/// card and children's height.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Block {
+    x: f64,
+    y: f64,
+    h: f64,
+}
+
+impl Block {
+    /// Do the two boxes share more than an edge?
+    fn overlaps(&self, other: &Block) -> bool {
+        use app::canvas::graph::ROOT_W;
+        self.x < other.x + ROOT_W
+            && other.x < self.x + ROOT_W
+            && self.y < other.y + other.h
+            && other.y < self.y + self.h
+    }
+}
+
+/// Every root block of `t` (`GET /api/topology`) by id, placed where its
+/// `layout` says; asserts the layout names every root (the hub and each
+/// system) once, a child never, with finite numbers.
+fn layout_blocks(t: &Value) -> std::collections::BTreeMap<String, Block> {
+    use app::canvas::graph::{CHILD_GAP, CHILD_H, CHILD_TOP, ROOT_H};
+    let nodes = t["nodes"].as_array().expect("nodes");
+    let roots: std::collections::BTreeSet<&str> = nodes
+        .iter()
+        .filter(|n| n["node_type"] == "hub" || n["node_type"] == "system")
+        .filter_map(|n| n["id"].as_str())
+        .collect();
+    assert!(roots.contains("hub"), "{t}");
+    let layout = t["layout"].as_array().expect("a layout with the view");
+    let mut blocks = std::collections::BTreeMap::new();
+    for spot in layout {
+        let id = spot["node"].as_str().expect("node").to_string();
+        let (x, y) = (
+            spot["x"].as_f64().expect("x"),
+            spot["y"].as_f64().expect("y"),
+        );
+        assert!(x.is_finite() && y.is_finite(), "{spot}");
+        assert!(
+            roots.contains(id.as_str()),
+            "{id} is laid out but is no root"
+        );
+        let children = nodes
+            .iter()
+            .filter(|n| n["node_type"] == "agent" || n["node_type"] == "datasource")
+            .filter(|n| n["system"] == id.as_str())
+            .count() as f64;
+        let h = if children == 0.0 {
+            ROOT_H
+        } else {
+            ROOT_H + CHILD_TOP + children * CHILD_H + (children - 1.0) * CHILD_GAP
+        };
+        assert!(
+            blocks.insert(id.clone(), Block { x, y, h }).is_none(),
+            "{id} twice"
+        );
+    }
+    let laid: std::collections::BTreeSet<&str> = blocks.keys().map(String::as_str).collect();
+    assert_eq!(laid, roots, "every root has a place, and nothing else");
+    blocks
+}
+
+/// Asserts that no two blocks overlap, but for pairs that are both
+/// pinned (the operator may put two on each other).
+fn assert_apart(blocks: &std::collections::BTreeMap<String, Block>, pinned: &[&str]) {
+    for (a, ba) in blocks {
+        for (b, bb) in blocks.range::<String, _>((
+            std::ops::Bound::Excluded(a.clone()),
+            std::ops::Bound::Unbounded,
+        )) {
+            if pinned.contains(&a.as_str()) && pinned.contains(&b.as_str()) {
+                continue;
+            }
+            assert!(!ba.overlaps(bb), "{a} {ba:?} overlaps {b} {bb:?}");
+        }
+    }
+}
+
+/// Saves where `node` was dragged to, as the canvas does.
+async fn put_position(ui: &UiClient, node: &str, x: f64, y: f64) {
+    let body = json!({"positions": [{"node": node, "x": x, "y": y}]});
+    let (status, text) = ui.send(Method::PUT, "/api/positions", &body).await;
+    assert_eq!(status, 204, "{text}");
+}
+
+/// Waits until the hub serves a topology with node `id`, and returns it.
+async fn topology_with(ui: &UiClient, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let t = ui.get_json("/api/topology").await;
+        let nodes = t["nodes"].as_array().cloned().unwrap_or_default();
+        if nodes.iter().any(|n| n["id"] == id) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "{id} never appeared: {t}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_layout_places_every_root_apart_and_keeps_a_dragged_one_where_it_was_left() {
+    let mut stack = Stack::start(vec![]).await;
+    let ui = stack.ui().await;
+
+    // Nobody has dragged anything: every root is laid out, apart.
+    let first = ui.get_json("/api/topology").await;
+    assert_eq!(first["positions"], json!([]));
+    let before = layout_blocks(&first);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        ["buyercorp", "helpdesk", "hub", "vendorcorp"]
+    );
+    assert_apart(&before, &[]);
+    // Consumers left of their providers (the seeded edges).
+    assert!(before["buyercorp"].x < before["vendorcorp"].x, "{before:?}");
+    assert!(before["hub"].x < before["helpdesk"].x, "{before:?}");
+
+    // VendorCorp dragged right onto BuyerCorp's place: it stays exactly
+    // there, and BuyerCorp, which nobody dragged, makes room.
+    let spot = (before["buyercorp"].x + 0.5, before["buyercorp"].y - 0.25);
+    put_position(&ui, "vendorcorp", spot.0, spot.1).await;
+    let pinned = ui.get_json("/api/topology").await;
+    assert_eq!(
+        pinned["positions"],
+        json!([{"node": "vendorcorp", "x": spot.0, "y": spot.1}])
+    );
+    let after = layout_blocks(&pinned);
+    assert_eq!((after["vendorcorp"].x, after["vendorcorp"].y), spot);
+    assert_ne!(after["buyercorp"], before["buyercorp"], "BuyerCorp moved");
+    assert_apart(&after, &["vendorcorp"]);
+
+    // A system joins: laid out with the rest, clear of the dragged one,
+    // which does not move.
+    stack.add_peer_by_config("logistics").await;
+    let joined = topology_with(&ui, "logistics").await;
+    let with_logistics = layout_blocks(&joined);
+    assert_eq!(
+        (
+            with_logistics["vendorcorp"].x,
+            with_logistics["vendorcorp"].y
+        ),
+        spot
+    );
+    assert_apart(&with_logistics, &["vendorcorp"]);
+
+    // Dragged onto the newcomer's place, VendorCorp pushes it off.
+    let newcomer = with_logistics["logistics"];
+    put_position(&ui, "vendorcorp", newcomer.x, newcomer.y).await;
+    let t = ui.get_json("/api/topology").await;
+    let pushed = layout_blocks(&t);
+    assert_eq!(
+        (pushed["vendorcorp"].x, pushed["vendorcorp"].y),
+        (newcomer.x, newcomer.y)
+    );
+    assert_ne!(pushed["logistics"], newcomer, "Logistics moved");
+    assert_apart(&pushed, &["vendorcorp"]);
+
+    // Two roots the operator put on each other stay so; the rest keep
+    // clear of both.
+    put_position(&ui, "hub", newcomer.x, newcomer.y).await;
+    let t = ui.get_json("/api/topology").await;
+    let stacked = layout_blocks(&t);
+    for id in ["hub", "vendorcorp"] {
+        assert_eq!(
+            (stacked[id].x, stacked[id].y),
+            (newcomer.x, newcomer.y),
+            "{id}"
+        );
+    }
+    assert_apart(&stacked, &["hub", "vendorcorp"]);
+}
+
 #[tokio::test]
 async fn a_data_share_drawer_shows_what_the_provider_holds_and_failures_are_answers() {
     let mut stack = Stack::start(vec![
