@@ -525,11 +525,11 @@ function table(ours, theirs, bundle) {
     ["fit-to-view click → second frame", (r) => ms(at(r, (x) => x.fit.clickToSecondFrameMs))],
     [
       "labels after fit at 50 / 100 / 200 %: overlapping pairs",
-      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels[p].overlappingPairs))).join(" / "),
+      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels?.[p]?.overlappingPairs))).join(" / "),
     ],
     [
       "labels after fit at 50 / 100 / 200 %: under a control",
-      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels[p].underAControl))).join(" / "),
+      (r) => [50, 100, 200].map((p) => n(at(r, (x) => x.labels?.[p]?.underAControl))).join(" / "),
     ],
   ];
   const lines = [];
@@ -630,8 +630,9 @@ async function main() {
     out.push(...summaries);
   }
   out.push("");
-  out.push(table(ours, theirs, bundle));
+  // The figures above are printed even if the table cannot be made.
   console.log(out.join("\n"));
+  console.log(table(ours, theirs, bundle));
 }
 
 main().catch((e) => {

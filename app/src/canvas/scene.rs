@@ -267,7 +267,7 @@ pub(crate) fn Scene(
 
 /// Keeps the page's bounds ([`CanvasCtx::bounds`]: what fit-to-view and
 /// the first view show, what the minimap draws) around every card, every
-/// edge label and every observed arc with its label, so a fitted view
+/// edge label and every observed arc's label, so a fitted view
 /// leaves no label outside the window or under the toolbar. Browser only:
 /// effects do not run on the server.
 fn follow_bounds(ctx: CanvasCtx, scene: &SceneCtx, arcs: Memo<Arc<HashMap<String, ObservedGeom>>>) {
@@ -280,9 +280,11 @@ fn follow_bounds(ctx: CanvasCtx, scene: &SceneCtx, arcs: Memo<Arc<HashMap<String
                 all = all.union(*r);
             }
         });
+        // An arc's label sits at its apex: its box holds what the arc adds
+        // (the arc's control box reaches twice as far out as its curve).
         arcs.with(|m| {
-            for g in m.values() {
-                all = all.union(g.bbox);
+            for r in m.values().filter_map(|g| g.label.rect) {
+                all = all.union(r);
             }
         });
         ctx.bounds.set(Some(all));

@@ -4,10 +4,13 @@
 //! The server cannot know the window, so the page is rendered at
 //! [`Camera::INITIAL`]; once hydrated, measured and drawn, the canvas takes
 //! the view this browser kept for the person (their last pan and zoom on
-//! this hub), or else fits the graph to the window ([`Camera::fit`]). From
-//! then on every change of view (a pan, the wheel, a zoom or fit button) is
-//! kept again, a moment after it stops, in the browser's `localStorage`
-//! under the person's username: nothing of it reaches the hub.
+//! this hub), or else fits the graph to the window ([`Camera::fit`]); a
+//! fit follows the graph while what loads after it (the first traffic's
+//! observed arcs) widens it, until the person first touches the canvas.
+//! From then on every change of view (a pan, the wheel, a zoom or fit
+//! button) is kept, a moment after it stops, in the browser's
+//! `localStorage` under the person's username: nothing of it reaches the
+//! hub.
 
 use leptos::prelude::*;
 
@@ -37,19 +40,50 @@ pub(crate) fn follow_camera(ctx: CanvasCtx) {
     };
     // The camera the first view was set to: kept only once it changes.
     let placed = StoredValue::new(None::<Camera>);
+    // Whether the first view is a fit that still follows the graph: what
+    // loads after the first drawing (observed arcs with the first traffic,
+    // their labels) may widen the bounds, and the fit follows them until
+    // the person first touches the canvas (or was given their own view).
+    let following = StoredValue::new(true);
+    #[cfg(feature = "hydrate")]
+    {
+        let stop = move || following.set_value(false);
+        let down = window_event_listener(leptos::ev::pointerdown, move |_| stop());
+        let wheel = window_event_listener(leptos::ev::wheel, move |_| stop());
+        let keys = window_event_listener(leptos::ev::keydown, move |_| stop());
+        on_cleanup(move || {
+            down.remove();
+            wheel.remove();
+            keys.remove();
+        });
+    }
     Effect::new(move |_| {
-        if placed.get_value().is_some() || !ctx.hydrated.get() {
+        if !ctx.hydrated.get() {
             return;
         }
         let (Some(size), Some(bounds)) = (ctx.viewport.get(), ctx.bounds.get()) else {
             return;
         };
-        let kept = user()
-            .and_then(|u| stored(&key(&u)))
-            .and_then(|s| Camera::from_saved(&s));
-        let first = kept.unwrap_or_else(|| Camera::fit(bounds, size));
+        let first = match placed.get_value() {
+            None => {
+                let kept = user()
+                    .and_then(|u| stored(&key(&u)))
+                    .and_then(|s| Camera::from_saved(&s));
+                if kept.is_some() {
+                    following.set_value(false);
+                }
+                kept.unwrap_or_else(|| Camera::fit(bounds, size))
+            }
+            // Still the fit nobody moved: fit the graph as it is now.
+            Some(at) if following.get_value() && ctx.camera.get_untracked() == at => {
+                Camera::fit(bounds, size)
+            }
+            Some(_) => return,
+        };
         placed.set_value(Some(first));
-        ctx.camera.set(first);
+        if ctx.camera.get_untracked() != first {
+            ctx.camera.set(first);
+        }
     });
     #[cfg(feature = "hydrate")]
     {
