@@ -11,7 +11,7 @@ import { test, expect, type BrowserContext, type Page } from "@playwright/test";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO, watchErrors, zoomTo, nextFrames } from "./support";
+import { REPO, Box, boxOf, overlap, watchErrors, zoomTo, nextFrames } from "./support";
 // Plain ESM JavaScript shared with the bench (no type declarations).
 // @ts-ignore
 import * as largeGraph from "../bench/large-graph.mjs";
@@ -29,8 +29,6 @@ const HUB_BIN = process.env.WS_LARGE_HUB ?? path.join(process.env.CARGO_TARGET_D
 const SITE = process.env.WS_LARGE_SITE ?? path.join(REPO, "target", "site");
 const PORT = Number(process.env.WS_LARGE_PORT ?? 3310);
 const BASE = `http://127.0.0.1:${PORT}`;
-
-type Box = { x: number; y: number; w: number; h: number };
 
 /** One label as the page draws it, with its traffic line. */
 type Seen = {
@@ -92,11 +90,6 @@ async function labels(page: Page): Promise<{ seen: Seen[]; lines: { edge: string
   });
 }
 
-/** Do two boxes overlap by more than rounding? */
-function overlap(a: Box, b: Box): boolean {
-  const e = 0.5;
-  return a.x + e < b.x + b.w && b.x + e < a.x + a.w && a.y + e < b.y + b.h && b.y + e < a.y + a.h;
-}
 
 const fmt = (b: Box) => `{x ${b.x.toFixed(1)}, y ${b.y.toFixed(1)}, w ${b.w.toFixed(1)}, h ${b.h.toFixed(1)}}`;
 
@@ -106,12 +99,6 @@ function listed(problems: string[], n = 25): string {
   return problems.length > n ? `${head}\n… and ${problems.length - n} more` : head;
 }
 
-async function boxOf(page: Page, selector: string): Promise<Box | null> {
-  const el = page.locator(selector);
-  if ((await el.count()) === 0) return null;
-  const b = await el.first().boundingBox();
-  return b && { x: b.x, y: b.y, w: b.width, h: b.height };
-}
 
 /** Checks the labels as drawn now; `where` names the view in messages.
  * Returns the edges whose labels are drawn on screen, and the counts. */

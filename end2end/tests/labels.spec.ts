@@ -6,13 +6,11 @@
 // shows its capability whole or cut ("…"), its full id in its `title`.
 import * as fs from "fs";
 import type { Page } from "@playwright/test";
-import { test, expect, STATE, PEER, peerCall, openCanvas, watchErrors, zoomTo, nextFrames } from "./support";
+import { test, expect, STATE, PEER, Box, boxOf, overlap, peerCall, openCanvas, watchErrors, zoomTo, nextFrames } from "./support";
 
 /** Calls both ways between BuyerCorp and Helpdesk, not established here. */
 const CLASSIFY = "buyercorp->helpdesk:ticket.classify";
 const CONSULT = "helpdesk->buyercorp:budget.consult";
-
-type Box = { x: number; y: number; w: number; h: number };
 
 /** One label as the page draws it. */
 type Seen = {
@@ -57,18 +55,7 @@ async function labels(page: Page): Promise<Seen[]> {
   });
 }
 
-/** Do two boxes overlap by more than rounding? */
-function overlap(a: Box, b: Box): boolean {
-  const e = 0.5;
-  return a.x + e < b.x + b.w && b.x + e < a.x + a.w && a.y + e < b.y + b.h && b.y + e < a.y + a.h;
-}
 
-async function boxOf(page: Page, selector: string): Promise<Box | null> {
-  const el = page.locator(selector);
-  if ((await el.count()) === 0) return null;
-  const b = await el.first().boundingBox();
-  return b && { x: b.x, y: b.y, w: b.width, h: b.height };
-}
 
 test.beforeAll(() => {
   test.skip(!STATE || !fs.existsSync(PEER), `needs the stack of scripts/test and ${PEER}`);

@@ -9,7 +9,7 @@
 // support.ts `rootPosition`). Each test onboards Logistics (the reference
 // peer, `peer serve`, started here on a port of its own) and removes it
 // again; a position dragged here is put back through the positions API.
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import type { Page } from "@playwright/test";
@@ -18,7 +18,6 @@ import {
   expect,
   Api,
   NodePosition,
-  REPO,
   STATE,
   TopologyView,
   canvas,
@@ -28,10 +27,12 @@ import {
   openCanvas,
   rootPosition,
   watchErrors,
+  PEER,
+  logisticsConfig,
+  startLogistics,
+  stopPeer,
 } from "./support";
 
-const PEER = path.join(process.env.CARGO_TARGET_DIR ?? path.join(REPO, "target"), "release", "peer");
-const HUB = process.env.WS_BASE_URL ?? "http://127.0.0.1:3000";
 /** Not onboarding.spec's 3104: the two never share a process. */
 const LISTEN = "127.0.0.1:3105";
 const TOPOLOGY = path.join(STATE, "topology.yaml");
@@ -47,51 +48,6 @@ type LaidOut = TopologyView & { layout?: NodePosition[] };
 
 /** A box on the screen. */
 type Box = { x: number; y: number; w: number; h: number };
-
-/** Logistics' config for this spec: the repository's, its own port and
- * database, its CSV by absolute path, the stack's hub. */
-function writeConfig(): string {
-  const dir = path.join(STATE, "logistics-layout");
-  fs.mkdirSync(dir, { recursive: true });
-  const text = fs
-    .readFileSync(path.join(REPO, "config", "peers", "logistics.yaml"), "utf8")
-    .replace(/^listen: .*$/m, `listen: ${LISTEN}`)
-    .replace(/^hub_url: .*$/m, `hub_url: ${HUB}`)
-    .replace(/^database: .*$/m, `database: ${path.join(dir, "logistics.db")}`)
-    .replace("path: data/shipments.csv", `path: ${path.join(REPO, "config", "peers", "data", "shipments.csv")}`);
-  const file = path.join(dir, "logistics.yaml");
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-/** Starts Logistics' server (not a member yet) and waits for its /health. */
-async function startPeer(): Promise<ChildProcess> {
-  const child = spawn(PEER, ["serve", "--config", writeConfig()], {
-    cwd: REPO,
-    env: { ...process.env, WS_TOKEN_LOGISTICS: "not-a-member-yet" },
-    stdio: "ignore",
-  });
-  await expect
-    .poll(
-      async () => {
-        try {
-          return (await fetch(`http://${LISTEN}/health`)).status;
-        } catch {
-          return 0;
-        }
-      },
-      { timeout: 15_000 },
-    )
-    .toBe(200);
-  return child;
-}
-
-async function stopPeer(child: ChildProcess | undefined) {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
 
 /** The view with its layout. */
 async function laidOut(api: Api): Promise<LaidOut> {
@@ -214,7 +170,7 @@ test("a system onboarded from the canvas is placed by the layout, clear of every
   test.setTimeout(60_000);
   const errors = watchErrors(page);
   const fileBefore = fs.readFileSync(TOPOLOGY, "utf8");
-  const peer = await startPeer();
+  const peer = await startLogistics(logisticsConfig(LISTEN, "logistics-layout"), LISTEN, "not-a-member-yet");
   try {
     await openCanvas(page);
     await expect(page.getByTestId(`node-${NEWCOMER}`)).toHaveCount(0);
@@ -296,7 +252,7 @@ test("a system dragged by hand stays where it was left, after a reload and after
     // or after a reload; the newcomer is laid out clear of it (and of
     // everyone else); the systems nobody dragged are where the layout now
     // puts them, wherever that is.
-    peer = await startPeer();
+    peer = await startLogistics(logisticsConfig(LISTEN, "logistics-layout"), LISTEN, "not-a-member-yet");
     await onboardFromCanvas(page);
     const joined = await laidOut(api);
     expect(spot(joined, DRAGGED)).toEqual(left);

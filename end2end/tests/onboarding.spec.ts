@@ -7,61 +7,14 @@
 // section, a reload of the page keeps it, and removing the system from its
 // drawer takes it out again. Screenshots of the map before and after are
 // kept in end2end/screenshots/.
-import { ChildProcess, spawn, spawnSync } from "child_process";
+import { ChildProcess, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { test, expect, REPO, STATE, openCanvas, watchErrors } from "./support";
+import { test, expect, PEER, REPO, STATE, logisticsConfig, openCanvas, startLogistics, stopPeer, watchErrors } from "./support";
 
-const PEER = path.join(process.env.CARGO_TARGET_DIR ?? path.join(REPO, "target"), "release", "peer");
 const SHOTS = path.resolve(__dirname, "..", "screenshots");
-const HUB = process.env.WS_BASE_URL ?? "http://127.0.0.1:3000";
 const LISTEN = "127.0.0.1:3104";
 const TOPOLOGY = path.join(STATE, "topology.yaml");
-
-/** Logistics' config for this run: the repository's, its own database,
- *  its CSV by absolute path, the stack's hub. */
-function writeConfig(): string {
-  const dir = path.join(STATE, "logistics-e2e");
-  fs.mkdirSync(dir, { recursive: true });
-  const text = fs
-    .readFileSync(path.join(REPO, "config", "peers", "logistics.yaml"), "utf8")
-    .replace(/^listen: .*$/m, `listen: ${LISTEN}`)
-    .replace(/^hub_url: .*$/m, `hub_url: ${HUB}`)
-    .replace(/^database: .*$/m, `database: ${path.join(dir, "logistics.db")}`)
-    .replace("path: data/shipments.csv", `path: ${path.join(REPO, "config", "peers", "data", "shipments.csv")}`);
-  const file = path.join(dir, "logistics.yaml");
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-/** Starts Logistics' server with `token` and waits for its /health. */
-async function startPeer(config: string, token: string): Promise<ChildProcess> {
-  const child = spawn(PEER, ["serve", "--config", config], {
-    cwd: REPO,
-    env: { ...process.env, WS_TOKEN_LOGISTICS: token },
-    stdio: "ignore",
-  });
-  await expect
-    .poll(
-      async () => {
-        try {
-          return (await fetch(`http://${LISTEN}/health`)).status;
-        } catch {
-          return 0;
-        }
-      },
-      { timeout: 15_000 },
-    )
-    .toBe(200);
-  return child;
-}
-
-async function stopPeer(child: ChildProcess | undefined) {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
 
 test.beforeAll(() => {
   test.skip(!STATE || !fs.existsSync(PEER) || !fs.existsSync(TOPOLOGY), `needs the stack of scripts/test and ${PEER}`);
@@ -70,7 +23,7 @@ test.beforeAll(() => {
 test("an operator adds a fourth system from its card, its call crosses, and it is removed the same way", async ({ page }) => {
   test.setTimeout(90_000);
   const errors = watchErrors(page);
-  const config = writeConfig();
+  const config = logisticsConfig(LISTEN, "logistics-e2e");
   // Every /api answer the page receives, to look for the token in.
   const answers: { what: string; cache: string; body: Promise<string> }[] = [];
   page.on("response", (res) => {
@@ -82,7 +35,7 @@ test("an operator adds a fourth system from its card, its call crosses, and it i
       body: res.text().catch(() => ""),
     });
   });
-  let peer = await startPeer(config, "not-a-member-yet");
+  let peer = await startLogistics(config, LISTEN, "not-a-member-yet");
   try {
     await openCanvas(page);
     await expect(page.getByTestId("node-logistics")).toHaveCount(0);
@@ -121,7 +74,7 @@ test("an operator adds a fourth system from its card, its call crosses, and it i
 
     // The company sets its token; its call crosses, the hub never restarted.
     await stopPeer(peer);
-    peer = await startPeer(config, token);
+    peer = await startLogistics(config, LISTEN, token);
     const call = spawnSync(
       PEER,
       [

@@ -6,7 +6,7 @@
 // storageState; tests that need no session, or end one, make their own
 // browser context.
 import { test as base, expect, Page, APIRequestContext, ConsoleMessage, BrowserContext } from "@playwright/test";
-import { execFileSync, spawnSync } from "child_process";
+import { ChildProcess, execFileSync, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
@@ -392,4 +392,70 @@ export async function edgeTraffic(page: Page, id: string): Promise<TrafficAttrs>
     lastReason: await attr("data-last-reason"),
     lastAt: await attr("data-last-at"),
   };
+}
+
+/** A fourth company's config for the onboarding and layout specs: the
+ * reference peer's Logistics config with its own address (`listen`, e.g.
+ * 127.0.0.1:3104), its own database under `STATE/<dir>`, its CSV by
+ * absolute path and the stack's hub. Returns the file's path. */
+export function logisticsConfig(listen: string, dir: string): string {
+  const home = path.join(STATE, dir);
+  fs.mkdirSync(home, { recursive: true });
+  const text = fs
+    .readFileSync(path.join(REPO, "config", "peers", "logistics.yaml"), "utf8")
+    .replace(/^listen: .*$/m, `listen: ${listen}`)
+    .replace(/^hub_url: .*$/m, `hub_url: ${HUB}`)
+    .replace(/^database: .*$/m, `database: ${path.join(home, "logistics.db")}`)
+    .replace("path: data/shipments.csv", `path: ${path.join(REPO, "config", "peers", "data", "shipments.csv")}`);
+  const config = path.join(home, "logistics.yaml");
+  fs.writeFileSync(config, text);
+  return config;
+}
+
+/** Starts Logistics' server (`peer serve`) on `config` (`logisticsConfig`)
+ * with `token`, and waits for its /health at `listen`. */
+export async function startLogistics(config: string, listen: string, token: string): Promise<ChildProcess> {
+  const child = spawn(PEER, ["serve", "--config", config], {
+    cwd: REPO,
+    env: { ...process.env, WS_TOKEN_LOGISTICS: token },
+    stdio: "ignore",
+  });
+  await expect
+    .poll(
+      async () => {
+        try {
+          return (await fetch(`http://${listen}/health`)).status;
+        } catch {
+          return 0;
+        }
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(200);
+  return child;
+}
+
+/** Stops a peer started by a spec and waits for it to exit. */
+export async function stopPeer(child: ChildProcess | undefined) {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** A box on the screen, in CSS pixels. */
+export type Box = { x: number; y: number; w: number; h: number };
+
+/** Do two boxes overlap by more than rounding? */
+export function overlap(a: Box, b: Box): boolean {
+  const e = 0.5;
+  return a.x + e < b.x + b.w && b.x + e < a.x + a.w && a.y + e < b.y + b.h && b.y + e < a.y + a.h;
+}
+
+/** The box of the first element `selector` matches, if any. */
+export async function boxOf(page: Page, selector: string): Promise<Box | null> {
+  const el = page.locator(selector);
+  if ((await el.count()) === 0) return null;
+  const b = await el.first().boundingBox();
+  return b && { x: b.x, y: b.y, w: b.width, h: b.height };
 }
